@@ -1,0 +1,78 @@
+// swift-tools-version:6.0
+// tapemu — the Tap-to-Pay payment stack, emulated on Linux.
+// Layers (DESIGN.md), top to bottom: tapemu CLI → TapToPay → PaymentGateway / EMVKernel →
+// CardChannel (+ PCSC) → VirtualCard → ISO7816 / BERTLV → C shims.
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "tapemu",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "tapemu", targets: ["tapemu"]),
+        .library(name: "TapToPay", targets: ["TapToPay"]),
+        .library(name: "EMVKernel", targets: ["EMVKernel"]),
+    ],
+    targets: [
+        // C libraries from Debian, through pkg-config. One Swift module imports each.
+        .systemLibrary(name: "CPCSCLite", pkgConfig: "libpcsclite",
+                       providers: [.apt(["libpcsclite-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
+
+        // Bytes.
+        .target(name: "ISO7816", swiftSettings: swiftSettings),
+        .target(name: "BERTLV", swiftSettings: swiftSettings),
+        // Emulated EMV cards (pure: bytes in, bytes out) and the crypto they share with the issuer.
+        .target(name: "VirtualCard", dependencies: ["ISO7816", "BERTLV", "COpenSSL"],
+                swiftSettings: swiftSettings),
+        // One channel protocol, its backends (virtual card, trace replay, recorder), and the
+        // GET RESPONSE / resend-with-Le logic in one place.
+        .target(name: "CardChannel", dependencies: ["ISO7816", "BERTLV", "VirtualCard"],
+                swiftSettings: swiftSettings),
+        // The only module that imports libpcsclite.
+        .target(name: "PCSC", dependencies: ["CPCSCLite", "CardChannel", "ISO7816", "VirtualCard"],
+                swiftSettings: swiftSettings),
+        .target(name: "EMVKernel", dependencies: ["ISO7816", "BERTLV", "CardChannel"],
+                swiftSettings: swiftSettings),
+        .target(name: "PaymentGateway", dependencies: ["CSQLite", "BERTLV", "VirtualCard"],
+                swiftSettings: swiftSettings),
+        .target(name: "TapToPay",
+                dependencies: ["EMVKernel", "PaymentGateway", "CardChannel", "BERTLV", "ISO7816"],
+                swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "tapemu",
+            dependencies: ["TapToPay", "EMVKernel", "PaymentGateway", "CardChannel", "PCSC",
+                           "VirtualCard", "BERTLV", "ISO7816"],
+            swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "tapemu-bench",
+            dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "PCSC", "BERTLV", "ISO7816"],
+            swiftSettings: swiftSettings),
+
+        .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"], swiftSettings: swiftSettings),
+        .testTarget(name: "BERTLVTests", dependencies: ["BERTLV"], swiftSettings: swiftSettings),
+        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816", "BERTLV"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "CardChannelTests",
+                    dependencies: ["CardChannel", "VirtualCard", "ISO7816"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "PCSCTests", dependencies: ["PCSC", "CardChannel", "VirtualCard", "ISO7816"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "EMVKernelTests",
+                    dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "BERTLV", "ISO7816"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "TapToPayTests",
+                    dependencies: ["TapToPay", "PaymentGateway", "EMVKernel", "CardChannel", "VirtualCard"],
+                    swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,99 @@
+/// A data object list (PDOL, CDOL1, CDOL2, DDOL, …): tags and lengths the card asks the
+/// terminal to send, concatenated without tags (EMV Book 3 §5.4).
+public struct DataObjectList: Hashable, Sendable {
+    public struct Entry: Hashable, Sendable {
+        public var tag: Tag
+        public var length: Int
+        public init(tag: Tag, length: Int) { self.tag = tag; self.length = length }
+    }
+
+    public var entries: [Entry]
+
+    public init(entries: [Entry]) { self.entries = entries }
+
+    /// Parses a DOL: tag, then a one-byte (or BER) length, repeated.
+    public init(bytes: some Collection<UInt8>) throws(TLVError) {
+        let b = ArraySlice(Array(bytes))
+        var i = b.startIndex
+        var out: [Entry] = []
+        while i < b.endIndex {
+            if b[i] == 0x00 {
+                throw TLVError(.invalidTag, "a data object list names tag 00", offset: i)
+            }
+            let (tag, afterTag) = try BERTLV.readTag(b, at: i)
+            guard afterTag < b.endIndex else {
+                throw TLVError(.truncatedLength, "data object list ends after tag \(tag.hex) without a length",
+                               offset: afterTag)
+            }
+            let (length, next) = try BERTLV.readLength(b, at: afterTag)
+            out.append(Entry(tag: tag, length: length))
+            i = next
+        }
+        self.entries = out
+    }
+
+    /// Total length of the data this DOL asks for.
+    public var dataLength: Int { entries.reduce(0) { $0 + $1.length } }
+
+    /// Whether the DOL asks for `tag`.
+    public func contains(_ tag: Tag) -> Bool { entries.contains { $0.tag == tag } }
+
+    /// The encoding of the list itself.
+    public var bytes: [UInt8] {
+        var out: [UInt8] = []
+        for e in entries {
+            out += e.tag.bytes
+            BERTLV.appendLength(e.length, to: &out)
+        }
+        return out
+    }
+
+    /// Builds the data for this DOL, taking each value from `source` (nil: unknown, zeros) and
+    /// fitting it to the requested length by the rules of its format (EMV Book 3 §5.4):
+    /// numeric (n) is cut or padded on the left with zeros; compressed numeric (cn) is padded on
+    /// the right with `F`; everything else is cut or padded on the right with zeros. Constructed
+    /// tags are filled with zeros.
+    public func build(format: (Tag) -> DataFormat = EMVTagDictionary.format(of:),
+                      _ source: (Tag) -> [UInt8]?) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(dataLength)
+        for e in entries {
+            guard !e.tag.isConstructed, let value = source(e.tag) else {
+                out.append(contentsOf: repeatElement(0, count: e.length))
+                continue
+            }
+            out.append(contentsOf: Self.fit(value, to: e.length, format: format(e.tag)))
+        }
+        return out
+    }
+
+    /// One value fitted to `length` by its format.
+    public static func fit(_ value: [UInt8], to length: Int, format: DataFormat) -> [UInt8] {
+        if value.count == length { return value }
+        switch format {
+        case .n:
+            if value.count > length { return Array(value.suffix(length)) }
+            return Array(repeating: 0, count: length - value.count) + value
+        case .cn:
+            if value.count > length { return Array(value.prefix(length)) }
+            return value + Array(repeating: 0xFF, count: length - value.count)
+        case .a, .an, .ans, .b, .template, .variable:
+            if value.count > length { return Array(value.prefix(length)) }
+            return value + Array(repeating: 0, count: length - value.count)
+        }
+    }
+
+    /// Splits DOL data back into the values for each entry (as a card does), or nil when the
+    /// data's length differs from ``dataLength``.
+    public func split(_ data: some Collection<UInt8>) -> [Tag: [UInt8]]? {
+        guard data.count == dataLength else { return nil }
+        let d = Array(data)
+        var out: [Tag: [UInt8]] = [:]
+        var i = 0
+        for e in entries {
+            out[e.tag] = Array(d[i..<(i + e.length)])
+            i += e.length
+        }
+        return out
+    }
+}

@@ -1,0 +1,189 @@
+/// A primary account number. Its `description` is always redacted (first 6 + last 4), so a PAN
+/// can be logged, interpolated or put in an error without leaking.
+public struct PAN: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The digits. Read it only to send it where a full PAN belongs (the authorisation).
+    public let digits: String
+
+    /// A PAN from its digits (12...19 of them). Returns nil for anything else.
+    public init?(_ digits: some StringProtocol) {
+        guard (12...19).contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        self.digits = String(digits)
+    }
+
+    /// A PAN from tag 5A (cn: BCD, padded on the right with F).
+    public init(bcd: some Collection<UInt8>) throws(TLVError) {
+        let s = try BCD.digits(bcd, allowingTrailingF: true)
+        guard let p = PAN(s) else {
+            throw TLVError(.badValue, "a PAN of \(s.count) digit(s) (12 to 19 expected)")
+        }
+        self = p
+    }
+
+    /// The cn encoding for tag 5A.
+    public var bcd: [UInt8] { BCD.encodeCompressed(digits) }
+
+    /// Whether the Luhn (mod 10) check digit is right.
+    public var isLuhnValid: Bool { Luhn.isValid(digits) }
+
+    /// The last four digits.
+    public var last4: String { String(digits.suffix(4)) }
+    /// The first six digits (the BIN).
+    public var first6: String { String(digits.prefix(6)) }
+
+    /// First 6 + last 4 with the middle masked: `476173******0119`.
+    public var masked: String {
+        first6 + String(repeating: "*", count: digits.count - 10) + last4
+    }
+
+    public var description: String { masked }
+    public var debugDescription: String { "PAN(\(masked))" }
+}
+
+/// The Luhn (mod 10) check of ISO/IEC 7812.
+public enum Luhn {
+    public static func isValid(_ digits: some StringProtocol) -> Bool {
+        guard !digits.isEmpty, let d = checkDigit(String(digits.dropLast())) else { return false }
+        return digits.last?.wholeNumberValue == d
+    }
+
+    /// The check digit to append to `payload`, or nil when it holds a non-digit.
+    public static func checkDigit(_ payload: some StringProtocol) -> Int? {
+        var sum = 0
+        for (i, c) in payload.reversed().enumerated() {
+            guard let v = c.wholeNumberValue, c.isASCII else { return nil }
+            if i % 2 == 0 {
+                let d = v * 2
+                sum += d > 9 ? d - 9 : d
+            } else {
+                sum += v
+            }
+        }
+        return (10 - sum % 10) % 10
+    }
+}
+
+/// Binary-coded decimal as EMV writes numbers (n: right-justified; cn: left-justified, F-padded).
+public enum BCD {
+    /// The digits of BCD bytes. With `allowingTrailingF`, an `F` nibble ends the digits (cn).
+    public static func digits(_ bytes: some Collection<UInt8>, allowingTrailingF: Bool = false) throws(TLVError) -> String {
+        var s = ""
+        var ended = false
+        for b in bytes {
+            for nib in [b >> 4, b & 0x0F] {
+                if ended {
+                    guard nib == 0xF else { throw TLVError(.badValue, "a digit after the F padding") }
+                    continue
+                }
+                if nib <= 9 {
+                    s.append(Character(Unicode.Scalar(0x30 + nib)))
+                } else if nib == 0xF && allowingTrailingF {
+                    ended = true
+                } else {
+                    throw TLVError(.badValue, "nibble \(String(nib, radix: 16, uppercase: true)) is not a BCD digit")
+                }
+            }
+        }
+        return s
+    }
+
+    /// A number as n-format BCD of `length` bytes (right-justified, zero-padded).
+    public static func encodeNumeric(_ value: UInt64, length: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: length)
+        var v = value
+        var i = length - 1
+        while i >= 0 {
+            let lo = UInt8(v % 10); v /= 10
+            let hi = UInt8(v % 10); v /= 10
+            out[i] = hi << 4 | lo
+            i -= 1
+        }
+        return out
+    }
+
+    /// Digits as n-format BCD of `length` bytes.
+    public static func encodeNumeric(digits: String, length: Int) -> [UInt8] {
+        var padded = digits
+        if padded.count % 2 == 1 { padded = "0" + padded }
+        var out: [UInt8] = []
+        var it = padded.makeIterator()
+        while let h = it.next(), let l = it.next() {
+            out.append(UInt8(h.wholeNumberValue ?? 0) << 4 | UInt8(l.wholeNumberValue ?? 0))
+        }
+        return DataObjectList.fit(out, to: length, format: .n)
+    }
+
+    /// Digits as cn-format BCD (left-justified, F-padded to whole bytes).
+    public static func encodeCompressed(_ digits: String) -> [UInt8] {
+        var nibbles = digits.compactMap { $0.wholeNumberValue.map(UInt8.init) }
+        if nibbles.count % 2 == 1 { nibbles.append(0xF) }
+        var out: [UInt8] = []
+        for i in stride(from: 0, to: nibbles.count, by: 2) { out.append(nibbles[i] << 4 | nibbles[i + 1]) }
+        return out
+    }
+
+    /// The value of n-format BCD bytes, or nil if they are not BCD or overflow.
+    public static func value(_ bytes: some Collection<UInt8>) -> UInt64? {
+        var v: UInt64 = 0
+        for b in bytes {
+            let hi = b >> 4, lo = b & 0xF
+            guard hi <= 9, lo <= 9 else { return nil }
+            let (m, o1) = v.multipliedReportingOverflow(by: 100)
+            let (a, o2) = m.addingReportingOverflow(UInt64(hi * 10 + lo))
+            guard !o1, !o2 else { return nil }
+            v = a
+        }
+        return v
+    }
+}
+
+/// Track 2 equivalent data (tag 57): PAN, `D`, expiry YYMM, service code, discretionary data.
+/// Its `description` is redacted.
+public struct Track2: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    public let pan: PAN
+    /// YYMM.
+    public let expiry: String
+    public let serviceCode: String
+    /// Discretionary data digits. Sensitive: never printed.
+    public let discretionaryData: String
+    /// The raw bytes of tag 57, for the authorisation request.
+    public let bytes: [UInt8]
+
+    public init(bytes: some Collection<UInt8>) throws(TLVError) {
+        var s = ""
+        for b in bytes {
+            for nib in [b >> 4, b & 0xF] {
+                switch nib {
+                case 0...9: s.append(Character(Unicode.Scalar(0x30 + nib)))
+                case 0xD: s.append("D")
+                case 0xF: s.append("F")
+                default: throw TLVError(.badValue, "track 2 holds nibble \(String(nib, radix: 16, uppercase: true))")
+                }
+            }
+        }
+        if s.hasSuffix("F") { s.removeLast() }
+        guard !s.contains("F") else { throw TLVError(.badValue, "track 2 has F padding inside its data") }
+        let parts = s.split(separator: "D", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { throw TLVError(.badValue, "track 2 has no field separator D") }
+        guard let pan = PAN(parts[0]) else {
+            throw TLVError(.badValue, "track 2 PAN of \(parts[0].count) digit(s) (12 to 19 expected)")
+        }
+        let rest = parts[1]
+        guard rest.count >= 7, !rest.contains("D") else {
+            throw TLVError(.badValue, "track 2 too short after the separator (expiry and service code need 7 digits)")
+        }
+        self.pan = pan
+        self.expiry = String(rest.prefix(4))
+        self.serviceCode = String(rest.dropFirst(4).prefix(3))
+        self.discretionaryData = String(rest.dropFirst(7))
+        self.bytes = Array(bytes)
+    }
+
+    /// Expiry month 1...12 check.
+    public var expiryIsPlausible: Bool {
+        guard let mm = Int(expiry.suffix(2)) else { return false }
+        return (1...12).contains(mm)
+    }
+
+    public var description: String { "\(pan.masked)D****…" }
+    public var debugDescription: String { "Track2(\(pan.masked), redacted)" }
+}

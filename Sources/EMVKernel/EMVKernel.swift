@@ -1,0 +1,1 @@
+// EMVKernel: see DESIGN.md.

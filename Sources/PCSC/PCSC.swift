@@ -1,0 +1,1 @@
+// PCSC: see DESIGN.md.

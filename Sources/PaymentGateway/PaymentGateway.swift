@@ -1,0 +1,1 @@
+// PaymentGateway: see DESIGN.md.

@@ -1,0 +1,1 @@
+// TapToPay: see DESIGN.md.

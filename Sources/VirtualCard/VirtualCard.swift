@@ -1,0 +1,1 @@
+// VirtualCard: see DESIGN.md.
