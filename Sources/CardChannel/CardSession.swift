@@ -1,0 +1,115 @@
+public import ISO7816
+import Synchronization
+
+/// One exchange on the wire: a command, what came back, and when.
+public struct Exchange: Hashable, Sendable {
+    public var command: CommandAPDU
+    /// The response, or nil when the exchange failed (see ``failure``).
+    public var response: ResponseAPDU?
+    /// Why the exchange failed, when it did.
+    public var failure: CardChannelError.Code?
+    /// When the command started, since the session began.
+    public var start: Duration
+    /// How long the exchange took, command out to response in, on the session's clock.
+    public var duration: Duration
+
+    public init(command: CommandAPDU, response: ResponseAPDU?, failure: CardChannelError.Code? = nil,
+                start: Duration, duration: Duration) {
+        self.command = command
+        self.response = response
+        self.failure = failure
+        self.start = start
+        self.duration = duration
+    }
+
+    /// Whole microseconds of ``duration``.
+    public var micros: Int64 {
+        let (s, atto) = duration.components
+        return s * 1_000_000 + atto / 1_000_000_000_000
+    }
+}
+
+/// A card session over any ``CardChannel``: times every exchange with a monotonic clock, keeps
+/// each APDU within a deadline, and handles — here and nowhere else — the two ISO 7816-4
+/// response dances: `61xx` (fetch the rest with GET RESPONSE) and `6Cxx` (resend with Le = xx).
+public final class CardSession: Sendable {
+    /// Most GET RESPONSE rounds for one command before the card is called broken.
+    public static let maxGetResponseRounds = 32
+
+    public let channel: any CardChannel
+    /// Deadline for each APDU, command out to response in.
+    public let apduTimeout: Duration
+    public let clock: MonotonicClock
+    private let log = Mutex<[Exchange]>([])
+
+    /// - Parameters:
+    ///   - apduTimeout: how long one APDU may take before `.timeout` (default 2 s; EMV contactless
+    ///     cards answer in milliseconds, a PC/SC reader adds little).
+    ///   - clock: where time comes from; inject a ``ManualClock`` in tests.
+    public init(channel: any CardChannel, apduTimeout: Duration = .seconds(2),
+                clock: MonotonicClock = .continuous) {
+        self.channel = channel
+        self.apduTimeout = apduTimeout
+        self.clock = clock
+    }
+
+    /// Every exchange on the wire so far, GET RESPONSE and resends included, in order.
+    public var exchanges: [Exchange] { log.withLock { $0 } }
+
+    /// The ATR of the card.
+    public var atr: [UInt8] { channel.atr }
+
+    /// Sends `command` and returns the complete response: 61xx chains are fetched and
+    /// concatenated, a 6Cxx is answered by resending with the exact Le.
+    public func send(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
+        var response = try await exchange(command)
+        if response.sw1 == 0x6C {
+            response = try await exchange(command.withExpectedLength(response.sw2 == 0 ? 256 : Int(response.sw2)))
+        }
+        guard response.sw1 == 0x61 else { return response }
+        var data = response.data
+        var rounds = 0
+        while response.sw1 == 0x61 {
+            rounds += 1
+            guard rounds <= Self.maxGetResponseRounds else {
+                throw CardChannelError(.responseChainingFailed,
+                                       "the card asked for more than \(Self.maxGetResponseRounds) GET RESPONSE rounds")
+            }
+            var getResponse = CommandAPDU.getResponse(response.sw2)
+            response = try await exchange(getResponse)
+            if response.sw1 == 0x6C {
+                getResponse = getResponse.withExpectedLength(response.sw2 == 0 ? 256 : Int(response.sw2))
+                response = try await exchange(getResponse)
+                if response.sw1 == 0x6C {
+                    throw CardChannelError(.responseChainingFailed, "the card answered GET RESPONSE with 6Cxx twice")
+                }
+            }
+            data += response.data
+        }
+        return ResponseAPDU(data: data, statusWord: response.statusWord)
+    }
+
+    /// One timed exchange on the wire, within the APDU deadline, logged.
+    private func exchange(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
+        let start = clock.now
+        let channel = self.channel
+        let timeout = apduTimeout
+        do {
+            let response = try await withDeadline(
+                start + timeout, on: clock,
+                onTimeout: { CardChannelError(.timeout, "the card did not answer within \(timeout)") }
+            ) { () async throws(CardChannelError) -> ResponseAPDU in
+                try await channel.transmit(command)
+            }
+            let end = clock.now
+            log.withLock { $0.append(Exchange(command: command, response: response, start: start, duration: end - start)) }
+            return response
+        } catch {
+            let end = clock.now
+            log.withLock {
+                $0.append(Exchange(command: command, response: nil, failure: error.code, start: start, duration: end - start))
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,31 @@
+/// A type-erased monotonic `Clock<Duration>`: offsets from the moment it was made, and
+/// sleeping until an offset. Every timing and timeout in tapemu goes through one, so tests
+/// inject a ``ManualClock`` and never sleep for real.
+public struct MonotonicClock: Sendable {
+    private let nowOffset: @Sendable () -> Duration
+    private let sleeper: @Sendable (Duration) async throws -> Void
+
+    /// Wraps any clock whose durations are `Duration` (`ContinuousClock`, `SuspendingClock`,
+    /// ``ManualClock``).
+    public init<C: Clock>(_ clock: C) where C.Duration == Duration {
+        let origin = clock.now
+        nowOffset = { origin.duration(to: clock.now) }
+        sleeper = { offset in try await clock.sleep(until: origin.advanced(by: offset), tolerance: nil) }
+    }
+
+    /// The wall-independent continuous clock.
+    public static var continuous: MonotonicClock { MonotonicClock(ContinuousClock()) }
+
+    /// Time since this clock value was made.
+    public var now: Duration { nowOffset() }
+
+    /// Sleeps until `deadline` (an offset like ``now``). Throws `CancellationError` when cancelled.
+    public func sleep(until deadline: Duration) async throws {
+        try await sleeper(deadline)
+    }
+
+    /// Sleeps for `duration`.
+    public func sleep(for duration: Duration) async throws {
+        try await sleeper(now + duration)
+    }
+}
