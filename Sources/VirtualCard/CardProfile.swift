@@ -1,0 +1,285 @@
+public import BERTLV
+import ISO7816
+
+/// A virtual card defined as data: its applications, their files and keys, and how it behaves.
+///
+/// Built-in profiles live in ``CardProfiles``; users write their own as JSON (the same shape
+/// the built-ins are written in, see `Sources/VirtualCard/Profiles/`) and load them with
+/// ``load(contentsOf:)``. Hex fields are hex strings; `text` values are ASCII.
+public struct CardProfile: Codable, Sendable, Hashable {
+    /// A short name, e.g. `visa-qvsdc`.
+    public var name: String
+    /// One line for `tapemu cards`.
+    public var summary: String
+    /// The ATS historical bytes the reader puts in the ATR it synthesises (0...15 bytes).
+    public var atrHistoricalBytes: [UInt8]
+    /// Whether the card has a PPSE (`2PAY.SYS.DDF01`). Without one, SELECT PPSE answers 6A82.
+    public var hasPPSE: Bool
+    /// The issuer master key (16 bytes, double-length 3DES) the ICC master key is derived from.
+    /// Test keys only.
+    public var issuerMasterKey: [UInt8]
+    /// The ATC before the first transaction; the first cryptogram carries `atc + 1`.
+    public var atc: UInt16
+    /// The applications, in the order the PPSE lists them.
+    public var applications: [CardApplication]
+    public var behaviour: CardBehaviour
+
+    public init(name: String, summary: String, atrHistoricalBytes: [UInt8] = [], hasPPSE: Bool = true,
+                issuerMasterKey: [UInt8], atc: UInt16 = 0, applications: [CardApplication],
+                behaviour: CardBehaviour = CardBehaviour()) {
+        self.name = name
+        self.summary = summary
+        self.atrHistoricalBytes = atrHistoricalBytes
+        self.hasPPSE = hasPPSE
+        self.issuerMasterKey = issuerMasterKey
+        self.atc = atc
+        self.applications = applications
+        self.behaviour = behaviour
+    }
+
+    /// A copy that leaves the field after answering exchange `n` (exchange `n + 1` gets
+    /// ``CardReply/removed``); `0` tears before the first answer.
+    public func withTear(afterExchange n: Int) -> CardProfile {
+        var p = self
+        p.behaviour.tearAfterExchange = n
+        return p
+    }
+
+    /// A copy that never answers exchange `n` (1-based) and stays mute until powered on again.
+    public func withMute(atExchange n: Int) -> CardProfile {
+        var p = self
+        p.behaviour.muteAtExchange = n
+        return p
+    }
+
+    /// A copy that spends `time` on every command (reported in ``CardReply/response(_:cardTime:)``).
+    public func withCardTime(_ time: Duration) -> CardProfile {
+        var p = self
+        p.behaviour.cardTime = time
+        return p
+    }
+
+    /// A copy that answers every command beginning with `commandPrefix` with `response`
+    /// (data + SW1 SW2) verbatim — a card that lies, for testing readers.
+    public func withScriptedResponse(commandPrefix: [UInt8], response: [UInt8]) -> CardProfile {
+        var p = self
+        p.behaviour.scriptedResponses.append(ScriptedResponse(commandPrefix: commandPrefix, response: response))
+        return p
+    }
+
+    /// A copy with another name (and optionally summary).
+    public func renamed(_ name: String, summary: String? = nil) -> CardProfile {
+        var p = self
+        p.name = name
+        if let summary { p.summary = summary }
+        return p
+    }
+}
+
+/// One EMV application on a virtual card.
+public struct CardApplication: Codable, Sendable, Hashable {
+    /// Where the card returns its application cryptogram.
+    public enum CryptogramSource: String, Codable, Sendable, Hashable {
+        /// In the GET PROCESSING OPTIONS answer (Visa qVSDC): GPO answers in format 2 with 9F26,
+        /// 9F27, 9F36, 9F10; the cryptogram input comes from the PDOL data.
+        case getProcessingOptions = "gpo"
+        /// In the GENERATE AC answer (M/Chip, Expresspay): the input comes from the CDOL1 data.
+        case generateAC = "generateAC"
+    }
+
+    /// Response message template format: 1 (tag 80, values concatenated) or 2 (tag 77, TLV).
+    public enum ResponseFormat: Int, Codable, Sendable, Hashable {
+        case format1 = 1
+        case format2 = 2
+    }
+
+    /// The AID (5...16 bytes).
+    public var aid: [UInt8]
+    /// Application label, tag 50 (1...16 ASCII characters).
+    public var label: String
+    /// Application preferred name, tag 9F12 (sent with issuer code table index 9F11 = 01).
+    public var preferredName: String?
+    /// Application priority indicator, tag 87 (its low nibble, 1 highest; bit 8: ask the cardholder).
+    public var priority: UInt8?
+    /// Kernel identifier, tag 9F2A, in the PPSE directory entry (e.g. `03` Visa, `02` Mastercard).
+    public var kernelIdentifier: [UInt8]?
+    /// Language preference, tag 5F2D (e.g. `en`, `enfr`).
+    public var languagePreference: String?
+    /// PDOL, tag 9F38, as a DOL (tags and lengths). Empty: no PDOL, GPO takes `83 00`.
+    public var pdol: [UInt8]
+    /// Objects in the FCI issuer discretionary data (BF0C) of the application's FCI.
+    public var fciIssuerDiscretionaryData: [CardDataObject]
+    /// Application interchange profile, tag 82 (2 bytes).
+    public var aip: [UInt8]
+    /// Application file locator, tag 94: 4 bytes per entry (SFI << 3, first, last, ODA count).
+    public var afl: [UInt8]
+    /// The GPO answer's format. Format 1 holds only AIP and AFL.
+    public var gpoFormat: ResponseFormat
+    /// More objects in a format 2 GPO answer (e.g. 57, 5F34, 9F6C, 9F6E for qVSDC).
+    public var gpoObjects: [CardDataObject]
+    public var cryptogram: CryptogramSource
+    /// CDOL1, tag 8C, as a DOL. Empty: the application does not know GENERATE AC (6D00).
+    public var cdol1: [UInt8]
+    /// The GENERATE AC answer's format: 2 (77{9F27, 9F36, 9F26, 9F10}) or 1 (80: CID ATC AC IAD).
+    public var generateACFormat: ResponseFormat
+    /// The PAN the keys are derived from (must match 5A and 57 in the records).
+    public var pan: PAN
+    /// The PAN sequence number 0...99 (tag 5F34 '01' is 1) the keys are derived from.
+    public var panSequenceNumber: UInt8
+    /// Issuer application data, tag 9F10, returned with the cryptogram (holds the CVR).
+    public var issuerApplicationData: [UInt8]
+    /// The card transaction qualifiers (9F6C) the card answers instead of the ones in
+    /// ``gpoObjects`` when the reader's TTQ (9F66 in the PDOL data) says "CVM required"
+    /// (byte 2 bit 7) — e.g. `8000` asks for online PIN above the reader's CVM limit.
+    public var cardTransactionQualifiersWhenCVMRequired: [UInt8]?
+    /// The records, each answered as `70 { objects }`.
+    public var records: [CardRecord]
+    /// Objects GET DATA answers (80 CA P1P2), besides the ATC (9F36) which it always knows.
+    public var getDataObjects: [CardDataObject]
+
+    public init(aid: [UInt8], label: String, preferredName: String? = nil, priority: UInt8? = nil,
+                kernelIdentifier: [UInt8]? = nil, languagePreference: String? = nil, pdol: [UInt8] = [],
+                fciIssuerDiscretionaryData: [CardDataObject] = [], aip: [UInt8], afl: [UInt8],
+                gpoFormat: ResponseFormat = .format2, gpoObjects: [CardDataObject] = [],
+                cryptogram: CryptogramSource, cdol1: [UInt8] = [], generateACFormat: ResponseFormat = .format2,
+                pan: PAN, panSequenceNumber: UInt8 = 0, issuerApplicationData: [UInt8],
+                cardTransactionQualifiersWhenCVMRequired: [UInt8]? = nil, records: [CardRecord],
+                getDataObjects: [CardDataObject] = []) {
+        self.aid = aid
+        self.label = label
+        self.preferredName = preferredName
+        self.priority = priority
+        self.kernelIdentifier = kernelIdentifier
+        self.languagePreference = languagePreference
+        self.pdol = pdol
+        self.fciIssuerDiscretionaryData = fciIssuerDiscretionaryData
+        self.aip = aip
+        self.afl = afl
+        self.gpoFormat = gpoFormat
+        self.gpoObjects = gpoObjects
+        self.cryptogram = cryptogram
+        self.cdol1 = cdol1
+        self.generateACFormat = generateACFormat
+        self.pan = pan
+        self.panSequenceNumber = panSequenceNumber
+        self.issuerApplicationData = issuerApplicationData
+        self.cardTransactionQualifiersWhenCVMRequired = cardTransactionQualifiersWhenCVMRequired
+        self.records = records
+        self.getDataObjects = getDataObjects
+    }
+
+    /// The record `number` of short file `sfi`, if the card has it.
+    public func record(sfi: UInt8, number: UInt8) -> CardRecord? {
+        records.first { $0.sfi == sfi && $0.number == number }
+    }
+}
+
+/// One record of an application's short file.
+public struct CardRecord: Codable, Sendable, Hashable {
+    /// Short file identifier 1...30.
+    public var sfi: UInt8
+    /// Record number 1...255.
+    public var number: UInt8
+    /// The objects of the record template (70).
+    public var objects: [CardDataObject]
+    /// When set, READ RECORD answers these bytes (without SW) verbatim instead of `70 { objects }`
+    /// — for cards that break the rules.
+    public var raw: [UInt8]?
+
+    public init(sfi: UInt8, number: UInt8, objects: [CardDataObject], raw: [UInt8]? = nil) {
+        self.sfi = sfi
+        self.number = number
+        self.objects = objects
+        self.raw = raw
+    }
+
+    /// The record as READ RECORD returns it.
+    public var encoded: [UInt8] {
+        raw ?? TLV(tag: .readRecordResponseTemplate, children: objects.map(\.tlv)).encoded
+    }
+}
+
+/// A data object in a profile: primitive (hex or text value) or constructed (children).
+///
+/// JSON: `{"tag": "5F20", "text": "TEST/CARD"}`, `{"tag": "57", "hex": "4761…"}` or
+/// `{"tag": "BF0C", "objects": [ … ]}`.
+public struct CardDataObject: Codable, Sendable, Hashable {
+    public var tag: Tag
+    /// The value bytes (for a constructed object given as hex, its encoded children verbatim).
+    public var value: [UInt8]
+    /// The children of a constructed object given as objects; nil otherwise.
+    public var children: [CardDataObject]?
+
+    public init(_ tag: Tag, _ value: [UInt8]) {
+        self.tag = tag
+        self.value = value
+        self.children = nil
+    }
+
+    public init(_ tag: Tag, text: String) {
+        self.init(tag, Array(text.utf8))
+    }
+
+    public init(_ tag: Tag, children: [CardDataObject]) {
+        self.tag = tag
+        self.children = children
+        self.value = TLV(tag: tag, children: children.map(\.tlv)).valueBytes
+    }
+
+    /// The object as TLV.
+    public var tlv: TLV {
+        if let children { return TLV(tag: tag, children: children.map(\.tlv)) }
+        return TLV(tag: tag, value: value)
+    }
+}
+
+/// How a virtual card behaves beyond answering correctly.
+public struct CardBehaviour: Codable, Sendable, Hashable {
+    /// Answer commands that carry data (SELECT, GPO, GENERATE AC) with `61xx` and hand the data
+    /// out through GET RESPONSE, as a T=0 card does.
+    public var answersThroughGetResponse: Bool
+    /// Answer `6Cxx` (resend with Le = xx) whenever Le differs from the length of the data,
+    /// as a T=0 card does; the command is not executed (no state change).
+    public var demandsExactLe: Bool
+    /// The issuer's card risk management declines offline: every cryptogram is an AAC (CID 00).
+    public var declinesOffline: Bool
+    /// Time the card spends on each command.
+    public var cardTime: Duration
+    /// Time per instruction byte, instead of ``cardTime`` (e.g. GPO `A8` slower).
+    public var cardTimeByInstruction: [UInt8: Duration]
+    /// Leave the field after answering this many exchanges (exchange n + 1 is ``CardReply/removed``).
+    public var tearAfterExchange: Int?
+    /// Never answer this exchange (1-based), and stay mute until powered on again.
+    public var muteAtExchange: Int?
+    /// Commands answered verbatim, first match wins (see ``CardProfile/withScriptedResponse(commandPrefix:response:)``).
+    public var scriptedResponses: [ScriptedResponse]
+
+    public init(answersThroughGetResponse: Bool = false, demandsExactLe: Bool = false, declinesOffline: Bool = false,
+                cardTime: Duration = .zero, cardTimeByInstruction: [UInt8: Duration] = [:],
+                tearAfterExchange: Int? = nil, muteAtExchange: Int? = nil, scriptedResponses: [ScriptedResponse] = []) {
+        self.answersThroughGetResponse = answersThroughGetResponse
+        self.demandsExactLe = demandsExactLe
+        self.declinesOffline = declinesOffline
+        self.cardTime = cardTime
+        self.cardTimeByInstruction = cardTimeByInstruction
+        self.tearAfterExchange = tearAfterExchange
+        self.muteAtExchange = muteAtExchange
+        self.scriptedResponses = scriptedResponses
+    }
+
+    /// The time the card spends on instruction `ins`.
+    public func cardTime(forInstruction ins: UInt8) -> Duration {
+        cardTimeByInstruction[ins] ?? cardTime
+    }
+}
+
+/// A command prefix and the response (data + SW1 SW2) a card gives it verbatim.
+public struct ScriptedResponse: Codable, Sendable, Hashable {
+    public var commandPrefix: [UInt8]
+    public var response: [UInt8]
+
+    public init(commandPrefix: [UInt8], response: [UInt8]) {
+        self.commandPrefix = commandPrefix
+        self.response = response
+    }
+}

@@ -1,0 +1,43 @@
+/// The built-in virtual cards. Each is data — JSON in its own file under `Profiles/`, in the
+/// shape ``CardProfile/load(contentsOf:)`` reads — and every PAN is from a public test range.
+public enum CardProfiles {
+    /// Every built-in profile, in the order `tapemu cards` lists them.
+    public static var all: [CardProfile] { builtIns }
+
+    /// The built-in profile called `name`, or nil.
+    public static func named(_ name: String) -> CardProfile? {
+        builtIns.first { $0.name == name }
+    }
+
+    /// The built-in profile called `name`; `.unknownProfile` (listing the names) otherwise.
+    public static func profile(named name: String) throws(VirtualCardError) -> CardProfile {
+        guard let p = named(name) else {
+            throw VirtualCardError(.unknownProfile,
+                                   "no card profile '\(name)' (known: \(builtIns.map(\.name).joined(separator: ", ")))")
+        }
+        return p
+    }
+
+    /// The issuer master key of the built-in profile whose application has `pan`, for an emulated
+    /// issuer that verifies cryptograms; nil when no built-in card has that PAN.
+    public static func issuerMasterKey(forPANDigits digits: String) -> [UInt8]? {
+        for p in builtIns where p.applications.contains(where: { $0.pan.digits == digits }) {
+            return p.issuerMasterKey
+        }
+        return nil
+    }
+
+    static let builtIns: [CardProfile] = [
+        visaQVSDC, mastercardMChip, amex, twoApps, noPPSE, chained, offlineDecline, slow, torn, mute, visaOnlinePIN,
+    ]
+
+    /// Decodes a built-in profile. A built-in that does not load is our own bug: it traps (and the
+    /// tests load every one).
+    static func builtIn(_ json: String) -> CardProfile {
+        do {
+            return try CardProfile.decode(jsonText: json, source: "built-in profile")
+        } catch {
+            fatalError("a built-in card profile does not load: \(error)")
+        }
+    }
+}

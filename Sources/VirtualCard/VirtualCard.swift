@@ -1,1 +1,0 @@
-// VirtualCard: see DESIGN.md.
