@@ -1,1 +1,590 @@
-// EMVKernel: see DESIGN.md.
+public import BERTLV
+public import ISO7816
+
+/// The reader side of an EMV contactless transaction, as a value: it takes the card's responses
+/// and returns the next command or the outcome. It does no I/O and never waits; ``EMVReader``
+/// runs it over a card channel.
+///
+/// ```swift
+/// var kernel = EMVKernel(configuration: .default, transaction: Transaction(amount: 1250))
+/// var action = kernel.start()                       // .send(SELECT 2PAY.SYS.DDF01)
+/// while case .send(let command) = action {
+///     action = kernel.receive(try await session.send(command))
+/// }
+/// ```
+///
+/// Phases: SELECT PPSE (or, without one, the list of AIDs), final selection, GET PROCESSING
+/// OPTIONS, READ RECORD for every record of the AFL, GENERATE AC (ARQC) when the GPO answer held
+/// no cryptogram. A card that breaks the protocol gives `.fail` with a ``KernelError`` naming the
+/// step; calling an event the current phase does not expect is a programming error and traps.
+public struct EMVKernel: Sendable {
+    /// What the driver does next.
+    public enum Action: Sendable {
+        /// Send this command and hand the response to ``receive(_:)``.
+        case send(CommandAPDU)
+        /// The cryptogram and the PAN are known before the last exchange (qVSDC): an authorisation
+        /// may start now. Emitted at most once, only for an ARQC; call ``resume()`` for the next
+        /// command. A failure after this point leaves the payment's outcome unclear.
+        case onlineDataReady(PartialCardRead)
+        /// The card was read.
+        case complete(CardRead)
+        /// Reading failed; no more commands.
+        case fail(KernelError)
+    }
+
+    /// The phases of the transaction, each with exactly the data it has.
+    public enum State: Sendable {
+        /// Before ``start()``.
+        case idle
+        /// SELECT 2PAY.SYS.DDF01 was sent.
+        case selectingPPSE
+        /// No usable PPSE: selecting the terminal's AIDs one by one (EMV Book 1 §12.3.3).
+        case selectingFromList(ListSelection)
+        /// Final selection: SELECT of the best candidate was sent.
+        case selectingApplication(FinalSelection)
+        /// GET PROCESSING OPTIONS was sent.
+        case gettingProcessingOptions(ProcessingOptionsRequest)
+        /// READ RECORD of `remaining[0]` was sent.
+        case readingRecords(RecordReading)
+        /// The online data was handed out; ``resume()`` sends READ RECORD of `remaining[0]`.
+        case onlineDataReady(RecordReading)
+        /// GENERATE AC was sent.
+        case generatingAC(CryptogramRequest)
+        /// Complete or failed.
+        case done
+    }
+
+    /// The list-of-AIDs fallback: one terminal AID at a time, with "next occurrence" for
+    /// partial matches.
+    public struct ListSelection: Sendable {
+        /// The terminal AID whose SELECT was sent.
+        public var current: SupportedApplication
+        /// Whether that SELECT asked for the next occurrence (P2 = 02).
+        public var nextOccurrence: Bool
+        /// Terminal AIDs still to try.
+        public var pending: [SupportedApplication]
+        /// ADF names the card gave for `current` so far (a card that repeats one is stopped).
+        public var seen: [[UInt8]]
+        /// Applications found so far.
+        public var found: [ApplicationCandidate]
+        /// Why the PPSE could not be used.
+        public var ppseFailure: String
+        var lastRejection: KernelError?
+    }
+
+    /// Final selection: the candidate being selected and those left if it is refused.
+    public struct FinalSelection: Sendable {
+        public var current: ApplicationCandidate
+        public var remaining: [ApplicationCandidate]
+        var lastRejection: KernelError?
+    }
+
+    /// A selected application: the candidate and its FCI.
+    public struct SelectedApplication: Hashable, Sendable {
+        public var candidate: ApplicationCandidate
+        public var fci: ApplicationFCI
+
+        /// What is known of it once the AIP is.
+        func info(aip: [UInt8]) -> ApplicationInfo {
+            let brand = CardBrand(aid: fci.dfName)
+            var kernel = brand.defaultKernelID
+            if let k = candidate.kernelIdentifier?.first, k & 0x3F != 0 { kernel = k & 0x3F }
+            return ApplicationInfo(aid: fci.dfName, label: fci.label ?? candidate.label,
+                                   preferredName: fci.preferredName, priority: fci.priority ?? candidate.priority,
+                                   brand: brand, kernelID: kernel, languagePreference: fci.languagePreference,
+                                   applicationInterchangeProfile: aip)
+        }
+    }
+
+    /// GPO sent for an application; the other candidates wait in case the card answers 6985.
+    public struct ProcessingOptionsRequest: Sendable {
+        public var application: SelectedApplication
+        public var remaining: [ApplicationCandidate]
+        /// The PDOL data sent.
+        public var pdolData: [UInt8]
+    }
+
+    /// Reading the records the AFL names.
+    public struct RecordReading: Sendable {
+        public var application: SelectedApplication
+        public var aip: [UInt8]
+        public var afl: [AFLEntry]
+        /// Records not read yet; the first is in flight (or next, after the online data point).
+        public var remaining: [RecordReference]
+        /// Data objects from the GPO answer and the records read so far.
+        public var data: CardDataStore
+        public var onlineDataWasReady: Bool
+    }
+
+    /// GENERATE AC sent for an ARQC.
+    public struct CryptogramRequest: Sendable {
+        public var application: SelectedApplication
+        public var aip: [UInt8]
+        public var data: CardDataStore
+        public var card: CardData
+        public var cvm: CardholderVerification
+        /// The CDOL1 data sent.
+        public var cdolData: [UInt8]
+    }
+
+    public let configuration: TerminalConfiguration
+    public let transaction: Transaction
+    /// The terminal's data objects for this transaction (amounts, date, unpredictable number,
+    /// TTQ, TVR, CVM results, …).
+    public private(set) var terminalData: [Tag: [UInt8]]
+    public private(set) var state: State = .idle
+
+    /// Most SELECT "next occurrence" rounds for one terminal AID.
+    static let maxOccurrences = 16
+
+    /// A kernel for one transaction, with the date and unpredictable number fixed up front (so a
+    /// run is reproducible).
+    public init(configuration: TerminalConfiguration = .default, transaction: Transaction,
+                dateTime: TransactionDateTime, unpredictableNumber: UInt32) {
+        self.configuration = configuration
+        self.transaction = transaction
+        self.terminalData = TerminalData.make(configuration: configuration, transaction: transaction,
+                                              dateTime: dateTime, unpredictableNumber: unpredictableNumber)
+    }
+
+    /// A kernel for one transaction, taking the date and a fresh unpredictable number from
+    /// `environment`.
+    public init(configuration: TerminalConfiguration = .default, transaction: Transaction,
+                environment: KernelEnvironment = .system) {
+        self.init(configuration: configuration, transaction: transaction, dateTime: environment.now(),
+                  unpredictableNumber: environment.unpredictableNumber())
+    }
+
+    /// The step of the command in flight (or next), for errors of the channel; nil when idle or done.
+    public var currentStep: KernelStep? {
+        switch state {
+        case .idle, .done: return nil
+        case .selectingPPSE: return .ppse
+        case .selectingFromList(let s): return .selectAID(s.current.aid)
+        case .selectingApplication(let s): return .selectAID(s.current.aid)
+        case .gettingProcessingOptions: return .gpo
+        case .readingRecords(let r), .onlineDataReady(let r): return r.remaining.first?.step
+        case .generatingAC: return .generateAC
+        }
+    }
+
+    // MARK: - Events
+
+    /// Starts the transaction: SELECT PPSE.
+    public mutating func start() -> Action {
+        guard case .idle = state else { preconditionFailure("EMVKernel.start() called twice") }
+        state = .selectingPPSE
+        return .send(.selectPPSE)
+    }
+
+    /// The card's response to the last command sent.
+    public mutating func receive(_ response: ResponseAPDU) -> Action {
+        let before = state
+        do throws(KernelError) {
+            switch before {
+            case .idle, .done, .onlineDataReady:
+                preconditionFailure("EMVKernel.receive(_:) with no command in flight (state \(before))")
+            case .selectingPPSE:
+                return try ppseAnswered(response)
+            case .selectingFromList(let selection):
+                return try listSelectionAnswered(selection, response)
+            case .selectingApplication(let selection):
+                return try finalSelectionAnswered(selection, response)
+            case .gettingProcessingOptions(let request):
+                return try processingOptionsAnswered(request, response)
+            case .readingRecords(let reading):
+                return try recordAnswered(reading, response)
+            case .generatingAC(let request):
+                return try cryptogramAnswered(request, response)
+            }
+        } catch {
+            var error = error
+            if error.partial == nil { error.partial = partialRead(of: before) }
+            state = .done
+            return .fail(error)
+        }
+    }
+
+    /// Goes on after ``Action/onlineDataReady(_:)``: the next READ RECORD.
+    public mutating func resume() -> Action {
+        guard case .onlineDataReady(let reading) = state else {
+            preconditionFailure("EMVKernel.resume() outside the online data point (state \(state))")
+        }
+        state = .readingRecords(reading)
+        return .send(.readRecord(reading.remaining[0].record, sfi: reading.remaining[0].sfi))
+    }
+
+    /// What is known now: for the channel's errors (the driver adds the exchanges).
+    public var partial: PartialCardRead { partialRead(of: state) }
+
+    // MARK: - Selection
+
+    private mutating func ppseAnswered(_ response: ResponseAPDU) throws(KernelError) -> Action {
+        guard response.statusWord == .success else {
+            return try startListSelection(because: "the PPSE answered \(response.statusWord)")
+        }
+        let entries: [ApplicationCandidate]
+        do { entries = try parsePPSE(response.data) } catch {
+            return try startListSelection(because: "the PPSE is unusable (\(error.reason))")
+        }
+        let supported = entries.filter { e in configuration.supportedApplications.contains { $0.matches(e.aid) } }
+        guard !supported.isEmpty else {
+            throw KernelError(.noSupportedApplication, step: .ppse,
+                              "the card offers \(entries.map { Hex.encode($0.aid) }.joined(separator: ", ")); "
+                                + "the terminal supports none of them")
+        }
+        return try beginFinalSelection(ApplicationCandidate.ordered(supported), lastRejection: nil)
+    }
+
+    private mutating func startListSelection(because reason: String) throws(KernelError) -> Action {
+        guard let first = configuration.supportedApplications.first else {
+            throw KernelError(.noSupportedApplication, step: .ppse, "\(reason), and the terminal supports no AID")
+        }
+        state = .selectingFromList(ListSelection(
+            current: first, nextOccurrence: false, pending: Array(configuration.supportedApplications.dropFirst()),
+            seen: [], found: [], ppseFailure: reason, lastRejection: nil))
+        return .send(.select(name: first.aid))
+    }
+
+    private mutating func listSelectionAnswered(_ s: ListSelection, _ response: ResponseAPDU) throws(KernelError) -> Action {
+        var s = s
+        let step = KernelStep.selectAID(s.current.aid)
+        let sw = response.statusWord
+        guard sw == .success || sw == .selectedFileInvalidated else {
+            return try nextFromList(s)   // 6A82 and the like: not on this card
+        }
+        let fci: ApplicationFCI
+        do { fci = try parseFCI(response.data, step: step) } catch {
+            s.lastRejection = error
+            return try nextFromList(s)
+        }
+        guard !s.seen.contains(fci.dfName), s.seen.count < Self.maxOccurrences else {
+            return try nextFromList(s)
+        }
+        s.seen.append(fci.dfName)
+        let exact = fci.dfName == s.current.aid
+        guard exact || s.current.matches(fci.dfName) else {
+            s.lastRejection = KernelError(.inconsistentData, step: step,
+                                          "SELECT of \(Hex.encode(s.current.aid)) answered with DF name \(Hex.encode(fci.dfName))")
+            return try nextFromList(s)
+        }
+        if sw == .success {   // 6283: the application is blocked; not a candidate
+            s.found.append(ApplicationCandidate(aid: fci.dfName, label: fci.label, priority: fci.priority,
+                                                position: s.found.count))
+        }
+        if exact { return try nextFromList(s) }
+        s.nextOccurrence = true
+        state = .selectingFromList(s)
+        return .send(.select(name: s.current.aid, nextOccurrence: true))
+    }
+
+    private mutating func nextFromList(_ s: ListSelection) throws(KernelError) -> Action {
+        var s = s
+        guard !s.pending.isEmpty else {
+            guard !s.found.isEmpty else {
+                if let rejection = s.lastRejection { throw rejection }
+                throw KernelError(.noSupportedApplication, step: .ppse,
+                                  "\(s.ppseFailure), and none of the \(configuration.supportedApplications.count) "
+                                    + "AIDs the terminal supports answered SELECT")
+            }
+            return try beginFinalSelection(ApplicationCandidate.ordered(s.found), lastRejection: s.lastRejection)
+        }
+        s.current = s.pending.removeFirst()
+        s.nextOccurrence = false
+        s.seen = []
+        state = .selectingFromList(s)
+        return .send(.select(name: s.current.aid))
+    }
+
+    private mutating func beginFinalSelection(_ candidates: [ApplicationCandidate],
+                                              lastRejection: KernelError?) throws(KernelError) -> Action {
+        guard let first = candidates.first else {
+            if let lastRejection { throw lastRejection }
+            throw KernelError(.noSupportedApplication, step: .ppse, "no candidate application is left")
+        }
+        state = .selectingApplication(FinalSelection(current: first, remaining: Array(candidates.dropFirst()),
+                                                     lastRejection: lastRejection))
+        return .send(.select(name: first.aid))
+    }
+
+    private mutating func finalSelectionAnswered(_ s: FinalSelection, _ response: ResponseAPDU) throws(KernelError) -> Action {
+        let step = KernelStep.selectAID(s.current.aid)
+        do throws(KernelError) {
+            guard response.statusWord == .success else { throw KernelError.unexpected(response.statusWord, step: step) }
+            let fci = try parseFCI(response.data, step: step)
+            guard fci.dfName == s.current.aid else {
+                throw KernelError(.inconsistentData, step: step,
+                                  "SELECT of \(Hex.encode(s.current.aid)) answered with DF name \(Hex.encode(fci.dfName))")
+            }
+            let terminal = terminalData
+            let pdolData = fci.pdol.build { terminal[$0] }
+            guard pdolData.count <= 253 else {
+                throw KernelError(.malformedResponse, step: step,
+                                  "the PDOL asks for \(pdolData.count) bytes; GET PROCESSING OPTIONS holds at most 253")
+            }
+            state = .gettingProcessingOptions(ProcessingOptionsRequest(
+                application: SelectedApplication(candidate: s.current, fci: fci), remaining: s.remaining,
+                pdolData: pdolData))
+            return .send(.getProcessingOptions(pdolData: pdolData))
+        } catch {
+            // This application is out; the next candidate may do (EMV Book 1 §12.4).
+            return try beginFinalSelection(s.remaining, lastRejection: error)
+        }
+    }
+
+    // MARK: - GET PROCESSING OPTIONS
+
+    private mutating func processingOptionsAnswered(_ r: ProcessingOptionsRequest,
+                                                    _ response: ResponseAPDU) throws(KernelError) -> Action {
+        if response.statusWord == .conditionsOfUseNotSatisfied {
+            // EMV Book B §3.4: the application is removed and selection goes on with the next one.
+            let refused = KernelError(.unexpectedStatus, step: .gpo,
+                                      "the card refused application \(Hex.encode(r.application.fci.dfName)) "
+                                        + "(\(response.statusWord)) and no other application is left",
+                                      statusWord: response.statusWord)
+            return try beginFinalSelection(r.remaining, lastRejection: refused)
+        }
+        guard response.statusWord == .success else { throw KernelError.unexpected(response.statusWord, step: .gpo) }
+        let options = try parseProcessingOptions(response.data)
+        var data = CardDataStore()
+        try data.add(options.objects, step: .gpo)
+        let reading = RecordReading(application: r.application, aip: options.aip, afl: options.afl,
+                                    remaining: AFLEntry.records(options.afl), data: data, onlineDataWasReady: false)
+        guard !reading.remaining.isEmpty else { return try recordsRead(reading) }
+        if let early = onlineData(reading) {
+            var reading = reading
+            reading.onlineDataWasReady = true
+            state = .onlineDataReady(reading)
+            return .onlineDataReady(early)
+        }
+        return sendRecord(reading)
+    }
+
+    /// The online data, when the GPO answer already holds an ARQC and the PAN and expiry (track 2).
+    private func onlineData(_ r: RecordReading) -> PartialCardRead? {
+        guard r.data.contains(.applicationCryptogram),
+              let card = try? cardData(r.data),
+              let cvm = try? CVMProcessing.decide(store: r.data, aip: r.aip, configuration: configuration,
+                                                  transaction: transaction) else { return nil }
+        var terminal = terminalData
+        terminal[.cvmResults] = cvm.results
+        guard let cryptogram = try? makeCryptogram(r.data, application: r.application, terminal: terminal,
+                                                   source: .gpo, step: .gpo),
+              cryptogram.kind == .arqc else { return nil }
+        return PartialCardRead(step: .gpo, application: r.application.info(aip: r.aip), card: card,
+                               cryptogram: cryptogram, cvm: cvm.cvm, onlineDataWasReady: true)
+    }
+
+    // MARK: - READ RECORD
+
+    private mutating func sendRecord(_ r: RecordReading) -> Action {
+        state = .readingRecords(r)
+        return .send(.readRecord(r.remaining[0].record, sfi: r.remaining[0].sfi))
+    }
+
+    private mutating func recordAnswered(_ r: RecordReading, _ response: ResponseAPDU) throws(KernelError) -> Action {
+        var r = r
+        let step = r.remaining[0].step
+        guard response.statusWord == .success else { throw KernelError.unexpected(response.statusWord, step: step) }
+        let record = try parseTemplate(response.data, .readRecordResponseTemplate, step: step, what: "the record")
+        try r.data.add(record.children, step: step)
+        r.remaining.removeFirst()
+        guard r.remaining.isEmpty else { return sendRecord(r) }
+        return try recordsRead(r)
+    }
+
+    /// Every record is read: check the card data, decide the CVM, and finish or ask for an ARQC.
+    private mutating func recordsRead(_ r: RecordReading) throws(KernelError) -> Action {
+        let card = try cardData(r.data)
+        let cvm = try CVMProcessing.decide(store: r.data, aip: r.aip, configuration: configuration,
+                                           transaction: transaction)
+        terminalData[.cvmResults] = cvm.results
+        if cvm.cvm == .failed { terminalData[.terminalVerificationResults]![2] |= 0x80 }
+        if r.data.contains(.applicationCryptogram) {
+            let cryptogram = try makeCryptogram(r.data, application: r.application, terminal: terminalData,
+                                                source: .gpo, step: .cardData)
+            return conclude(CardRead(application: r.application.info(aip: r.aip), card: card, cryptogram: cryptogram,
+                                     cvm: cvm.cvm, cardDataObjects: r.data.objects),
+                            onlineDataWasReady: r.onlineDataWasReady)
+        }
+        guard let cdolBytes = r.data[.cdol1] else {
+            throw KernelError(.missingMandatoryData, step: .generateAC,
+                              "the card gave no cryptogram in its GPO answer and no CDOL1 8C to ask for one")
+        }
+        let cdol: DataObjectList
+        do { cdol = try DataObjectList(bytes: cdolBytes) } catch {
+            throw KernelError(.malformedResponse, step: .generateAC, "CDOL1 8C is not a data object list: \(error)")
+        }
+        let terminal = terminalData, store = r.data
+        let cdolData = cdol.build { terminal[$0] ?? store[$0] }
+        guard cdolData.count <= 255 else {
+            throw KernelError(.malformedResponse, step: .generateAC,
+                              "CDOL1 asks for \(cdolData.count) bytes; GENERATE AC holds at most 255")
+        }
+        state = .generatingAC(CryptogramRequest(application: r.application, aip: r.aip, data: r.data, card: card,
+                                                cvm: cvm.cvm, cdolData: cdolData))
+        return .send(.generateAC(.arqc, cdolData: cdolData))
+    }
+
+    // MARK: - GENERATE AC
+
+    private mutating func cryptogramAnswered(_ r: CryptogramRequest, _ response: ResponseAPDU) throws(KernelError) -> Action {
+        guard response.statusWord == .success else {
+            throw KernelError.unexpected(response.statusWord, step: .generateAC)
+        }
+        var data = r.data
+        try data.add(try parseGenerateAC(response.data), step: .generateAC)
+        let cryptogram = try makeCryptogram(data, application: r.application, terminal: terminalData,
+                                            source: .generateAC, step: .generateAC)
+        guard cryptogram.kind != .tc else {
+            throw KernelError(.inconsistentData, step: .generateAC, "the card returned a TC when an ARQC was asked for")
+        }
+        return conclude(CardRead(application: r.application.info(aip: r.aip), card: r.card, cryptogram: cryptogram,
+                                 cvm: r.cvm, cardDataObjects: data.objects),
+                        onlineDataWasReady: false)
+    }
+
+    private mutating func conclude(_ read: CardRead, onlineDataWasReady: Bool) -> Action {
+        state = .done
+        guard read.cryptogram.kind != .aac else {
+            var error = KernelError(.cardDeclinedOffline, step: read.cryptogram.source == .gpo ? .gpo : .generateAC,
+                                    "the card declined offline (AAC, CID \(Hex.encode([read.cryptogram.cid])))")
+            error.partial = PartialCardRead(step: error.step, application: read.application, card: read.card,
+                                            cryptogram: read.cryptogram, cvm: read.cvm,
+                                            onlineDataWasReady: onlineDataWasReady)
+            return .fail(error)
+        }
+        return .complete(read)
+    }
+
+    // MARK: - Card data
+
+    /// PAN, expiry and the rest, from 5A / 5F24 or else track 2, checked against each other.
+    func cardData(_ d: CardDataStore) throws(KernelError) -> CardData {
+        let step = KernelStep.cardData
+        var track2: Track2?
+        if let t = d[.track2EquivalentData] {
+            do { track2 = try Track2(bytes: t) } catch {
+                throw KernelError(.malformedResponse, step: step, "track 2 equivalent data 57 is malformed: \(error.reason)")
+            }
+        }
+        let pan: PAN
+        if let p = d[.pan] {
+            do { pan = try PAN(bcd: p) } catch {
+                throw KernelError(.malformedResponse, step: step, "the PAN 5A is malformed: \(error.reason)")
+            }
+            if let track2, track2.pan != pan {
+                throw KernelError(.inconsistentData, step: step, "the PAN 5A differs from track 2's")
+            }
+        } else if let track2 {
+            pan = track2.pan
+        } else {
+            throw KernelError(.missingMandatoryData, step: step, "the card gave no PAN 5A and no track 2 equivalent data 57")
+        }
+        let expiry: Expiry
+        let track2Expiry = try track2.map { t throws(KernelError) -> Expiry in
+            guard let e = Expiry(yymm: t.expiry) else {
+                throw KernelError(.malformedResponse, step: step, "track 2 holds no valid expiry month")
+            }
+            return e
+        }
+        if let e = d[.applicationExpirationDate] {
+            guard e.count == 3, let v = BCD.value(e), (1...12).contains(v / 100 % 100) else {
+                throw KernelError(.malformedResponse, step: step, "the expiry date 5F24 is not a YYMMDD date")
+            }
+            expiry = Expiry(year: 2000 + Int(v / 10_000), month: Int(v / 100 % 100))
+            if let track2Expiry, track2Expiry != expiry {
+                throw KernelError(.inconsistentData, step: step, "the expiry date 5F24 differs from track 2's")
+            }
+        } else if let track2Expiry {
+            expiry = track2Expiry
+        } else {
+            throw KernelError(.missingMandatoryData, step: step, "the card gave no expiry date 5F24 and no track 2")
+        }
+        var psn: Int?
+        if let p = d[.panSequenceNumber] {
+            guard p.count == 1, let v = BCD.value(p) else {
+                throw KernelError(.malformedResponse, step: step, "the PAN sequence number 5F34 is not one BCD byte")
+            }
+            psn = Int(v)
+        }
+        let name = d[.cardholderName].map { text($0) }.flatMap { $0.isEmpty ? nil : $0 }
+        return CardData(pan: pan, expiry: expiry, panSequenceNumber: psn, cardholderName: name, track2: track2,
+                        issuerCountryCode: d[.issuerCountryCode].flatMap { BCD.value($0) }.map(Int.init),
+                        applicationCurrencyCode: d[.applicationCurrencyCode].flatMap { BCD.value($0) }.map(Int.init))
+    }
+
+    /// The cryptogram from the card's data objects (9F26, 9F27, 9F36, 9F10).
+    func makeCryptogram(_ d: CardDataStore, application: SelectedApplication, terminal: [Tag: [UInt8]],
+                        source: Cryptogram.Source, step: KernelStep) throws(KernelError) -> Cryptogram {
+        guard let ac = d[.applicationCryptogram] else {
+            throw KernelError(.missingMandatoryData, step: step, "the card gave no application cryptogram 9F26")
+        }
+        guard ac.count == 8 else {
+            throw KernelError(.malformedResponse, step: step, "the application cryptogram 9F26 is \(ac.count) byte(s), not 8")
+        }
+        let cid: UInt8
+        if let c = d[.cryptogramInformationData] {
+            guard c.count == 1 else {
+                throw KernelError(.malformedResponse, step: step, "the CID 9F27 is \(c.count) byte(s), not 1")
+            }
+            cid = c[0]
+        } else {
+            cid = 0x80   // qVSDC cards may leave the CID out of the GPO answer: an online cryptogram
+        }
+        let kind: Cryptogram.Kind
+        switch cid & 0xC0 {
+        case 0x00: kind = .aac
+        case 0x40: kind = .tc
+        case 0x80: kind = .arqc
+        default:
+            throw KernelError(.malformedResponse, step: step, "the CID \(Hex.encode([cid])) names a reserved cryptogram type")
+        }
+        guard let atc = d[.applicationTransactionCounter] else {
+            throw KernelError(.missingMandatoryData, step: step, "the card gave no application transaction counter 9F36")
+        }
+        guard atc.count == 2 else {
+            throw KernelError(.malformedResponse, step: step, "the ATC 9F36 is \(atc.count) byte(s), not 2")
+        }
+        var requested = Set(application.fci.pdol.entries.map(\.tag))
+        if let c = d[.cdol1], let cdol = try? DataObjectList(bytes: c) { requested.formUnion(cdol.entries.map(\.tag)) }
+        return Cryptogram(cid: cid, kind: kind, atc: UInt16(atc[0]) << 8 | UInt16(atc[1]), ac: ac,
+                          iad: d[.issuerApplicationData] ?? [], unpredictableNumber: terminal[.unpredictableNumber] ?? [],
+                          source: source,
+                          onlineData: TerminalData.onlineData(store: d, dfName: application.fci.dfName, terminal: terminal,
+                                                              cid: cid, requested: requested))
+    }
+
+    // MARK: - What is known
+
+    private func partialRead(of state: State) -> PartialCardRead {
+        switch state {
+        case .idle, .done:
+            return PartialCardRead()
+        case .selectingPPSE, .selectingFromList, .selectingApplication:
+            return PartialCardRead(step: currentStep(of: state))
+        case .gettingProcessingOptions(let r):
+            return PartialCardRead(step: .gpo, application: r.application.info(aip: []))
+        case .readingRecords(let r), .onlineDataReady(let r):
+            var terminal = terminalData
+            let cvm = try? CVMProcessing.decide(store: r.data, aip: r.aip, configuration: configuration,
+                                                transaction: transaction)
+            if let cvm { terminal[.cvmResults] = cvm.results }
+            return PartialCardRead(
+                step: r.remaining.first?.step, application: r.application.info(aip: r.aip), card: try? cardData(r.data),
+                cryptogram: r.data.contains(.applicationCryptogram)
+                    ? try? makeCryptogram(r.data, application: r.application, terminal: terminal, source: .gpo, step: .gpo)
+                    : nil,
+                cvm: cvm?.cvm, onlineDataWasReady: r.onlineDataWasReady)
+        case .generatingAC(let r):
+            return PartialCardRead(step: .generateAC, application: r.application.info(aip: r.aip), card: r.card,
+                                   cvm: r.cvm)
+        }
+    }
+
+    private func currentStep(of state: State) -> KernelStep? {
+        var copy = self
+        copy.state = state
+        return copy.currentStep
+    }
+}

@@ -1,0 +1,77 @@
+public import CardChannel
+import ISO7816
+
+/// Runs an ``EMVKernel`` over a card: sends each command through a ``CardSession`` (which times
+/// every exchange and handles 61xx / 6Cxx) and returns the ``CardRead`` with every exchange.
+///
+/// Errors: only ``KernelError``. A card that breaks the protocol or declines gives the kernel's
+/// error; a channel failure (card removed, timeout, reader gone, cancelled) gives
+/// ``KernelError/Code/channelFailed`` with the channel's error in
+/// ``KernelError/channelError`` (`error.channelError?.code == .cardRemoved`). Either way
+/// ``KernelError/partial`` holds what was read and every exchange, and tells whether the online
+/// data had been handed out (after which the payment's outcome is unclear).
+public struct EMVReader: Sendable {
+    public var configuration: TerminalConfiguration
+    public var environment: KernelEnvironment
+
+    public init(configuration: TerminalConfiguration = .default, environment: KernelEnvironment = .system) {
+        self.configuration = configuration
+        self.environment = environment
+    }
+
+    /// Reads the card on `channel` in a new session.
+    ///
+    /// - Parameters:
+    ///   - apduTimeout: how long each APDU may take (``CardSession``'s deadline).
+    ///   - clock: the clock that times exchanges and deadlines; a ``ManualClock`` in tests.
+    ///   - onOnlineDataReady: called once when the cryptogram and PAN are known before the last
+    ///     exchange (qVSDC). The read waits for it to return; start long work in a task of your own.
+    public func read(channel: any CardChannel, transaction: Transaction, apduTimeout: Duration = .seconds(2),
+                     clock: MonotonicClock = .continuous,
+                     onOnlineDataReady: @Sendable (PartialCardRead) async -> Void = { _ in })
+        async throws(KernelError) -> CardRead
+    {
+        let session = CardSession(channel: channel, apduTimeout: apduTimeout, clock: clock)
+        return try await read(session: session, transaction: transaction, onOnlineDataReady: onOnlineDataReady)
+    }
+
+    /// Reads the card of `session`. The exchanges in the result (and in an error's partial read)
+    /// are those of this read only.
+    public func read(session: CardSession, transaction: Transaction,
+                     onOnlineDataReady: @Sendable (PartialCardRead) async -> Void = { _ in })
+        async throws(KernelError) -> CardRead
+    {
+        let firstExchange = session.exchanges.count
+        func exchanges() -> [Exchange] { Array(session.exchanges.dropFirst(firstExchange)) }
+
+        var kernel = EMVKernel(configuration: configuration, transaction: transaction, environment: environment)
+        var action = kernel.start()
+        while true {
+            switch action {
+            case .send(let command):
+                let response: ResponseAPDU
+                do {
+                    response = try await session.send(command)
+                } catch {
+                    let step = kernel.currentStep ?? .ppse
+                    var failure = KernelError(.channelFailed, step: step, "\(error)", channelError: error)
+                    failure.partial = kernel.partial
+                    failure.partial?.exchanges = exchanges()
+                    throw failure
+                }
+                action = kernel.receive(response)
+            case .onlineDataReady(var partial):
+                partial.exchanges = exchanges()
+                await onOnlineDataReady(partial)
+                action = kernel.resume()
+            case .complete(var read):
+                read.exchanges = exchanges()
+                return read
+            case .fail(var error):
+                if error.partial == nil { error.partial = PartialCardRead() }
+                error.partial?.exchanges = exchanges()
+                throw error
+            }
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// PCSC: see DESIGN.md.
