@@ -6,14 +6,17 @@ public struct TagInfo: Hashable, Sendable {
     public var source: DataSource
     /// Allowed value lengths in bytes, when the spec fixes them.
     public var length: ClosedRange<Int>?
+    /// Whether the value holds a PAN, track data or PIN data: never printed in full.
+    public var isSensitive: Bool
 
     public init(_ tag: Tag, _ name: String, _ format: DataFormat, _ source: DataSource,
-                length: ClosedRange<Int>? = nil) {
+                length: ClosedRange<Int>? = nil, sensitive: Bool = false) {
         self.tag = tag
         self.name = name
         self.format = format
         self.source = source
         self.length = length
+        self.isSensitive = sensitive
     }
 }
 

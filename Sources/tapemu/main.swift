@@ -1,1 +1,4 @@
-print("tapemu")
+import Foundation
+
+// Top-level code is MainActor-isolated: keep it to this one call.
+exit(await TapemuCLI.main(CommandLine.arguments))

@@ -1,0 +1,114 @@
+/// The arguments of one command, consumed piece by piece by its `init(arguments:)`.
+///
+/// Options are `--name VALUE` or `--name=VALUE`; flags are `--name`. A lone `-` is a positional
+/// (conventionally stdin). Everything after `--` is positional. Consume flags and options
+/// before positionals: an option's value is only known to be one when the option is asked for.
+struct Arguments: Sendable {
+    private var tokens: [String]
+    private var afterDashDash: [String]
+
+    init(_ arguments: [String]) {
+        if let i = arguments.firstIndex(of: "--") {
+            tokens = Array(arguments[..<i])
+            afterDashDash = Array(arguments[(i + 1)...])
+        } else {
+            tokens = arguments
+            afterDashDash = []
+        }
+    }
+
+    /// Whether `token` looks like an option or flag rather than a value.
+    static func isOptionLike(_ token: String) -> Bool { token.hasPrefix("-") && token != "-" }
+
+    /// Whether any of `names` was given (every occurrence is consumed).
+    mutating func flag(_ names: String...) -> Bool {
+        var seen = false
+        tokens.removeAll { token in
+            if names.contains(token) { seen = true; return true }
+            return false
+        }
+        return seen
+    }
+
+    /// The value of an option given at most once, or nil when absent.
+    mutating func option(_ names: String..., valueName: String) throws(UsageError) -> String? {
+        let values = try takeOption(names, valueName: valueName)
+        guard values.count <= 1 else { throw UsageError("\(names[0]) given \(values.count) times") }
+        return values.first
+    }
+
+    /// The value of an option given at most once, converted by `transform`.
+    mutating func option<T>(_ names: String..., valueName: String,
+                            _ transform: (String) throws(UsageError) -> T) throws(UsageError) -> T? {
+        let values = try takeOption(names, valueName: valueName)
+        guard values.count <= 1 else { throw UsageError("\(names[0]) given \(values.count) times") }
+        guard let v = values.first else { return nil }
+        return try transform(v)
+    }
+
+    /// Every value of an option that may repeat, in order.
+    mutating func repeatedOption(_ names: String..., valueName: String) throws(UsageError) -> [String] {
+        try takeOption(names, valueName: valueName)
+    }
+
+    private mutating func takeOption(_ names: [String], valueName: String) throws(UsageError) -> [String] {
+        var values: [String] = []
+        var kept: [String] = []
+        var i = 0
+        while i < tokens.count {
+            let t = tokens[i]
+            if names.contains(t) {
+                guard i + 1 < tokens.count, !tokens[i + 1].hasPrefix("--") else {
+                    throw UsageError("\(t) needs a value \(valueName)")
+                }
+                values.append(tokens[i + 1])
+                i += 2
+                continue
+            }
+            if let eq = t.firstIndex(of: "="), names.contains(String(t[..<eq])) {
+                let v = String(t[t.index(after: eq)...])
+                guard !v.isEmpty else { throw UsageError("\(t[..<eq]) needs a value \(valueName)") }
+                values.append(v)
+                i += 1
+                continue
+            }
+            kept.append(t)
+            i += 1
+        }
+        tokens = kept
+        return values
+    }
+
+    /// The next positional argument; a usage error naming `valueName` when there is none.
+    mutating func positional(_ valueName: String) throws(UsageError) -> String {
+        guard let v = optionalPositional() else { throw UsageError("missing \(valueName)") }
+        return v
+    }
+
+    /// The next positional argument, or nil.
+    mutating func optionalPositional() -> String? {
+        if let i = tokens.firstIndex(where: { !Self.isOptionLike($0) }) {
+            return tokens.remove(at: i)
+        }
+        if !afterDashDash.isEmpty { return afterDashDash.removeFirst() }
+        return nil
+    }
+
+    /// All remaining positional arguments.
+    mutating func remainingPositionals() -> [String] {
+        var out: [String] = []
+        while let v = optionalPositional() { out.append(v) }
+        return out
+    }
+
+    /// Reports anything not consumed: an unknown option or an unexpected argument.
+    func finish() throws(UsageError) {
+        if let t = tokens.first(where: Self.isOptionLike) {
+            let name = t.split(separator: "=", maxSplits: 1).first.map(String.init) ?? t
+            throw UsageError("unknown option \(name)")
+        }
+        if let t = tokens.first ?? afterDashDash.first {
+            throw UsageError("unexpected argument '\(t)'")
+        }
+    }
+}

@@ -1,0 +1,10 @@
+/// Every `tapemu` command. To add one, add its type here (one line); `help` and dispatch
+/// find it from this list. Commands sharing a first word (`tlv decode`, `tlv encode`) form a group.
+enum CommandRegistry {
+    static var commands: [any TapemuCommand.Type] {
+        [
+            TLVDecodeCommand.self,
+            APDUDecodeCommand.self,
+        ]
+    }
+}

@@ -1,0 +1,162 @@
+/// The `tapemu` entry point: finds the command, parses its arguments, runs it, and turns
+/// errors into one line on stderr and an exit status.
+enum TapemuCLI {
+    static let version = "0.1.0"
+
+    static let overview = "tapemu — the Tap-to-Pay payment stack, emulated on Linux."
+
+    /// Runs the command line `argv` (argv[0] is the program name) and returns the exit status.
+    static func main(_ argv: [String], console: Console = .standard,
+                     commands: [any TapemuCommand.Type] = CommandRegistry.commands) async -> Int32 {
+        let args = Array(argv.dropFirst())
+        guard let first = args.first else {
+            console.printError("tapemu: missing command")
+            console.printError(rootHelp(commands))
+            return ExitCode.usage
+        }
+        switch first {
+        case "-h", "--help":
+            console.write(rootHelp(commands))
+            return ExitCode.success
+        case "--version":
+            console.print("tapemu \(version)")
+            return ExitCode.success
+        case "help":
+            return help(Array(args.dropFirst()), console: console, commands: commands)
+        default:
+            break
+        }
+
+        guard let (command, used) = lookup(args, in: commands) else {
+            return unknownCommand(args, console: console, commands: commands)
+        }
+        let rest = Array(args.dropFirst(used))
+        if rest.contains("--help") || rest.contains("-h") {
+            console.write(commandHelp(command.configuration))
+            return ExitCode.success
+        }
+        do {
+            var arguments = Arguments(rest)
+            let parsed = try command.init(arguments: &arguments)
+            try parsed.validate()
+            return try await parsed.run(console)
+        } catch let error as UsageError {
+            console.printError("tapemu: \(error.reason)")
+            console.printError("Usage: \(command.configuration.usageLine)")
+            console.printError("See 'tapemu help \(command.configuration.commandName)'.")
+            return ExitCode.usage
+        } catch let failure as CommandFailure {
+            console.printError("tapemu: \(failure.message)")
+            return failure.exitCode == 0 ? ExitCode.failure : failure.exitCode
+        } catch {
+            console.printError("tapemu: \(oneLine(String(describing: error)))")
+            return ExitCode.failure
+        }
+    }
+
+    /// The command whose name words are the longest prefix of `args`, and how many words it used.
+    static func lookup(_ args: [String], in commands: [any TapemuCommand.Type]) -> ((any TapemuCommand.Type), Int)? {
+        var best: ((any TapemuCommand.Type), Int)?
+        for c in commands {
+            let words = c.configuration.words
+            guard words.count <= args.count, Array(args.prefix(words.count)) == words else { continue }
+            if words.count > (best?.1 ?? 0) { best = (c, words.count) }
+        }
+        return best
+    }
+
+    private static func unknownCommand(_ args: [String], console: Console,
+                                       commands: [any TapemuCommand.Type]) -> Int32 {
+        let group = commands.filter { $0.configuration.words.first == args[0] }
+        if !group.isEmpty {
+            // `tapemu tlv`, `tapemu tlv --help`, `tapemu tlv frobnicate`
+            if args.count == 1 || args[1] == "--help" || args[1] == "-h" {
+                if args.count > 1 {
+                    console.write(groupHelp(args[0], group))
+                    return ExitCode.success
+                }
+                console.printError("tapemu: '\(args[0])' needs a subcommand")
+            } else {
+                console.printError("tapemu: unknown command '\(args[0]) \(args[1])'")
+            }
+            console.printError(groupHelp(args[0], group))
+            return ExitCode.usage
+        }
+        console.printError("tapemu: unknown command '\(args[0])'")
+        console.printError("See 'tapemu --help' for the list of commands.")
+        return ExitCode.usage
+    }
+
+    private static func help(_ words: [String], console: Console, commands: [any TapemuCommand.Type]) -> Int32 {
+        if words.isEmpty {
+            console.write(rootHelp(commands))
+            return ExitCode.success
+        }
+        if let (command, used) = lookup(words, in: commands), used == words.count {
+            console.write(commandHelp(command.configuration))
+            return ExitCode.success
+        }
+        let group = commands.filter { $0.configuration.words.first == words[0] }
+        if words.count == 1, !group.isEmpty {
+            console.write(groupHelp(words[0], group))
+            return ExitCode.success
+        }
+        console.printError("tapemu: no help for unknown command '\(words.joined(separator: " "))'")
+        console.printError("See 'tapemu --help' for the list of commands.")
+        return ExitCode.usage
+    }
+
+    // MARK: - Help text
+
+    static func rootHelp(_ commands: [any TapemuCommand.Type]) -> String {
+        var s = "OVERVIEW: \(overview)\n\n"
+        s += "USAGE: tapemu <command> [<options>]\n\n"
+        s += "COMMANDS:\n"
+        s += table(commands.map { ($0.configuration.commandName, $0.configuration.abstract) }
+                   + [("help <command>", "Show help for a command.")])
+        s += "\nOPTIONS:\n"
+        s += table([("-h, --help", "Show this help."), ("--version", "Print the version.")])
+        s += "\nSee 'tapemu help <command>' for a command's options.\n"
+        return s
+    }
+
+    static func groupHelp(_ group: String, _ commands: [any TapemuCommand.Type]) -> String {
+        var s = "USAGE: tapemu \(group) <subcommand>\n\nSUBCOMMANDS:\n"
+        s += table(commands.map { ($0.configuration.commandName, $0.configuration.abstract) })
+        s += "\nSee 'tapemu help \(group) <subcommand>' for a subcommand's options.\n"
+        return s
+    }
+
+    static func commandHelp(_ c: CommandConfiguration) -> String {
+        var s = "OVERVIEW: \(c.abstract)\n\n"
+        s += "USAGE: \(c.usageLine)\n"
+        if !c.discussion.isEmpty { s += "\n\(c.discussion)\n" }
+        s += "\nOPTIONS:\n"
+        s += table(c.options.map { ($0.names, $0.help) } + [("-h, --help", "Show help for this command.")])
+        s += "\nEXIT STATUS:\n"
+        let codes = [(ExitCode.success, "success"),
+                     (ExitCode.usage, "usage error (the reason and the usage are printed on stderr)")]
+            + c.exitCodes.map { ($0.code, $0.meaning) }
+        s += table(codes.sorted { $0.0 < $1.0 }.map { ("\($0.0)", $0.1) })
+        return s
+    }
+
+    /// Two columns, the second aligned.
+    static func table(_ rows: [(String, String)]) -> String {
+        let width = min(max(rows.map(\.0.count).max() ?? 0, 8), 28)
+        var s = ""
+        for (left, right) in rows {
+            if left.count > width {
+                s += "  \(left)\n  \(String(repeating: " ", count: width))  \(right)\n"
+            } else {
+                s += "  \(left)\(String(repeating: " ", count: width - left.count))  \(right)\n"
+            }
+        }
+        return s
+    }
+
+    /// Errors are one line on stderr.
+    static func oneLine(_ s: String) -> String {
+        s.split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
+}

@@ -1,0 +1,159 @@
+import BERTLV
+import ISO7816
+
+/// `tapemu tlv decode HEX|-`: the tree of a BER-TLV blob with EMV names and decoded values.
+struct TLVDecodeCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tlv decode",
+        abstract: "Decode BER-TLV: the tree with EMV tag names and decoded values.",
+        usage: "[--json] [--strict] <hex>|-",
+        discussion: """
+            Reads hex (spaces and colons between bytes are fine) from the argument, or from
+            stdin when it is '-'. Prints each data object as tag, name, length and its decoded
+            value, indented by depth. PANs and track data are always shown masked (first 6 and
+            last 4 digits); their raw bytes are never printed.
+            """,
+        options: [
+            OptionHelp("<hex>|-", "The TLV bytes in hex, or '-' to read them from stdin."),
+            OptionHelp("--strict", "Reject 00 padding and non-minimal lengths (default: EMV rules)."),
+        ] + OutputOptions.help,
+        exitCodes: [(ExitCode.dataError, "the input is not valid hex or not valid BER-TLV")])
+
+    var input: String
+    var strict: Bool
+    var output: OutputOptions
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
+        strict = arguments.flag("--strict")
+        input = try arguments.positional("<hex> (or '-' for stdin)")
+        try arguments.finish()
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let bytes = try HexInput.read(input, console: console)
+        let objects: [TLV]
+        do {
+            objects = try BERTLV.parse(bytes, rules: strict ? .strict : .emv)
+        } catch {
+            throw CommandFailure.dataError("not valid BER-TLV: \(error)")
+        }
+        guard !objects.isEmpty else { throw CommandFailure.dataError("no TLV object in \(bytes.count) byte(s)") }
+        if output.json {
+            try JSONOutput.print(TLVRender.json(objects), to: console)
+        } else {
+            console.write(TLVRender.text(objects))
+        }
+        return ExitCode.success
+    }
+}
+
+/// Hex from an argument or stdin (`-`), with data errors that say what is wrong.
+enum HexInput {
+    static func read(_ argument: String, console: Console) throws -> [UInt8] {
+        let text: String
+        if argument == "-" {
+            let raw: [UInt8]
+            do { raw = try console.readStandardInput() } catch {
+                throw CommandFailure(exitCode: ExitCode.ioError, "cannot read stdin: \(error)")
+            }
+            guard let s = String(validating: raw, as: UTF8.self) else {
+                throw CommandFailure.dataError("stdin is not UTF-8 text (expected hex)")
+            }
+            text = s
+        } else {
+            text = argument
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try Hex.decode(text.trimmingWhitespace)
+        } catch {
+            throw CommandFailure.dataError("not valid hex: \(error.reason)")
+        }
+        guard !bytes.isEmpty else { throw CommandFailure.dataError("no bytes given") }
+        return bytes
+    }
+}
+
+extension String {
+    var trimmingWhitespace: Substring {
+        var s = self[...]
+        while let f = s.first, f.isWhitespace { s.removeFirst() }
+        while let l = s.last, l.isWhitespace { s.removeLast() }
+        return s
+    }
+}
+
+/// How a TLV tree is shown, in text and JSON. Shared by `tlv decode` and `apdu decode`.
+enum TLVRender {
+    /// One line per object: `9F02 Amount, Authorised (Numeric) [6] 000000001234 = 12.34 EUR`,
+    /// children indented by two spaces, details of a decoded value further indented.
+    static func text(_ objects: [TLV], indent: Int = 0, context: [TLV]? = nil) -> String {
+        let context = context ?? objects
+        var s = ""
+        for o in objects {
+            let pad = String(repeating: "  ", count: indent)
+            let name = EMVTagDictionary.info(o.tag)?.name ?? "unknown tag"
+            var line = "\(pad)\(o.tag.hex) \(name) [\(o.value.count)]"
+            let decoded = EMVValueDecoder.decode(o, context: context)
+            if !o.isConstructed {
+                if !EMVValueDecoder.isSensitive(o.tag), !o.value.isEmpty {
+                    line += " \(Hex.encode(o.value))"
+                }
+                if let decoded { line += " = \(decoded.text)" }
+            }
+            s += line + "\n"
+            if !o.isConstructed, let decoded {
+                for d in decoded.details { s += "\(pad)    \(d)\n" }
+            }
+            if o.isConstructed { s += text(o.children, indent: indent + 1, context: context) }
+        }
+        return s
+    }
+
+    static func json(_ objects: [TLV], context: [TLV]? = nil) -> JSONValue {
+        let context = context ?? objects
+        return .array(objects.map { node($0, context: context) })
+    }
+
+    private static func node(_ o: TLV, context: [TLV]) -> JSONValue {
+        var d: [String: JSONValue] = [
+            "tag": .string(o.tag.hex),
+            "name": EMVTagDictionary.info(o.tag).map { .string($0.name) } ?? .null,
+            "length": .int(o.value.count),
+            "constructed": .bool(o.isConstructed),
+        ]
+        if let info = EMVTagDictionary.info(o.tag) {
+            d["format"] = .string(info.format.rawValue)
+            d["source"] = .string(info.source.rawValue)
+        }
+        if EMVValueDecoder.isSensitive(o.tag) {
+            d["redacted"] = .bool(true)
+        } else {
+            d["value"] = .string(Hex.encode(o.value))
+        }
+        if o.isConstructed {
+            d["children"] = .array(o.children.map { node($0, context: context) })
+        } else if let decoded = EMVValueDecoder.decode(o, context: context) {
+            d["decoded"] = json(decoded)
+        }
+        return .object(d)
+    }
+
+    static func json(_ v: DecodedValue) -> JSONValue {
+        var d: [String: JSONValue] = ["text": .string(v.text)]
+        if !v.details.isEmpty { d["details"] = .array(v.details.map(JSONValue.string)) }
+        if let f = v.fields { d["fields"] = json(f) }
+        return .object(d)
+    }
+
+    static func json(_ v: StructuredValue) -> JSONValue {
+        switch v {
+        case .string(let s): return .string(s)
+        case .int(let i): return .int(i)
+        case .bool(let b): return .bool(b)
+        case .array(let a): return .array(a.map(json))
+        case .object(let o): return .object(o.mapValues(json))
+        }
+    }
+}
