@@ -26,6 +26,12 @@ public struct DataObjectList: Hashable, Sendable {
                                offset: afterTag)
             }
             let (length, next) = try BERTLV.readLength(b, at: afterTag)
+            // A DOL entry's length is one byte (EMV Book 3 §5.4); a larger one is a card's
+            // attempt to make the terminal build megabytes of data.
+            guard length <= 255 else {
+                throw TLVError(.unsupportedLength, "data object list asks for \(length) bytes of tag \(tag.hex) (at most 255)",
+                               offset: afterTag)
+            }
             out.append(Entry(tag: tag, length: length))
             i = next
         }

@@ -58,9 +58,13 @@ public enum EMVValueDecoder {
     /// The decoded value of a primitive `tlv`, or nil when there is nothing to say beyond the
     /// hex (constructed objects, cryptograms, unknown tags). Never nil for sensitive tags.
     public static func decode(_ tlv: TLV, context: [TLV] = []) -> DecodedValue? {
+        decode(tlv, in: Context(context))
+    }
+
+    /// The same with a context built once, for decoding many objects of one response.
+    public static func decode(_ tlv: TLV, in ctx: Context) -> DecodedValue? {
         guard !tlv.isConstructed else { return nil }
         let v = Array(tlv.value)
-        let ctx = Context(context)
         if let d = decodeKnown(tlv.tag, v, ctx) { return d }
         if isSensitive(tlv.tag) { return DecodedValue("redacted (\(v.count) bytes)", fields: .object(["redacted": .bool(true)])) }
         return decodeByFormat(tlv.tag, v)
@@ -68,20 +72,29 @@ public enum EMVValueDecoder {
 
     // MARK: - Context
 
-    /// What the surrounding data objects tell about a value.
-    struct Context {
+    /// What the surrounding data objects tell about a value: the currency and exponent of
+    /// amounts, and the payment scheme (from an AID) for tags the schemes use differently.
+    public struct Context: Sendable {
         let objects: [TLV]
+        /// The payment scheme, from an AID in the context, or given.
+        public let scheme: Scheme?
 
-        init(_ objects: [TLV]) { self.objects = objects.flattened }
+        /// The context of `objects` (searched depth first); `scheme` overrides the one their AID tells.
+        public init(_ objects: [TLV], scheme: Scheme? = nil) {
+            let flat = objects.flattened
+            self.objects = flat
+            self.scheme = scheme ?? Self.scheme(in: flat)
+        }
 
         func value(_ tag: Tag) -> [UInt8]? {
             objects.first { $0.tag == tag && !$0.isConstructed }.map { Array($0.value) }
         }
 
-        /// The payment scheme, from an AID in the context.
-        var scheme: Scheme? {
+        static func scheme(in objects: [TLV]) -> Scheme? {
             for tag: Tag in [0x4F, 0x84, 0x9F06] {
-                if let aid = value(tag), let s = Scheme(aid: aid) { return s }
+                for o in objects where o.tag == tag {
+                    if let s = Scheme(aid: Array(o.value)) { return s }
+                }
             }
             return nil
         }
@@ -114,6 +127,30 @@ public enum EMVValueDecoder {
             default: return nil
             }
         }
+    }
+
+    /// The name of `tag` for display. Where schemes share a tag (`9F6C`: "Card Transaction
+    /// Qualifiers (CTQ) (Visa) / Mag-stripe Application Version Number (Card) (Mastercard)") and
+    /// the context tells the scheme, only that scheme's meaning.
+    public static func name(of tag: Tag, in ctx: Context) -> String? {
+        guard let full = EMVTagDictionary.info(tag)?.name else { return nil }
+        guard let scheme = ctx.scheme, full.contains(" / ") else { return full }
+        let marker: String = switch scheme {
+        case .visa: "(Visa)"
+        case .mastercard: "(Mastercard)"
+        case .amex: "(Amex)"
+        case .discover: "(Discover)"
+        case .jcb: "(JCB)"
+        case .unionpay: "(UnionPay)"
+        }
+        var parts: [Substring] = []
+        var rest = full[...]
+        while let r = rest.firstRange(of: " / ") {
+            parts.append(rest[..<r.lowerBound])
+            rest = rest[r.upperBound...]
+        }
+        parts.append(rest)
+        return parts.first { $0.hasSuffix(marker) }.map(String.init) ?? full
     }
 
     // MARK: - By tag
@@ -227,13 +264,13 @@ public enum EMVValueDecoder {
         // Structures.
         case 0x94: return afl(v)
         case 0x8C, 0x8D, 0x9F38, 0x9F49, 0x97, 0x9F4F, 0xDF811A:
-            return dol(v)
-        case 0x9F5B where ctx.scheme == .mastercard: return dol(v)
-        case 0x9F51 where ctx.scheme == .mastercard: return dol(v)
+            return dol(v, ctx)
+        case 0x9F5B where ctx.scheme == .mastercard: return dol(v, ctx)
+        case 0x9F51 where ctx.scheme == .mastercard: return dol(v, ctx)
         case 0x9F69:
             if v.count >= 7, v[0] == 0x01 { return cardAuthenticationData(v) }
-            return dol(v)
-        case 0x9F4A, 0xDF8112: return tagList(v)
+            return dol(v, ctx)
+        case 0x9F4A, 0xDF8112: return tagList(v, ctx)
         case 0x9F10: return issuerApplicationData(v, ctx)
         case 0x80: return responseFormat1(v)
         case 0x9F08, 0x9F09: return versionNumber(v)
@@ -768,12 +805,12 @@ public enum EMVValueDecoder {
         return DecodedValue(text, details: n == 1 ? [] : details, fields: .object(["entries": .array(entries)]))
     }
 
-    static func dol(_ v: [UInt8]) -> DecodedValue {
+    static func dol(_ v: [UInt8], _ ctx: Context) -> DecodedValue {
         guard let list = try? DataObjectList(bytes: v) else { return malformed(v, "a data object list") }
         var details: [String] = []
         var entries: [StructuredValue] = []
         for e in list.entries {
-            let name = EMVTagDictionary.info(e.tag)?.name ?? "unknown tag"
+            let name = name(of: e.tag, in: ctx) ?? "unknown tag"
             details.append("\(e.tag.hex) \(name) [\(e.length)]")
             entries.append(.object(["tag": .string(e.tag.hex), "name": .string(name), "length": .int(e.length)]))
         }
@@ -782,7 +819,7 @@ public enum EMVValueDecoder {
                             fields: .object(["entries": .array(entries), "dataLength": .int(list.dataLength)]))
     }
 
-    static func tagList(_ v: [UInt8]) -> DecodedValue {
+    static func tagList(_ v: [UInt8], _ ctx: Context) -> DecodedValue {
         var tags: [Tag] = []
         var i = 0
         let slice = v[...]
@@ -791,7 +828,7 @@ public enum EMVValueDecoder {
             tags.append(t)
             i = next
         }
-        let details = tags.map { "\($0.hex) \(EMVTagDictionary.info($0)?.name ?? "unknown tag")" }
+        let details = tags.map { "\($0.hex) \(name(of: $0, in: ctx) ?? "unknown tag")" }
         return DecodedValue(tags.count == 1 ? details[0] : "\(tags.count) tags", details: tags.count == 1 ? [] : details,
                             fields: .object(["tags": .array(tags.map { .string($0.hex) })]))
     }

@@ -6,9 +6,9 @@ public struct EncodingRules: Hashable, Sendable {
     public var allowsNonMinimalEncoding: Bool
     /// Deepest nesting of constructed objects accepted (top level is depth 1).
     public var maxDepth: Int
-    /// Most bytes a length field may have after its `8x` byte (1...4).
+    /// Most bytes a length field may have after its `8x` byte (values above 4 act as 4).
     public var maxLengthBytes: Int
-    /// Most bytes a tag may have.
+    /// Most bytes a tag may have (values above 4 act as 4: ``Tag`` holds 4 bytes).
     public var maxTagBytes: Int
     /// Most objects in one parse, children included.
     public var maxObjects: Int

@@ -138,8 +138,10 @@ public enum BERTLV {
                 }
                 i += 1
                 count += 1
-                guard count <= rules.maxTagBytes else {
-                    throw TLVError(.tagTooLong, "tag longer than \(rules.maxTagBytes) bytes", offset: offset - base)
+                // `Tag` holds at most 4 bytes, whatever the rules say.
+                let limit = min(rules.maxTagBytes, 4)
+                guard count <= limit else {
+                    throw TLVError(.tagTooLong, "tag longer than \(limit) bytes", offset: offset - base)
                 }
                 if b & 0x80 == 0 { break }
             }
@@ -160,8 +162,10 @@ public enum BERTLV {
             throw TLVError(.unsupportedLength, "indefinite length (80) is not allowed in EMV", offset: offset - base)
         }
         let n = Int(first & 0x7F)
-        guard n <= rules.maxLengthBytes else {
-            throw TLVError(.unsupportedLength, "length field of \(n) bytes (at most \(rules.maxLengthBytes))",
+        // At most 4 length bytes whatever the rules say, so the length always fits an `Int`.
+        let limit = min(rules.maxLengthBytes, 4)
+        guard n <= limit else {
+            throw TLVError(.unsupportedLength, "length field of \(n) bytes (at most \(limit))",
                            offset: offset - base)
         }
         guard offset + n < bytes.endIndex else {

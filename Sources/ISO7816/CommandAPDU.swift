@@ -26,6 +26,21 @@ public struct CommandAPDU: Hashable, Sendable {
         self.expectedResponseLength = expectedResponseLength
     }
 
+    /// Builds a command from values that come from outside (a command line, a file): a data
+    /// field over 65535 bytes or an Le outside -1 and 1...65536 is ``ISO7816Error/Code/badLength``
+    /// instead of a trap.
+    public init(validatingClass cla: UInt8, instruction ins: UInt8, p1: UInt8, p2: UInt8,
+                data: [UInt8] = [], expectedResponseLength: Int = -1) throws(ISO7816Error) {
+        guard expectedResponseLength == -1 || (1...65536).contains(expectedResponseLength) else {
+            throw ISO7816Error(.badLength, "Le of \(expectedResponseLength) (absent, or 1 to 65536)")
+        }
+        guard data.count <= 65535 else {
+            throw ISO7816Error(.badLength, "command data of \(data.count) bytes (at most 65535)")
+        }
+        self.init(instructionClass: cla, instructionCode: ins, p1Parameter: p1, p2Parameter: p2,
+                  data: data, expectedResponseLength: expectedResponseLength)
+    }
+
     /// CryptoTokenKit-shaped convenience: `send(ins:p1:p2:data:le:)`; `le` nil means absent, 0 means 256.
     public init(cla: UInt8 = 0x00, ins: UInt8, p1: UInt8, p2: UInt8, data: [UInt8] = [], le: Int? = nil) {
         let expected: Int

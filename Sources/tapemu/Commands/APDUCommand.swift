@@ -119,12 +119,17 @@ enum APDUExplainer {
         s += "  CLA  \(Hex.encode([c.instructionClass]))  \(claMeaning(c.instructionClass))\n"
         s += "  INS  \(Hex.encode([c.instructionCode]))  \(c.instructionName)\n"
         let meanings = c.parameterMeanings
-        s += "  P1   \(Hex.encode([c.p1Parameter]))\n"
-        s += "  P2   \(Hex.encode([c.p2Parameter]))\n"
-        for m in meanings { s += "       \(m)\n" }
-        if let tagName = getDataName(c) { s += "       \(tagName)\n" }
+        if meanings.isEmpty {
+            s += "  P1   \(Hex.encode([c.p1Parameter]))\n"
+            s += "  P2   \(Hex.encode([c.p2Parameter]))\n"
+        } else {
+            for m in meanings { s += "  \(m)\n" }
+        }
+        if let tagName = getDataName(c) { s += "         \(tagName)\n" }
         if !c.data.isEmpty {
-            s += "  Lc   \(c.data.count) byte\(c.data.count == 1 ? "" : "s")\n"
+            let lc = c.needsExtendedLength
+                ? Hex.encode([0, UInt8(c.data.count >> 8), UInt8(c.data.count & 0xFF)]) : Hex.encode([UInt8(c.data.count)])
+            s += "  Lc   \(lc) (\(c.data.count) byte\(c.data.count == 1 ? "" : "s"))\n"
             if isSecret(c) {
                 s += "  Data (not shown)\n"
             } else if let tlv = dataTLV(c) {

@@ -39,6 +39,10 @@ struct TLVDecodeCommand: TapemuCommand {
             throw CommandFailure.dataError("not valid BER-TLV: \(error)")
         }
         guard !objects.isEmpty else { throw CommandFailure.dataError("no TLV object in \(bytes.count) byte(s)") }
+        if bytes.suffix(2) == [0x90, 0x00], let last = objects.last, last.tag == 0x90, last.value.isEmpty {
+            console.printError("tapemu: note: the last bytes 9000 look like a status word; "
+                               + "'tapemu apdu decode --response' decodes a whole response")
+        }
         if output.json {
             try JSONOutput.print(TLVRender.json(objects), to: console)
         } else {
@@ -88,14 +92,14 @@ extension String {
 enum TLVRender {
     /// One line per object: `9F02 Amount, Authorised (Numeric) [6] 000000001234 = 12.34 EUR`,
     /// children indented by two spaces, details of a decoded value further indented.
-    static func text(_ objects: [TLV], indent: Int = 0, context: [TLV]? = nil) -> String {
-        let context = context ?? objects
+    static func text(_ objects: [TLV], indent: Int = 0, context: EMVValueDecoder.Context? = nil) -> String {
+        let context = context ?? EMVValueDecoder.Context(objects)
         var s = ""
         for o in objects {
             let pad = String(repeating: "  ", count: indent)
-            let name = EMVTagDictionary.info(o.tag)?.name ?? "unknown tag"
+            let name = EMVValueDecoder.name(of: o.tag, in: context) ?? "unknown tag"
             var line = "\(pad)\(o.tag.hex) \(name) [\(o.value.count)]"
-            let decoded = EMVValueDecoder.decode(o, context: context)
+            let decoded = EMVValueDecoder.decode(o, in: context)
             if !o.isConstructed {
                 if !EMVValueDecoder.isSensitive(o.tag), !o.value.isEmpty {
                     line += " \(Hex.encode(o.value))"
@@ -111,15 +115,15 @@ enum TLVRender {
         return s
     }
 
-    static func json(_ objects: [TLV], context: [TLV]? = nil) -> JSONValue {
-        let context = context ?? objects
+    static func json(_ objects: [TLV], context: EMVValueDecoder.Context? = nil) -> JSONValue {
+        let context = context ?? EMVValueDecoder.Context(objects)
         return .array(objects.map { node($0, context: context) })
     }
 
-    private static func node(_ o: TLV, context: [TLV]) -> JSONValue {
+    private static func node(_ o: TLV, context: EMVValueDecoder.Context) -> JSONValue {
         var d: [String: JSONValue] = [
             "tag": .string(o.tag.hex),
-            "name": EMVTagDictionary.info(o.tag).map { .string($0.name) } ?? .null,
+            "name": EMVValueDecoder.name(of: o.tag, in: context).map { .string($0) } ?? .null,
             "length": .int(o.value.count),
             "constructed": .bool(o.isConstructed),
         ]
@@ -127,14 +131,15 @@ enum TLVRender {
             d["format"] = .string(info.format.rawValue)
             d["source"] = .string(info.source.rawValue)
         }
+        // A constructed value is its children (which may hold a PAN): only primitives carry hex.
         if EMVValueDecoder.isSensitive(o.tag) {
             d["redacted"] = .bool(true)
-        } else {
+        } else if !o.isConstructed {
             d["value"] = .string(Hex.encode(o.value))
         }
         if o.isConstructed {
             d["children"] = .array(o.children.map { node($0, context: context) })
-        } else if let decoded = EMVValueDecoder.decode(o, context: context) {
+        } else if let decoded = EMVValueDecoder.decode(o, in: context) {
             d["decoded"] = json(decoded)
         }
         return .object(d)
