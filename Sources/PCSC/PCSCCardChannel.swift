@@ -1,0 +1,160 @@
+public import CardChannel
+public import ISO7816
+import Synchronization
+
+/// A ``CardChannel`` to the card in a PC/SC reader.
+///
+/// Responses pass through as the card sent them (61xx and 6Cxx included: ``CardSession`` deals
+/// with them). Errors are ``CardChannelError``s: `.cardRemoved` for a tear (`SCARD_W_REMOVED_CARD`,
+/// `SCARD_E_NO_SMARTCARD`, and vpcd's `SCARD_E_NOT_TRANSACTED`), `.readerRemoved`,
+/// `.noService`, `.sharingViolation`, `.malformedResponse` for fewer than 2 bytes, `.cancelled`
+/// (at once, even while `SCardTransmit` blocks on a mute card), and `.transmitFailed` with the
+/// PC/SC constant in `detail` for anything else.
+public final class PCSCCardChannel: CardChannel {
+    public let card: PCSCCard
+    /// The reader's name.
+    public var reader: String { card.reader }
+    public let atr: [UInt8]
+    /// What the ATR says about the card.
+    public let readerATR: ReaderATR
+    /// The reader state when the channel opened: its event count tells a later removal.
+    let openedState: ReaderState
+    /// How long to watch the reader after a response shorter than SW1 SW2 before calling it
+    /// malformed rather than a removal (vpcd answers a torn card's command with nothing, and
+    /// pcscd notices the empty slot within its ~400 ms poll).
+    public let removalCheck: Duration
+    private let closed = Mutex(false)
+
+    init(card: PCSCCard, openedState: ReaderState, removalCheck: Duration = .seconds(1)) {
+        self.card = card
+        self.openedState = openedState
+        self.atr = card.atr.isEmpty ? openedState.atr : card.atr
+        self.readerATR = ReaderATR(atr)
+        self.removalCheck = removalCheck
+    }
+
+    /// Opens a channel on a card already connected (see ``PCSC/openChannel(reader:wait:clock:share:)``
+    /// for the usual way).
+    public static func wrapping(_ card: PCSCCard) async throws(CardChannelError) -> PCSCCardChannel {
+        let state: ReaderState
+        do {
+            state = try await card.context.states(of: [card.reader])[0]
+        } catch {
+            throw CardChannelError(error, during: .exchange, reader: card.reader)
+        }
+        return PCSCCardChannel(card: card, openedState: state)
+    }
+
+    public func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
+        if closed.withLock({ $0 }) { throw CardChannelError(.closed, "the PC/SC channel to \(reader) is closed") }
+        if command.needsExtendedLength && !readerATR.supportsExtendedLength {
+            throw CardChannelError(.transmitFailed,
+                                   "the command needs extended Lc/Le, which the card's ATR does not announce",
+                                   detail: "extended length unsupported")
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try await card.transmit(command.bytes)
+        } catch {
+            throw CardChannelError(error, during: .exchange, reader: reader)
+        }
+        guard bytes.count >= 2 else {
+            if await cardLeft() {
+                throw CardChannelError(.cardRemoved, "the card left the field during the exchange (\(reader))")
+            }
+            throw CardChannelError(.malformedResponse,
+                                   "the reader returned \(bytes.count) byte(s), not even SW1 SW2",
+                                   detail: bytes.isEmpty ? nil : Hex.encode(bytes))
+        }
+        return ResponseAPDU(data: Array(bytes[..<(bytes.count - 2)]), sw1: bytes[bytes.count - 2], sw2: bytes[bytes.count - 1])
+    }
+
+    /// Whether the card left the reader since the channel opened, watching for ``removalCheck``.
+    private func cardLeft() async -> Bool {
+        let context = card.context
+        let clock = MonotonicClock.continuous
+        let deadline = clock.now + removalCheck
+        func gone(_ s: ReaderState) -> Bool {
+            s.isGone || s.flags.contains(.empty) || s.eventCount != openedState.eventCount
+        }
+        do {
+            var state = try await context.states(of: [reader])[0]
+            while !gone(state) {
+                state = try await context.waitForChange(from: [state], deadline: deadline, clock: clock)[0]
+            }
+            return true
+        } catch {
+            return error.code == .unknownReader || error.code == .readerUnavailable
+        }
+    }
+
+    /// The card's UID through the PC/SC pseudo-APDU `FF CA 00 00 00` (PC/SC part 3 §3.2.2.1.3),
+    /// or nil when the reader does not support it (any status other than 9000).
+    public func readUID() async throws(CardChannelError) -> [UInt8]? {
+        let response = try await transmit(CommandAPDU(cla: 0xFF, ins: 0xCA, p1: 0x00, p2: 0x00, le: 0))
+        guard response.sw1 == 0x90, response.sw2 == 0x00, !response.data.isEmpty else { return nil }
+        return response.data
+    }
+
+    /// Closes the channel and disconnects from the card (leaving it as it is, by default).
+    /// Does not wait: a transmit still blocked on a mute card finishes first.
+    public func close(_ disposition: PCSCDisposition = .leave) {
+        let first = closed.withLock { c -> Bool in
+            defer { c = true }
+            return !c
+        }
+        if first { card.disconnectLater(disposition) }
+    }
+}
+
+/// Where a PC/SC error happened, for turning it into a ``CardChannelError``.
+public enum PCSCPhase: Sendable, Hashable {
+    /// Connecting to pcscd or listing readers.
+    case service
+    /// Waiting for a card to be presented.
+    case waitingForCard
+    /// Connecting to the card.
+    case connecting
+    /// Exchanging APDUs.
+    case exchange
+}
+
+extension CardChannelError {
+    /// The channel error for a PC/SC error: removals, service, sharing and cancellation get their
+    /// own codes; anything else is `.transmitFailed` with the C constant in `detail`.
+    public init(_ error: PCSCError, during phase: PCSCPhase, reader: String? = nil,
+                file: String = #fileID, line: Int = #line) {
+        let on = reader.map { " (\($0))" } ?? ""
+        let detail = error.code.name
+        switch error.code {
+        case .noService, .serviceStopped:
+            self.init(.noService, "the PC/SC service pcscd is not running" + on, detail: detail,
+                      hint: error.hint, file: file, line: line)
+        case .cancelled:
+            self.init(.cancelled, "cancelled" + on, detail: detail, file: file, line: line)
+        case .timeout where phase == .waitingForCard:
+            self.init(.noCard, "no card was presented in time" + on, detail: detail, file: file, line: line)
+        case .timeout:
+            self.init(.timeout, "the reader did not answer in time" + on, detail: detail, file: file, line: line)
+        case .sharingViolation:
+            self.init(.sharingViolation, "another program holds the card" + on, detail: detail,
+                      hint: error.hint, file: file, line: line)
+        case .removedCard, .noSmartcard, .unpoweredCard:
+            self.init(.cardRemoved, "the card was removed from the field" + on, detail: detail, file: file, line: line)
+        case .notTransacted where phase == .exchange:
+            self.init(.cardRemoved, "the card left the field during the exchange" + on, detail: detail,
+                      file: file, line: line)
+        case .readerUnavailable:
+            self.init(.readerRemoved, "the reader is no longer available" + on, detail: detail, file: file, line: line)
+        case .unknownReader where phase == .service:
+            self.init(.noReader, "no such reader" + on, detail: detail, file: file, line: line)
+        case .unknownReader:
+            self.init(.readerRemoved, "the reader went away" + on, detail: detail, file: file, line: line)
+        case .noReadersAvailable:
+            self.init(.noReader, "no PC/SC reader is connected", detail: detail, hint: error.hint, file: file, line: line)
+        default:
+            self.init(.transmitFailed, "\(error.function) failed: \(error.code.message)" + on, detail: detail,
+                      file: file, line: line)
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A dedicated thread that owns one PC/SC context and runs every call on it, in order.
+///
+/// Blocking PC/SC calls (`SCardGetStatusChange`, `SCardTransmit`) block this thread, never a
+/// thread of Swift's cooperative pool. Callers await results through continuations; a caller
+/// whose task is cancelled can stop waiting at once (``perform(abandonOnCancel:onCancel:_:)``),
+/// in which case the call finishes on this thread later and its result is dropped.
+final class PCSCThread: Sendable {
+    private struct Queue {
+        var jobs: [@Sendable () -> Void] = []
+        var stopping = false
+    }
+    private let queue = Mutex(Queue())
+    private let wake = DispatchSemaphore(value: 0)
+
+    init(name: String) {
+        // The thread holds this object until ``stop()`` ends its loop.
+        let thread = Thread { [self] in
+            while true {
+                wake.wait()
+                let next = queue.withLock { q -> (@Sendable () -> Void)?? in
+                    if !q.jobs.isEmpty { return .some(q.jobs.removeFirst()) }
+                    return q.stopping ? .some(nil) : .none
+                }
+                switch next {
+                case .some(.some(let job)): job()
+                case .some(.none): return
+                case .none: continue
+                }
+            }
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Queues `job`; it runs after every job queued before it.
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        queue.withLock { $0.jobs.append(job) }
+        wake.signal()
+    }
+
+    /// Ends the thread once the jobs queued so far have run.
+    func stop() {
+        queue.withLock { $0.stopping = true }
+        wake.signal()
+    }
+
+    /// Runs `body` on this thread and returns its result.
+    ///
+    /// - Parameters:
+    ///   - abandonOnCancel: when the calling task is cancelled, return `.cancelled` at once
+    ///     instead of waiting for `body` (which goes on and whose result is dropped). A task
+    ///     already cancelled does not run `body` at all.
+    ///   - onCancel: called (from the cancelling thread) when the task is cancelled, e.g. to
+    ///     `SCardCancel` a blocked wait.
+    func perform<T: Sendable>(
+        _ function: PCSCFunction,
+        abandonOnCancel: Bool = false,
+        onCancel: (@Sendable () -> Void)? = nil,
+        _ body: @escaping @Sendable () throws(PCSCError) -> T
+    ) async throws(PCSCError) -> T {
+        let once = OnceContinuation<Result<T, PCSCError>>()
+        let cancelled = Result<T, PCSCError>.failure(PCSCError(.cancelled, function: function))
+        if abandonOnCancel && Task.isCancelled { throw PCSCError(.cancelled, function: function) }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Result<T, PCSCError>, Never>) in
+                once.set(c)
+                submit {
+                    once.resume(Result { () throws(PCSCError) -> T in try body() })
+                }
+            }
+        } onCancel: {
+            onCancel?()
+            if abandonOnCancel { once.resume(cancelled) }
+        }
+        return try result.get()
+    }
+}
+
+/// A continuation resumed at most once, by whichever side comes first; a value that comes before
+/// the continuation is registered is kept for it.
+final class OnceContinuation<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, Never>?
+        var early: T?
+        var done = false
+    }
+    private let state = Mutex(State())
+
+    init() {}
+
+    func set(_ c: CheckedContinuation<T, Never>) {
+        let early = state.withLock { s -> T? in
+            if let e = s.early { s.early = nil; return e }
+            s.continuation = c
+            return nil
+        }
+        if let early { c.resume(returning: early) }
+    }
+
+    func resume(_ value: T) {
+        let c = state.withLock { s -> CheckedContinuation<T, Never>? in
+            guard !s.done else { return nil }
+            s.done = true
+            if let c = s.continuation { s.continuation = nil; return c }
+            s.early = value
+            return nil
+        }
+        c?.resume(returning: value)
+    }
+}

@@ -1,0 +1,49 @@
+/// How `--reader` picks one reader among pcscd's: an exact name, an index (as `pcsc_scan -r` and
+/// `tapemu readers` number them, from 0), or a substring that matches one reader — or, on a
+/// dual-interface reader whose slots all match, the contactless slot.
+public enum ReaderSelection {
+    /// Why no single reader was chosen.
+    public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
+        case noReaders
+        case noMatch(query: String, readers: [String])
+        case indexOutOfRange(Int, count: Int)
+        case ambiguous(query: String, candidates: [String])
+
+        public var description: String {
+            switch self {
+            case .noReaders:
+                return "no PC/SC reader is connected"
+            case .noMatch(let q, let readers):
+                return "no reader matches '\(q)' (readers: \(readers.map { "'\($0)'" }.joined(separator: ", ")))"
+            case .indexOutOfRange(let i, let count):
+                return "reader index \(i) is out of range (\(count) reader\(count == 1 ? "" : "s"), numbered from 0)"
+            case .ambiguous(let q, let candidates):
+                return "'\(q)' matches \(candidates.count) readers: \(candidates.map { "'\($0)'" }.joined(separator: ", ")); give more of the name"
+            }
+        }
+    }
+
+    /// Whether a reader's name says it is the contactless interface: a word `PICC`,
+    /// `Contactless` or `CL` (e.g. `ACS ACR1252 1S CL Reader PICC 00 00`).
+    public static func isContactless(_ name: String) -> Bool {
+        let words = name.uppercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber })
+        return words.contains { $0 == "PICC" || $0 == "CONTACTLESS" || $0 == "CL" }
+    }
+
+    /// The reader `query` designates among `readers`. An empty query picks the only reader, or
+    /// the only contactless one.
+    public static func resolve(_ query: String, among readers: [String]) throws(Failure) -> String {
+        guard !readers.isEmpty else { throw .noReaders }
+        if readers.contains(query) { return query }
+        if let index = Int(query) {
+            guard readers.indices.contains(index) else { throw .indexOutOfRange(index, count: readers.count) }
+            return readers[index]
+        }
+        let matches = query.isEmpty ? readers : readers.filter { $0.lowercased().contains(query.lowercased()) }
+        if matches.count == 1 { return matches[0] }
+        guard !matches.isEmpty else { throw .noMatch(query: query, readers: readers) }
+        let contactless = matches.filter(isContactless)
+        if contactless.count == 1 { return contactless[0] }
+        throw .ambiguous(query: query, candidates: matches)
+    }
+}
