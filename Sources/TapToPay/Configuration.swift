@@ -1,0 +1,108 @@
+public import CardChannel
+public import EMVKernel
+public import Foundation
+public import PaymentGateway
+
+/// The device tapemu pretends to be.
+public struct DeviceEnvironment: Sendable, Hashable {
+    /// Whether the device and OS support Tap to Pay (false → `notSupported` from every call).
+    public var isSupported: Bool
+    public var model: String
+    public var osVersion: String
+
+    public init(isSupported: Bool = true, model: String = "iPhone15,2", osVersion: String = "18.1") {
+        self.isSupported = isSupported
+        self.model = model
+        self.osVersion = osVersion
+    }
+}
+
+/// A point of the payment flow, for crash simulation: ``TapToPay/Configuration/checkpoint`` is
+/// called there and may never return, freezing the flow as a killed process would.
+public enum FlowCheckpoint: String, Sendable, Hashable, CaseIterable {
+    /// The card has been read; nothing is written yet.
+    case cardRead
+    /// The pending record is durable; the authorisation has not started leaving.
+    case pendingWritten
+    /// The authorisation request has started leaving (the submission point).
+    case submitted
+    /// The gateway's answer arrived; the pending record is not yet removed.
+    case answered
+}
+
+/// What the flow tells an observer as it goes (the CLI prints these on stderr).
+public enum PaymentEvent: Sendable, Hashable {
+    case waitingForLocation
+    case waitingForCard(source: String)
+    case reading
+    case cardRead(brand: String, maskedPAN: String, cvm: String)
+    case waitingForPIN
+    case authorising(orderId: String, early: Bool)
+    case answered(status: String)
+}
+
+extension TapToPay {
+    /// Everything a payment depends on. The embedded default: a virtual Visa qVSDC card and the
+    /// in-process gateway in a data directory.
+    public struct Configuration: Sendable {
+        /// Where cards come from.
+        public var cardSource: any CardSource
+        /// The acquirer.
+        public var gateway: any Gateway
+        /// The device's durable store of pending payments.
+        public var pendingStore: PendingPaymentStore
+        /// The clock of every timeout and timing.
+        public var clock: MonotonicClock
+        /// Wall time (token expiry, record timestamps).
+        public var now: @Sendable () -> Date
+        public var location: any LocationProvider
+        public var terms: any TermsProvider
+        public var pin: any PINProvider
+        public var device: DeviceEnvironment
+        /// This SDK's version string, which the gateway may block.
+        public var sdkVersion: String
+        public var timeouts: PaymentTimeouts
+        /// The reader kernel's terminal settings (country, currency, TTQ, CVM limit, AIDs).
+        public var terminal: TerminalConfiguration
+        /// ISO 4217 alphabetic currency of the amounts.
+        public var currency: String
+        /// Faults to inject per authorisation (the CLI's `--gateway-fault`).
+        public var gatewayFault: GatewayFault?
+        /// Start the authorisation as soon as the cryptogram and card data are known (qVSDC),
+        /// while the kernel goes on reading records. On by default, as real SDKs do.
+        public var submitsEarly: Bool
+        /// Called at each ``FlowCheckpoint``; a test can freeze the flow there.
+        public var checkpoint: @Sendable (FlowCheckpoint) async -> Void
+        /// Progress, for display.
+        public var onEvent: @Sendable (PaymentEvent) -> Void
+
+        public init(cardSource: any CardSource, gateway: any Gateway, pendingStore: PendingPaymentStore,
+                    clock: MonotonicClock = .continuous, now: @escaping @Sendable () -> Date = { Date() },
+                    location: any LocationProvider = FixedLocationProvider(),
+                    terms: any TermsProvider = FixedTermsProvider(accepts: true),
+                    pin: any PINProvider = ScriptedPINProvider(.cancel),
+                    device: DeviceEnvironment = DeviceEnvironment(), sdkVersion: String = TapToPay.sdkVersion,
+                    timeouts: PaymentTimeouts = .default, terminal: TerminalConfiguration = .default,
+                    currency: String = "EUR", gatewayFault: GatewayFault? = nil, submitsEarly: Bool = true,
+                    checkpoint: @escaping @Sendable (FlowCheckpoint) async -> Void = { _ in },
+                    onEvent: @escaping @Sendable (PaymentEvent) -> Void = { _ in }) {
+            self.cardSource = cardSource
+            self.gateway = gateway
+            self.pendingStore = pendingStore
+            self.clock = clock
+            self.now = now
+            self.location = location
+            self.terms = terms
+            self.pin = pin
+            self.device = device
+            self.sdkVersion = sdkVersion
+            self.timeouts = timeouts
+            self.terminal = terminal
+            self.currency = currency
+            self.gatewayFault = gatewayFault
+            self.submitsEarly = submitsEarly
+            self.checkpoint = checkpoint
+            self.onEvent = onEvent
+        }
+    }
+}

@@ -1,0 +1,197 @@
+import Testing
+import ISO7816
+import Synchronization
+@testable import CardChannel
+
+/// A channel that answers from a script, in order, and records what it was sent.
+final class ScriptedChannel: CardChannel {
+    enum Step: Sendable {
+        case respond([UInt8])
+        /// Answer after this much time on the clock.
+        case respondAfter(Duration, [UInt8])
+        /// Never answer; only cancellation ends the wait.
+        case hang
+        case fail(CardChannelError.Code)
+    }
+    let clock: MonotonicClock
+    private let hang = Hang()
+    private let state: Mutex<(steps: [Step], sent: [CommandAPDU])>
+
+    init(_ steps: [Step], clock: MonotonicClock = .continuous) {
+        self.clock = clock
+        self.state = Mutex((steps, []))
+    }
+
+    var atr: [UInt8] { [0x3B, 0x80, 0x80, 0x01, 0x01] }
+    var sent: [CommandAPDU] { state.withLock { $0.sent } }
+
+    func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
+        let step = state.withLock { s -> Step? in
+            s.sent.append(command)
+            return s.steps.isEmpty ? nil : s.steps.removeFirst()
+        }
+        switch step {
+        case nil:
+            throw CardChannelError(.traceEnded, "script ended")
+        case .respond(let bytes)?:
+            return try Self.parse(bytes)
+        case .respondAfter(let d, let bytes)?:
+            do { try await clock.sleep(for: d) } catch { throw CardChannelError(.cancelled, "cancelled") }
+            return try Self.parse(bytes)
+        case .hang?:
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                    hang.park(c)
+                }
+            } onCancel: {
+                hang.release()
+            }
+            throw CardChannelError(.cancelled, "cancelled")
+        case .fail(let code)?:
+            throw CardChannelError(code, "scripted failure")
+        }
+    }
+
+    static func parse(_ bytes: [UInt8]) throws(CardChannelError) -> ResponseAPDU {
+        do { return try ResponseAPDU(bytes: bytes) } catch { throw CardChannelError(.malformedResponse, error.reason) }
+    }
+}
+
+/// Parks hanging transmits until cancellation releases them.
+final class Hang: Sendable {
+    private let parked = Mutex<[CheckedContinuation<Void, Never>]>([])
+    private let releasedEarly = Mutex(0)
+    func park(_ c: CheckedContinuation<Void, Never>) {
+        let resumeNow = releasedEarly.withLock { n -> Bool in
+            if n > 0 { n -= 1; return true }
+            return false
+        }
+        if resumeNow { c.resume() } else { parked.withLock { $0.append(c) } }
+    }
+    func release() {
+        let c = parked.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        if let c { c.resume() } else { releasedEarly.withLock { $0 += 1 } }
+    }
+}
+
+@Suite("CardSession: GET RESPONSE, resend with Le, deadlines, timing")
+struct CardSessionTests {
+    let select = CommandAPDU.selectPPSE
+
+    @Test("61xx chains are fetched with GET RESPONSE and concatenated")
+    func getResponseChain() async throws {
+        let channel = ScriptedChannel([
+            .respond([0x61, 0x03]),
+            .respond([0x01, 0x02, 0x03, 0x61, 0x02]),
+            .respond([0x04, 0x05, 0x90, 0x00]),
+        ])
+        let session = CardSession(channel: channel)
+        let r = try await session.send(select)
+        #expect(r.data == [1, 2, 3, 4, 5])
+        #expect(r.statusWord == .success)
+        #expect(channel.sent.map(\.instructionCode) == [0xA4, 0xC0, 0xC0])
+        #expect(channel.sent[1].expectedResponseLength == 3)
+        #expect(channel.sent[2].expectedResponseLength == 2)
+        #expect(session.exchanges.count == 3)
+    }
+
+    @Test("6Cxx is answered by resending the same command with the exact Le")
+    func resendWithLe() async throws {
+        let channel = ScriptedChannel([.respond([0x6C, 0x10]), .respond([0xAA, 0x90, 0x00])])
+        let session = CardSession(channel: channel)
+        let r = try await session.send(.readRecord(1, sfi: 1))
+        #expect(r.data == [0xAA])
+        #expect(channel.sent.count == 2)
+        #expect(channel.sent[1].expectedResponseLength == 0x10)
+        #expect(Array(channel.sent[1].bytes.prefix(4)) == Array(channel.sent[0].bytes.prefix(4)))
+    }
+
+    @Test("6Cxx in answer to GET RESPONSE resends GET RESPONSE with that Le")
+    func getResponseThenWrongLe() async throws {
+        let channel = ScriptedChannel([
+            .respond([0x61, 0x00]), .respond([0x6C, 0x02]), .respond([0x0A, 0x0B, 0x90, 0x00]),
+        ])
+        let r = try await CardSession(channel: channel).send(select)
+        #expect(r.data == [0x0A, 0x0B])
+        #expect(channel.sent.last?.expectedResponseLength == 2)
+    }
+
+    @Test("a card that never stops answering 61xx is an error, not a loop")
+    func endlessChain() async {
+        let steps = Array(repeating: ScriptedChannel.Step.respond([0x61, 0x01]), count: 100)
+        let session = CardSession(channel: ScriptedChannel(steps))
+        await #expect { try await session.send(select) } throws: {
+            ($0 as? CardChannelError)?.code == .responseChainingFailed
+        }
+    }
+
+    @Test("a response shorter than SW1 SW2 is malformed")
+    func shortResponse() async {
+        let session = CardSession(channel: ScriptedChannel([.respond([0x90])]))
+        await #expect { try await session.send(select) } throws: {
+            ($0 as? CardChannelError)?.code == .malformedResponse
+        }
+        #expect(session.exchanges.first?.failure == .malformedResponse)
+    }
+
+    @Test("a mute card times out at the APDU deadline on the injected clock")
+    func timeout() async throws {
+        let clock = ManualClock()
+        let session = CardSession(channel: ScriptedChannel([.hang]), apduTimeout: .milliseconds(500),
+                                  clock: MonotonicClock(clock))
+        let task = Task { try await session.send(select) }
+        await clock.waitForSleepers(1)
+        clock.advance(by: .milliseconds(499))
+        #expect(clock.sleeperCount == 1)
+        clock.advance(by: .milliseconds(1))
+        let result = await task.result
+        #expect(throws: CardChannelError.self) { try result.get() }
+        #expect((result.error as? CardChannelError)?.code == .timeout)
+        #expect(session.exchanges.first?.failure == .timeout)
+        #expect(session.exchanges.first?.duration == .milliseconds(500))
+    }
+
+    @Test("cancelling the task ends the wait with cancelled, not timeout")
+    func cancellation() async throws {
+        let clock = ManualClock()
+        let session = CardSession(channel: ScriptedChannel([.hang]), apduTimeout: .seconds(5),
+                                  clock: MonotonicClock(clock))
+        let task = Task { try await session.send(select) }
+        await clock.waitForSleepers(1)
+        task.cancel()
+        let result = await task.result
+        #expect((result.error as? CardChannelError)?.code == .cancelled)
+    }
+
+    @Test("each exchange is timed on the session clock")
+    func timing() async throws {
+        let clock = ManualClock()
+        let mono = MonotonicClock(clock)
+        let channel = ScriptedChannel([.respondAfter(.milliseconds(7), [0x90, 0x00])], clock: mono)
+        let session = CardSession(channel: channel, clock: mono)
+        let task = Task { try await session.send(select) }
+        await clock.waitForSleepers(2)   // the deadline timer and the card at work
+        clock.advance(by: .milliseconds(7))
+        _ = try await task.value
+        let e = try #require(session.exchanges.first)
+        #expect(e.duration == .milliseconds(7))
+        #expect(e.micros == 7000)
+        #expect(e.start == .zero)
+    }
+
+    @Test("channel failures pass through with their code and are logged")
+    func failurePassesThrough() async {
+        let session = CardSession(channel: ScriptedChannel([.fail(.cardRemoved)]))
+        await #expect { try await session.send(select) } throws: {
+            ($0 as? CardChannelError)?.code == .cardRemoved
+        }
+        #expect(session.exchanges.map(\.failure) == [.cardRemoved])
+    }
+}
+
+extension Result {
+    var error: Failure? {
+        if case .failure(let e) = self { return e }
+        return nil
+    }
+}
