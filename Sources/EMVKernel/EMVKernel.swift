@@ -399,14 +399,15 @@ public struct EMVKernel: Sendable {
         let cvm = try CVMProcessing.decide(store: r.data, aip: r.aip, configuration: configuration,
                                            transaction: transaction)
         terminalData[.cvmResults] = cvm.results
-        if cvm.cvm == .failed { terminalData[.terminalVerificationResults]![2] |= 0x80 }
         if r.data.contains(.applicationCryptogram) {
+            // The TVR stays as the card saw it in the PDOL data: it is part of the cryptogram.
             let cryptogram = try makeCryptogram(r.data, application: r.application, terminal: terminalData,
                                                 source: .gpo, step: .cardData)
             return conclude(CardRead(application: r.application.info(aip: r.aip), card: card, cryptogram: cryptogram,
                                      cvm: cvm.cvm, cardDataObjects: r.data.objects),
                             onlineDataWasReady: r.onlineDataWasReady)
         }
+        if cvm.cvm == .failed { terminalData[.terminalVerificationResults]![2] |= 0x80 }  // CVM not successful
         guard let cdolBytes = r.data[.cdol1] else {
             throw KernelError(.missingMandatoryData, step: .generateAC,
                               "the card gave no cryptogram in its GPO answer and no CDOL1 8C to ask for one")
