@@ -24,6 +24,7 @@ public final class TapToPay: Sendable {
     public static let sdkVersion = "tapemu-1.0.0"
 
     public let configuration: Configuration
+    let engine: PaymentEngine
 
     private struct Session {
         var claims: TokenClaims?
@@ -36,6 +37,7 @@ public final class TapToPay: Sendable {
 
     public init(configuration: Configuration) {
         self.configuration = configuration
+        self.engine = PaymentEngine(configuration: configuration)
     }
 
     /// Whether this device supports Tap to Pay.
@@ -152,124 +154,34 @@ public final class TapToPay: Sendable {
         try await ensureTerms(accountId: claims.accountId)
         try checkCancelled()
 
-        // 2. The card.
-        config.onEvent(.waitingForCard(source: config.cardSource.name))
-        let channel: any CardChannel
-        do {
-            channel = try await config.cardSource.waitForCard(timeout: config.timeouts.cardPresentation, clock: config.clock)
+        // 2. The card and the authorisation.
+        let sale = SaleRequest(orderId: orderId, amount: amount, currency: config.currency, callbackUrl: callbackUrl,
+                               accountId: claims.accountId, origin: .tapToPay)
+        let response: AuthorisationResponse
+        do throws(SaleFailure) {
+            response = try await engine.sale(sale).response
         } catch {
-            throw error.code == .cancelled ? .cancelled : failureBeforeSubmission(.readerNotReady)
+            throw Self.error(for: error)
         }
-        try checkCancelled()
-        config.onEvent(.reading)
-
-        let submission = Submission()
-        let transaction = Transaction(amount: UInt64(amount))
-        let reader = EMVReader(configuration: config.terminal)
-        let read: CardRead
-        do throws(KernelError) {
-            read = try await reader.read(
-                channel: channel, transaction: transaction, apduTimeout: config.timeouts.apdu, clock: config.clock,
-                onOnlineDataReady: { partial in
-                    guard config.submitsEarly, partial.cvm != .onlinePIN,
-                          let card = partial.card, let cryptogram = partial.cryptogram,
-                          let application = partial.application, cryptogram.kind == .arqc else { return }
-                    let request = self.request(orderId: orderId, amount: amount, callbackUrl: callbackUrl,
-                                               card: card, cryptogram: cryptogram, brand: application.brand,
-                                               accountId: claims.accountId)
-                    await self.submit(request, early: true, into: submission)
-                })
-        } catch {
-            if submission.started {
-                // The authorisation may be on its way: whatever the card did, the outcome is unclear.
-                _ = await submission.answer()
-                throw .outcomeUnknown(orderId: orderId)
-            }
-            throw mapReadFailure(error)
-        }
-        await config.checkpoint(.cardRead)
-        config.onEvent(.cardRead(brand: read.application.brand.rawValue, maskedPAN: read.card.pan.masked,
-                                 cvm: read.cvm.rawValue))
-
-        if !submission.started {
-            switch read.cryptogram.kind {
-            case .aac:
-                throw failureBeforeSubmission(.cardDeclined)
-            case .arqc, .tc:
-                break
-            }
-            if read.cvm == .failed { throw failureBeforeSubmission(.cardDeclined) }
-            if read.cvm == .onlinePIN {
-                try await collectPIN(amount: amount, maskedPAN: read.card.pan.masked)
-            }
-            try checkCancelled()
-            let request = request(orderId: orderId, amount: amount, callbackUrl: callbackUrl, card: read.card,
-                                  cryptogram: read.cryptogram, brand: read.application.brand,
-                                  accountId: claims.accountId)
-            await submit(request, early: false, into: submission)
-            if let failure = submission.failureBeforeSubmission {
-                throw failure
-            }
-        }
-
-        // 3. After the submission point: a clear answer, or an unclear outcome.
-        let answer = await submission.answer()
-        guard case .success(let response)? = answer else {
-            throw .outcomeUnknown(orderId: orderId)
-        }
-        await config.checkpoint(.answered)
-        _ = try? config.pendingStore.remove(orderId: orderId)
-        config.onEvent(.answered(status: response.status.rawValue))
         return PaymentResult(paymentId: response.paymentId,
                              status: response.status == .approved ? .approved : .declined,
                              statusMessage: response.statusMessage, cardBrand: response.cardBrand.rawValue,
                              last4: response.last4, orderId: response.orderId)
     }
 
-    private func request(orderId: String, amount: Int, callbackUrl: String?, card: KernelCardData,
-                         cryptogram: Cryptogram, brand: KernelCardBrand, accountId: String) -> AuthorisationRequest {
-        let expiry = String(format: "%02d%02d", card.expiry.year % 100, card.expiry.month)
-        let gatewayCard = PaymentGateway.CardData(
-            pan: card.pan, expiry: expiry, panSequenceNumber: UInt8(clamping: card.panSequenceNumber ?? 0),
-            brand: PaymentGateway.CardBrand(rawValue: brand.rawValue), emvData: cryptogram.onlineDataBytes)
-        return AuthorisationRequest(orderId: orderId, amount: amount, currency: configuration.currency,
-                                    callbackUrl: callbackUrl, card: gatewayCard, sdkVersion: configuration.sdkVersion,
-                                    accountId: accountId)
-    }
-
-    /// Writes the pending record durably, then starts the authorisation (the submission point).
-    /// A pending record that cannot be written stops the payment before the submission point.
-    private func submit(_ request: AuthorisationRequest, early: Bool, into submission: Submission) async {
-        let config = configuration
-        let pending = PendingPayment(orderId: request.orderId, origin: .tapToPay, amount: request.amount,
-                                     currency: request.currency, maskedPAN: request.card.pan.masked,
-                                     last4: request.card.pan.last4, cardBrand: request.card.brand?.rawValue,
-                                     callbackUrl: request.callbackUrl, createdAt: config.now())
-        do {
-            try config.pendingStore.save(pending)
-        } catch {
-            submission.failBeforeSubmission(.paymentFailed(code: .unknown))
-            return
-        }
-        await config.checkpoint(.pendingWritten)
-        if Task.isCancelled {
-            // Not sent: nothing can be charged. The pending record goes.
-            _ = try? config.pendingStore.remove(orderId: request.orderId)
-            submission.failBeforeSubmission(.cancelled)
-            return
-        }
-        config.onEvent(.authorising(orderId: request.orderId, early: early))
-        let options = GatewayRequestOptions(timeout: config.timeouts.gatewayRequest, fault: config.gatewayFault)
-        let gateway = config.gateway
-        let task = Task { () -> Result<AuthorisationResponse, GatewayError> in
-            do throws(GatewayError) {
-                return .success(try await gateway.authorize(request, options: options))
-            } catch {
-                return .failure(error)
+    /// The seed's error for a failed sale.
+    static func error(for failure: SaleFailure) -> TapToPayError {
+        switch failure {
+        case .afterSubmission(let orderId, _):
+            return .outcomeUnknown(orderId: orderId)
+        case .beforeSubmission(let reason):
+            switch reason {
+            case .cancelled, .pinCancelled: return .cancelled
+            case .cardDeclined, .cvmFailed: return .paymentFailed(code: .cardDeclined)
+            case .reader, .pinTimeout: return .paymentFailed(code: .readerNotReady)
+            case .kernel, .pinFailed, .storage, .gateway: return .paymentFailed(code: .unknown)
             }
         }
-        submission.start(task)
-        await config.checkpoint(.submitted)
     }
 
     // MARK: - Steps before the card
@@ -314,24 +226,6 @@ public final class TapToPay: Sendable {
         }
     }
 
-    private func collectPIN(amount: Int, maskedPAN: String) async throws(TapToPayError) {
-        configuration.onEvent(.waitingForPIN)
-        let provider = configuration.pin
-        let request = PINRequest(amount: amount, currency: configuration.currency, maskedPAN: maskedPAN)
-        switch await withTimeout(configuration.timeouts.pinEntry, clock: configuration.clock, {
-            try await provider.requestPIN(request)
-        }) {
-        case .value(let pin?):
-            _ = pin   // the PIN goes into the emulated PIN block; it is never kept or printed
-        case .value(nil), .cancelled:
-            throw .cancelled
-        case .timedOut:
-            throw .paymentFailed(code: .readerNotReady)
-        case .failed:
-            throw .paymentFailed(code: .unknown)
-        }
-    }
-
     // MARK: - Failures before the submission point
 
     private func checkCancelled() throws(TapToPayError) {
@@ -343,43 +237,4 @@ public final class TapToPay: Sendable {
         Task.isCancelled ? .cancelled : .paymentFailed(code: code)
     }
 
-    private func mapReadFailure(_ error: KernelError) -> TapToPayError {
-        if let channel = error.channelError {
-            return channel.code == .cancelled || Task.isCancelled ? .cancelled : .paymentFailed(code: .readerNotReady)
-        }
-        if error.code == .cardDeclinedOffline { return .paymentFailed(code: .cardDeclined) }
-        return failureBeforeSubmission(.unknown)
-    }
-}
-
-/// The authorisation of one payment: not started, refused before sending, or in flight.
-private final class Submission: Sendable {
-    private struct State {
-        var task: Task<Result<AuthorisationResponse, GatewayError>, Never>?
-        var failure: TapToPayError?
-    }
-    private let state = Mutex(State())
-
-    /// Whether the authorisation has started leaving (the submission point is passed).
-    var started: Bool { state.withLock { $0.task != nil } }
-    var failureBeforeSubmission: TapToPayError? { state.withLock { $0.failure } }
-
-    func start(_ task: Task<Result<AuthorisationResponse, GatewayError>, Never>) {
-        state.withLock { $0.task = task; $0.failure = nil }
-    }
-
-    func failBeforeSubmission(_ error: TapToPayError) {
-        state.withLock { $0.failure = error }
-    }
-
-    /// The gateway's answer, or nil when nothing was sent. Returns at once with a failure when
-    /// the waiting task is cancelled (the request itself is not withdrawn).
-    func answer() async -> Result<AuthorisationResponse, GatewayError>? {
-        guard let task = state.withLock({ $0.task }) else { return nil }
-        return await withTaskCancellationHandler {
-            await task.value
-        } onCancel: {
-            task.cancel()
-        }
-    }
 }

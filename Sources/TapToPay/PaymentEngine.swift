@@ -1,0 +1,247 @@
+import BERTLV
+import CardChannel
+import EMVKernel
+import Foundation
+import PaymentGateway
+import Synchronization
+
+/// What one sale needs, whichever SDK face asked for it.
+struct SaleRequest: Sendable {
+    var orderId: String
+    var amount: Int
+    var currency: String
+    var callbackUrl: String?
+    var accountId: String?
+    var origin: PendingPayment.Origin
+    /// The CoreAPI `CoreSale` dictionary to keep with the pending record.
+    var saleDictionary: [String: String] = [:]
+}
+
+/// How a sale failed. The submission point splits the cases: before it no payment can exist;
+/// after it the card may be charged.
+enum SaleFailure: Error, Sendable {
+    enum Before: Sendable {
+        /// The task was cancelled (or the user cancelled) before anything was sent.
+        case cancelled
+        /// The card declined offline (AAC).
+        case cardDeclined
+        /// A cardholder verification was required that cannot be done.
+        case cvmFailed
+        /// No card in time, or the reader or card failed before the card was read.
+        case reader(CardChannelError)
+        /// The card broke the protocol.
+        case kernel(KernelError)
+        case pinCancelled
+        case pinTimeout
+        case pinFailed
+        /// The pending record could not be written, so nothing was sent.
+        case storage(GatewayError)
+        /// The gateway refused the request before recording anything (invalid request, order
+        /// conflict, blocked SDK version).
+        case gateway(GatewayError)
+    }
+    enum After: Sendable {
+        /// The gateway did not answer clearly (timeout, lost connection, server error).
+        case gateway(GatewayError)
+        /// The card or reader failed while the kernel went on reading after early submission.
+        case read(KernelError)
+        /// The task was cancelled while the answer was awaited.
+        case cancelled
+    }
+    case beforeSubmission(Before)
+    case afterSubmission(orderId: String, After)
+}
+
+/// What a successful sale returns.
+struct SaleOutcome: Sendable {
+    var response: AuthorisationResponse
+    /// The card read (nil only if the read failed after a clear early answer, which never
+    /// returns an outcome: kept optional for safety).
+    var read: CardRead
+}
+
+/// The engine under both SDK faces: wait for a card, read it with the kernel, write the pending
+/// record durably, send the authorisation (early when the card allows), and tell which side of
+/// the submission point any failure fell on.
+struct PaymentEngine: Sendable {
+    let configuration: TapToPay.Configuration
+
+    func sale(_ sale: SaleRequest) async throws(SaleFailure) -> SaleOutcome {
+        let config = configuration
+        config.onEvent(.waitingForCard(source: config.cardSource.name))
+        let channel: any CardChannel
+        do {
+            channel = try await config.cardSource.waitForCard(timeout: config.timeouts.cardPresentation, clock: config.clock)
+        } catch {
+            throw .beforeSubmission(error.code == .cancelled || Task.isCancelled ? .cancelled : .reader(error))
+        }
+        if Task.isCancelled { throw .beforeSubmission(.cancelled) }
+        config.onEvent(.reading)
+
+        let submission = Submission()
+        let reader = EMVReader(configuration: config.terminal)
+        let read: CardRead
+        do throws(KernelError) {
+            read = try await reader.read(
+                channel: channel, transaction: Transaction(amount: UInt64(sale.amount)),
+                apduTimeout: config.timeouts.apdu, clock: config.clock,
+                onOnlineDataReady: { partial in
+                    guard config.submitsEarly, partial.cvm != .onlinePIN, partial.cvm != .failed,
+                          let card = partial.card, let cryptogram = partial.cryptogram,
+                          let application = partial.application, cryptogram.kind == .arqc else { return }
+                    await self.submit(self.request(sale, card: card, cryptogram: cryptogram, brand: application.brand),
+                                      sale: sale, early: true, into: submission)
+                })
+        } catch {
+            if submission.started {
+                // The authorisation may be on its way: whatever the card did, the outcome is unclear.
+                _ = await submission.answer()
+                throw .afterSubmission(orderId: sale.orderId, .read(error))
+            }
+            if let channelError = error.channelError {
+                throw .beforeSubmission(channelError.code == .cancelled || Task.isCancelled ? .cancelled : .reader(channelError))
+            }
+            if Task.isCancelled { throw .beforeSubmission(.cancelled) }
+            throw .beforeSubmission(error.code == .cardDeclinedOffline ? .cardDeclined : .kernel(error))
+        }
+        await config.checkpoint(.cardRead)
+        config.onEvent(.cardRead(brand: read.application.brand.rawValue, maskedPAN: read.card.pan.masked,
+                                 cvm: read.cvm.rawValue))
+
+        if !submission.started {
+            switch read.cryptogram.kind {
+            case .aac: throw .beforeSubmission(.cardDeclined)
+            case .arqc, .tc: break
+            }
+            if read.cvm == .failed { throw .beforeSubmission(.cvmFailed) }
+            if read.cvm == .onlinePIN {
+                try await collectPIN(amount: sale.amount, maskedPAN: read.card.pan.masked)
+            }
+            if Task.isCancelled { throw .beforeSubmission(.cancelled) }
+            await submit(request(sale, card: read.card, cryptogram: read.cryptogram, brand: read.application.brand),
+                         sale: sale, early: false, into: submission)
+            if let failure = submission.failureBeforeSubmission { throw .beforeSubmission(failure) }
+        }
+
+        // After the submission point: a clear answer, or an unclear outcome.
+        switch await submission.answer() {
+        case .success(let response)?:
+            await config.checkpoint(.answered)
+            _ = try? config.pendingStore.remove(orderId: sale.orderId)
+            config.onEvent(.answered(status: response.status.rawValue))
+            return SaleOutcome(response: response, read: read)
+        case .failure(let error)?:
+            if Task.isCancelled { throw .afterSubmission(orderId: sale.orderId, .cancelled) }
+            if !error.isCommunicationFailure && error.code != .cancelled {
+                // A refusal: the gateway recorded nothing (invalid request, order conflict…).
+                // Still reported as unclear: the request left, and the SDK cannot prove the
+                // refusal was not sent by something in between.
+                throw .afterSubmission(orderId: sale.orderId, .gateway(error))
+            }
+            throw .afterSubmission(orderId: sale.orderId, error.code == .cancelled ? .cancelled : .gateway(error))
+        case nil:
+            // Unreachable: submit either started the request or recorded a failure.
+            throw .afterSubmission(orderId: sale.orderId, .cancelled)
+        }
+    }
+
+    private func request(_ sale: SaleRequest, card: KernelCardData, cryptogram: Cryptogram,
+                         brand: KernelCardBrand) -> AuthorisationRequest {
+        let expiry = String(format: "%02d%02d", card.expiry.year % 100, card.expiry.month)
+        let gatewayCard = PaymentGateway.CardData(
+            pan: card.pan, expiry: expiry, panSequenceNumber: UInt8(clamping: card.panSequenceNumber ?? 0),
+            brand: PaymentGateway.CardBrand(rawValue: brand.rawValue), emvData: cryptogram.onlineDataBytes)
+        return AuthorisationRequest(orderId: sale.orderId, amount: sale.amount, currency: sale.currency,
+                                    callbackUrl: sale.callbackUrl, card: gatewayCard,
+                                    sdkVersion: configuration.sdkVersion, accountId: sale.accountId)
+    }
+
+    /// Writes the pending record durably, then starts the authorisation (the submission point).
+    /// A pending record that cannot be written stops the payment before the submission point.
+    private func submit(_ request: AuthorisationRequest, sale: SaleRequest, early: Bool,
+                        into submission: Submission) async {
+        let config = configuration
+        let pending = PendingPayment(orderId: request.orderId, origin: sale.origin, amount: request.amount,
+                                     currency: request.currency, maskedPAN: request.card.pan.masked,
+                                     last4: request.card.pan.last4, cardBrand: request.card.brand?.rawValue,
+                                     callbackUrl: request.callbackUrl, createdAt: config.now(),
+                                     sale: sale.saleDictionary)
+        do {
+            try config.pendingStore.save(pending)
+        } catch {
+            submission.failBeforeSubmission(.storage(error))
+            return
+        }
+        await config.checkpoint(.pendingWritten)
+        if Task.isCancelled {
+            // Not sent: nothing can be charged, and nothing stays pending.
+            _ = try? config.pendingStore.remove(orderId: request.orderId)
+            submission.failBeforeSubmission(.cancelled)
+            return
+        }
+        config.onEvent(.authorising(orderId: request.orderId, early: early))
+        let options = GatewayRequestOptions(timeout: config.timeouts.gatewayRequest, fault: config.gatewayFault)
+        let gateway = config.gateway
+        let task = Task { () -> Result<AuthorisationResponse, GatewayError> in
+            do throws(GatewayError) {
+                return .success(try await gateway.authorize(request, options: options))
+            } catch {
+                return .failure(error)
+            }
+        }
+        submission.start(task)
+        await config.checkpoint(.submitted)
+    }
+
+    private func collectPIN(amount: Int, maskedPAN: String) async throws(SaleFailure) {
+        configuration.onEvent(.waitingForPIN)
+        let provider = configuration.pin
+        let request = PINRequest(amount: amount, currency: configuration.currency, maskedPAN: maskedPAN)
+        switch await withTimeout(configuration.timeouts.pinEntry, clock: configuration.clock, {
+            try await provider.requestPIN(request)
+        }) {
+        case .value(let pin?):
+            _ = pin   // it would go into the PIN block; it is never kept or printed
+        case .value(nil):
+            throw .beforeSubmission(.pinCancelled)
+        case .cancelled:
+            throw .beforeSubmission(.cancelled)
+        case .timedOut:
+            throw .beforeSubmission(.pinTimeout)
+        case .failed:
+            throw .beforeSubmission(.pinFailed)
+        }
+    }
+}
+
+/// The authorisation of one sale: not started, refused before sending, or in flight.
+final class Submission: Sendable {
+    private struct State {
+        var task: Task<Result<AuthorisationResponse, GatewayError>, Never>?
+        var failure: SaleFailure.Before?
+    }
+    private let state = Mutex(State())
+
+    /// Whether the authorisation has started leaving (the submission point is passed).
+    var started: Bool { state.withLock { $0.task != nil } }
+    var failureBeforeSubmission: SaleFailure.Before? { state.withLock { $0.failure } }
+
+    func start(_ task: Task<Result<AuthorisationResponse, GatewayError>, Never>) {
+        state.withLock { $0.task = task; $0.failure = nil }
+    }
+
+    func failBeforeSubmission(_ failure: SaleFailure.Before) {
+        state.withLock { $0.failure = failure }
+    }
+
+    /// The gateway's answer, or nil when nothing was sent. When the waiting task is cancelled the
+    /// request is cancelled too, and its (unclear) failure comes back.
+    func answer() async -> Result<AuthorisationResponse, GatewayError>? {
+        guard let task = state.withLock({ $0.task }) else { return nil }
+        return await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+}
