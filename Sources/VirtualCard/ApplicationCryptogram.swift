@@ -57,12 +57,22 @@ public enum ApplicationCryptogram {
         return Crypto.withOddParity(left + right)
     }
 
-    /// The session key (16 bytes) for one ATC, EMV common session key derivation.
+    /// The session key (16 bytes) for one ATC: the common session key with R = ATC || 00 x 6.
     public static func sessionKey(iccMasterKey: [UInt8], atc: UInt16) -> [UInt8] {
-        let hi = UInt8(atc >> 8), lo = UInt8(atc & 0xFF)
-        let left = Crypto.tripleDES(encrypt: true, key: iccMasterKey, data: [hi, lo, 0xF0, 0, 0, 0, 0, 0])
-        let right = Crypto.tripleDES(encrypt: true, key: iccMasterKey, data: [hi, lo, 0x0F, 0, 0, 0, 0, 0])
-        return Crypto.withOddParity(left + right)
+        commonSessionKey(iccMasterKey: iccMasterKey,
+                         diversification: [UInt8(atc >> 8), UInt8(atc & 0xFF), 0, 0, 0, 0, 0, 0])
+    }
+
+    /// EMV common session key derivation (Book 2 Annex A1.3.1) with any 8-byte R:
+    /// 3DES(MK)[R0 R1 F0 R3..R7] || 3DES(MK)[R0 R1 0F R3..R7], with odd parity.
+    public static func commonSessionKey(iccMasterKey: [UInt8], diversification r: [UInt8]) -> [UInt8] {
+        precondition(iccMasterKey.count == 16, "the ICC master key has 16 bytes, not \(iccMasterKey.count)")
+        precondition(r.count == 8, "the diversification value R has 8 bytes, not \(r.count)")
+        var left = r, right = r
+        left[2] = 0xF0
+        right[2] = 0x0F
+        return Crypto.withOddParity(Crypto.tripleDES(encrypt: true, key: iccMasterKey, data: left)
+                                    + Crypto.tripleDES(encrypt: true, key: iccMasterKey, data: right))
     }
 
     /// The 8-byte application cryptogram over `data` (normally ``transactionData(_:aip:atc:issuerApplicationData:)``).

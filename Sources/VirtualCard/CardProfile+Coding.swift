@@ -49,6 +49,17 @@ extension KeyedDecodingContainer {
         return tag
     }
 
+    /// An integer of type `T`, range-checked here (so an out-of-range number names its field).
+    func integer<T: FixedWidthInteger>(_ key: Key, as type: T.Type) throws -> T? {
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        let value = try decode(Double.self, forKey: key)
+        guard let exact = T(exactly: value) else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: self,
+                                                   debugDescription: "a whole number from \(T.min) to \(T.max)")
+        }
+        return exact
+    }
+
     func milliseconds(_ key: Key) throws -> Duration? {
         guard let ms = try decodeIfPresent(Double.self, forKey: key) else { return nil }
         guard ms.isFinite, ms >= 0, ms <= 3_600_000 else {
@@ -79,7 +90,7 @@ extension CardProfile {
         atrHistoricalBytes = try c.hexIfPresent(.atrHistoricalBytes) ?? []
         hasPPSE = try c.decodeIfPresent(Bool.self, forKey: .ppse) ?? true
         issuerMasterKey = try c.hex(.issuerMasterKey)
-        atc = try c.decodeIfPresent(UInt16.self, forKey: .atc) ?? 0
+        atc = try c.integer(.atc, as: UInt16.self) ?? 0
         applications = try c.decode([CardApplication].self, forKey: .applications)
         behaviour = try c.decodeIfPresent(CardBehaviour.self, forKey: .behaviour) ?? CardBehaviour()
     }
@@ -111,7 +122,7 @@ extension CardApplication {
         aid = try c.hex(.aid)
         label = try c.decode(String.self, forKey: .label)
         preferredName = try c.decodeIfPresent(String.self, forKey: .preferredName)
-        priority = try c.decodeIfPresent(UInt8.self, forKey: .priority)
+        priority = try c.integer(.priority, as: UInt8.self)
         kernelIdentifier = try c.hexIfPresent(.kernelIdentifier)
         languagePreference = try c.decodeIfPresent(String.self, forKey: .languagePreference)
         pdol = try c.hexIfPresent(.pdol) ?? []
@@ -128,7 +139,7 @@ extension CardApplication {
             throw DecodingError.dataCorruptedError(forKey: .pan, in: c, debugDescription: "not a PAN (12 to 19 digits)")
         }
         self.pan = pan
-        let psn = try c.decodeIfPresent(UInt8.self, forKey: .panSequenceNumber) ?? 0
+        let psn = try c.integer(.panSequenceNumber, as: UInt8.self) ?? 0
         guard psn <= 99 else {
             throw DecodingError.dataCorruptedError(forKey: .panSequenceNumber, in: c,
                                                    debugDescription: "a PAN sequence number is 0 to 99")
@@ -175,8 +186,14 @@ extension CardRecord {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        sfi = try c.decode(UInt8.self, forKey: .sfi)
-        number = try c.decode(UInt8.self, forKey: .record)
+        guard let sfi = try c.integer(.sfi, as: UInt8.self) else {
+            throw DecodingError.keyNotFound(CodingKeys.sfi, .init(codingPath: c.codingPath, debugDescription: "no sfi"))
+        }
+        guard let number = try c.integer(.record, as: UInt8.self) else {
+            throw DecodingError.keyNotFound(CodingKeys.record, .init(codingPath: c.codingPath, debugDescription: "no record"))
+        }
+        self.sfi = sfi
+        self.number = number
         objects = try c.decodeIfPresent([CardDataObject].self, forKey: .objects) ?? []
         raw = try c.hexIfPresent(.hex)
         if raw != nil && !objects.isEmpty {
@@ -270,8 +287,8 @@ extension CardBehaviour {
             }
         }
         cardTimeByInstruction = byInstruction
-        tearAfterExchange = try c.decodeIfPresent(Int.self, forKey: .tearAfterExchange)
-        muteAtExchange = try c.decodeIfPresent(Int.self, forKey: .muteAtExchange)
+        tearAfterExchange = try c.integer(.tearAfterExchange, as: Int.self)
+        muteAtExchange = try c.integer(.muteAtExchange, as: Int.self)
         scriptedResponses = try c.decodeIfPresent([ScriptedResponse].self, forKey: .scriptedResponses) ?? []
     }
 

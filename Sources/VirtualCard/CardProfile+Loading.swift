@@ -19,6 +19,10 @@ extension CardProfile {
         do {
             profile = try JSONDecoder().decode(CardProfile.self, from: Data(json))
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+               (try? JSONSerialization.jsonObject(with: Data(json), options: [.fragmentsAllowed])) != nil {
+                throw VirtualCardError(.invalidProfile, "\(source): \(context.debugDescription)")
+            }
             throw describe(error, source: source)
         } catch {
             throw VirtualCardError(.malformedJSON, "\(source): not JSON")
