@@ -29,6 +29,7 @@ public enum CardProfiles {
 
     static let builtIns: [CardProfile] = [
         visaQVSDC, mastercardMChip, amex, twoApps, noPPSE, chained, offlineDecline, slow, torn, mute, visaOnlinePIN,
+        visaCDCVM,
     ]
 
     /// Decodes a built-in profile. A built-in that does not load is our own bug: it traps (and the

@@ -1,5 +1,5 @@
 import BERTLV
-import ISO7816
+public import ISO7816
 import Synchronization
 
 /// An EMV contactless card emulated from a ``CardProfile``: bytes in, reply out, synchronously.
@@ -43,6 +43,11 @@ public final class EmulatedCard: Sendable {
     /// The ATC of application `index` (profile order): the last one a cryptogram carried.
     public func transactionCounter(application index: Int = 0) -> UInt16 {
         state.withLock { $0.atcs.indices.contains(index) ? $0.atcs[index] : 0 }
+    }
+
+    /// Processes one command APDU and returns the card's reply.
+    public func process(_ command: CommandAPDU) -> CardReply {
+        process(command.bytes)
     }
 
     /// Processes one command APDU (its bytes) and returns the card's reply.

@@ -45,6 +45,8 @@ struct ProfileTransactionTests {
             let a5 = try #require(fci.child(.fciProprietaryTemplate))
             #expect(a5.child(.applicationLabel)?.valueBytes == Array(app.label.utf8))
             #expect(a5.child(.pdol)?.valueBytes == (app.pdol.isEmpty ? nil : app.pdol))
+            #expect(a5.child(.fciIssuerDiscretionaryData)?.children
+                    == (app.fciIssuerDiscretionaryData.isEmpty ? nil : app.fciIssuerDiscretionaryData.map(\.tlv)))
             if let name = app.preferredName {
                 #expect(a5.child(.applicationPreferredName)?.valueBytes == Array(name.utf8))
                 #expect(a5.child(.issuerCodeTableIndex)?.valueBytes == [0x01])
@@ -140,7 +142,7 @@ struct ProfileTransactionTests {
         let names = CardProfiles.all.map(\.name)
         #expect(Set(names).count == names.count)
         for required in ["visa-qvsdc", "mastercard-mchip", "amex", "two-apps", "no-ppse", "chained", "offline-decline",
-                         "slow", "torn", "mute", "visa-online-pin"] {
+                         "slow", "torn", "mute", "visa-online-pin", "visa-cdcvm"] {
             #expect(names.contains(required))
         }
         for p in CardProfiles.all {
@@ -405,6 +407,19 @@ struct EmulatedCardTests {
             let record = try t.send(.readRecord(2, sfi: 3))
             #expect(try record.tlv().find(.cvmList)?.valueBytes == hex("000013880000000042071F06"))
         }
+    }
+}
+
+@Suite("Consumer device CVM")
+struct CDCVMTests {
+    @Test("a phone's CTQ says the consumer device CVM was performed")
+    func cdcvm() throws {
+        let p = try #require(CardProfiles.named("visa-cdcvm"))
+        let t = Terminal(p)
+        _ = try t.send(.select(name: p.applications[0].aid))
+        let r = try t.gpo(p.applications[0], TerminalData(amount: 10000, cvmRequired: true))
+        #expect(try r.tlv().find(.cardTransactionQualifiers)?.valueBytes == [0x00, 0x80])
+        #expect(t.card.process(CommandAPDU.readRecord(1, sfi: 3)).responseBytes?.suffix(2) == [0x90, 0x00])
     }
 }
 

@@ -16,6 +16,9 @@ extension CardProfiles {
       "kernelIdentifier": "03",
       "languagePreference": "en",
       "pdol": "9F66049F02069F03069F1A0295055F2A029A039C019F3704",
+      "fciIssuerDiscretionaryData": [
+        {"tag": "9F5A", "hex": "1109780978"}
+      ],
       "aip": "0000",
       "afl": "18010200",
       "gpoFormat": 2,
