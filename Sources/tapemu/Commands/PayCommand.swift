@@ -1,0 +1,279 @@
+import CardChannel
+import Foundation
+import PaymentGateway
+import TapToPay
+
+/// Options for the embedded gateway shared by `pay`, `charges`, `sale`, `pending`, `resolve`.
+struct GatewayOptions: Sendable {
+    /// `--data-dir`: where the ledger and the device's pending payments live.
+    var dataDirectory: String
+
+    static let help = [
+        OptionHelp("--data-dir <dir>",
+                   "Where the embedded gateway keeps its ledger (default $XDG_DATA_HOME/tapemu, else ~/.local/share/tapemu)."),
+    ]
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        dataDirectory = try arguments.option("--data-dir", valueName: "<dir>") ?? DataDirectory.defaultPath()
+    }
+
+    func openGateway() throws -> EmbeddedGateway {
+        do {
+            return try EmbeddedGateway(dataDirectory: dataDirectory)
+        } catch {
+            throw CommandFailure(exitCode: ExitCode.ioError, "cannot open the gateway ledger in \(dataDirectory): \(error)")
+        }
+    }
+
+    func openPendingStore() throws -> PendingPaymentStore {
+        do {
+            return try PendingPaymentStore(dataDirectory: dataDirectory)
+        } catch {
+            throw CommandFailure(exitCode: ExitCode.ioError, "cannot open the pending payments in \(dataDirectory): \(error)")
+        }
+    }
+}
+
+/// `tapemu pay`: one payment through the MONEI-style API on any card source and the embedded gateway.
+struct PayCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pay",
+        abstract: "Run a payment (MONEI-style TapToPay.acceptPayment) on a card and the embedded gateway.",
+        usage: "--amount <cents> --order-id <id> [--callback-url <url>] \(CardSourceOptions.usage) [--gateway-fault <fault>] [--pin <digits>] [--wait <duration>] [--location <state>] [--terms accept|decline] [--data-dir <dir>] [--json]",
+        discussion: """
+            Reads the card, authorises with the embedded gateway, and prints the result. Progress \
+            goes to stderr. A declined payment is a result, not an error. Any failure after the \
+            authorisation request started leaving is an unclear outcome (exit 4): do not retry; \
+            look the order up with `tapemu charges --order-id ID`.
+            Gateway test triggers (amount endings, test PANs) are listed by `tapemu gateway triggers`.
+            """,
+        options: [
+            OptionHelp("--amount <cents>", "Amount in minor units, more than 0."),
+            OptionHelp("--order-id <id>", "The merchant's order reference (the gateway never charges one twice)."),
+            OptionHelp("--callback-url <url>", "Where the gateway's signed webhook goes."),
+        ] + CardSourceOptions.help + [
+            OptionHelp("--gateway-fault <fault>", "Inject a fault: none, no-answer, lost-answer, slow, server-error."),
+            OptionHelp("--pin <digits>", "The online PIN when the card asks for one (else prompted on a terminal)."),
+            OptionHelp("--wait <duration>", "How long to wait for a card (default 30s)."),
+            OptionHelp("--gateway-timeout <duration>", "How long to wait for the gateway (default 30s)."),
+            OptionHelp("--location <state>", "Emulated location: authorized (default), denied, no-fix."),
+            OptionHelp("--terms accept|decline", "How the emulated merchant answers the terms (default accept)."),
+            OptionHelp("--token <token>", "A token from the gateway (default: one issued for this run)."),
+        ] + GatewayOptions.help + OutputOptions.help,
+        exitCodes: [
+            (2, "declined by the issuer (the payment exists)"),
+            (3, "failed: no payment occurred"),
+            (4, "outcome unknown: the card may have been charged; do not retry"),
+        ])
+
+    static let declined: Int32 = 2
+    static let failedNoPayment: Int32 = 3
+    static let outcomeUnknown: Int32 = 4
+
+    var amount: Int
+    var orderId: String
+    var callbackUrl: String?
+    var source: CardSourceOptions
+    var fault: GatewayFault?
+    var pin: String?
+    var wait: Duration
+    var gatewayTimeout: Duration
+    var location: String
+    var terms: String
+    var token: String?
+    var gateway: GatewayOptions
+    var output: OutputOptions
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
+        source = try CardSourceOptions(arguments: &arguments)
+        gateway = try GatewayOptions(arguments: &arguments)
+        guard let amount = try arguments.option("--amount", valueName: "<cents>", {
+            (s: String) throws(UsageError) -> Int in try Parse.integer(s, option: "--amount")
+        }) else { throw UsageError("missing --amount <cents>") }
+        self.amount = amount
+        guard let orderId = try arguments.option("--order-id", valueName: "<id>") else {
+            throw UsageError("missing --order-id <id>")
+        }
+        self.orderId = orderId
+        callbackUrl = try arguments.option("--callback-url", valueName: "<url>")
+        if let name = try arguments.option("--gateway-fault", valueName: "<fault>") {
+            guard let f = GatewayFault(name: name) else {
+                throw UsageError("unknown --gateway-fault '\(name)' (\(GatewayFault.names.joined(separator: ", ")))")
+            }
+            fault = f
+        }
+        pin = try arguments.option("--pin", valueName: "<digits>")
+        wait = try arguments.option("--wait", valueName: "<duration>", {
+            (s: String) throws(UsageError) -> Duration in try Parse.duration(s, option: "--wait")
+        }) ?? .seconds(30)
+        gatewayTimeout = try arguments.option("--gateway-timeout", valueName: "<duration>", {
+            (s: String) throws(UsageError) -> Duration in try Parse.duration(s, option: "--gateway-timeout")
+        }) ?? .seconds(30)
+        location = try arguments.option("--location", valueName: "<state>") ?? "authorized"
+        terms = try arguments.option("--terms", valueName: "accept|decline") ?? "accept"
+        token = try arguments.option("--token", valueName: "<token>")
+        try arguments.finish()
+    }
+
+    func validate() throws(UsageError) {
+        // amount <= 0 and an empty orderId are the SDK's invalidArgument, reported as such.
+        if let pin, PIN(pin) == nil { throw UsageError("--pin must be 4 to 12 digits") }
+        guard ["authorized", "denied", "no-fix"].contains(location) else {
+            throw UsageError("--location must be authorized, denied or no-fix")
+        }
+        guard ["accept", "decline"].contains(terms) else { throw UsageError("--terms must be accept or decline") }
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let gw = try gateway.openGateway()
+        let store = try gateway.openPendingStore()
+        let cardSource = try source.makeSource()
+        let json = output.json
+        let locationProvider: FixedLocationProvider
+        switch location {
+        case "denied": locationProvider = FixedLocationProvider(state: .denied)
+        case "no-fix": locationProvider = FixedLocationProvider(location: nil)
+        default: locationProvider = FixedLocationProvider()
+        }
+        let pinProvider: any PINProvider = pin.flatMap(PIN.init).map { ScriptedPINProvider(.pin($0)) }
+            ?? TerminalPINProvider()
+        let config = TapToPay.Configuration(
+            cardSource: cardSource, gateway: gw, pendingStore: store, location: locationProvider,
+            terms: FixedTermsProvider(accepts: terms == "accept"), pin: pinProvider,
+            timeouts: PaymentTimeouts(cardPresentation: wait, gatewayRequest: gatewayTimeout),
+            gatewayFault: fault,
+            onEvent: { event in console.printError("tapemu: \(PayCommand.describe(event))") })
+        let tapToPay = TapToPay(configuration: config)
+        let token = self.token ?? gw.issueToken(accountId: "acct_tapemu_test")
+        let signals = SignalCancellation()
+        let outcome: Result<PaymentResult, TapToPayError>
+        do throws(TapToPayError) {
+            try await tapToPay.prepare(token: token)
+            outcome = .success(try await signals.run { () async throws(TapToPayError) -> PaymentResult in
+                try await tapToPay.acceptPayment(amount: amount, orderId: orderId, callbackUrl: callbackUrl)
+            })
+        } catch {
+            outcome = .failure(error)
+        }
+        switch outcome {
+        case .success(let result):
+            if json {
+                try JSONOutput.print(result, to: console)
+            } else {
+                console.print("\(result.status == .approved ? "APPROVED" : "DECLINED")  order \(result.orderId)  payment \(result.paymentId)")
+                console.print("card: \(result.cardBrand ?? "?") •••• \(result.last4 ?? "????")")
+                if let m = result.statusMessage { console.print("message: \(m)") }
+            }
+            return result.status == .approved ? ExitCode.success : Self.declined
+        case .failure(let error):
+            if json {
+                try JSONOutput.print(PayErrorOutput(error: error, orderId: orderId), to: console)
+            } else {
+                console.printError("tapemu: \(error.code): \(error)")
+                if case .outcomeUnknown = error {
+                    console.printError("tapemu: do not retry; check with: tapemu charges --order-id \(orderId)")
+                }
+            }
+            return error.mayHaveCharged ? Self.outcomeUnknown : Self.failedNoPayment
+        }
+    }
+
+    static func describe(_ event: PaymentEvent) -> String {
+        switch event {
+        case .waitingForLocation: "waiting for a location fix"
+        case .waitingForCard(let source): "waiting for a card (\(source))"
+        case .reading: "reading the card"
+        case .cardRead(let brand, let masked, let cvm): "card read: \(brand) \(masked), CVM \(cvm)"
+        case .waitingForPIN: "waiting for the PIN"
+        case .authorising(let orderId, let early): "authorising order \(orderId)\(early ? " (early, while reading)" : "")"
+        case .answered(let status): "gateway answered: \(status)"
+        }
+    }
+}
+
+/// `--json` of a failed payment: `{error, orderId, code, message}`.
+struct PayErrorOutput: Encodable {
+    var error: String
+    var orderId: String
+    var code: String
+    var message: String
+
+    init(error: TapToPayError, orderId: String) {
+        switch error {
+        case .outcomeUnknown: self.error = "outcomeUnknown"
+        case .paymentFailed: self.error = "paymentFailed"
+        default: self.error = error.code
+        }
+        self.orderId = orderId
+        self.code = error.code
+        self.message = error.description
+    }
+}
+
+/// `tapemu charges`: what the gateway holds for an order (seed 000's step 3).
+struct ChargesCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "charges",
+        abstract: "Show what the gateway holds for an order (the charges query by orderId).",
+        usage: "--order-id <id> [--data-dir <dir>] [--json]",
+        options: [OptionHelp("--order-id <id>", "The order to look up.")] + GatewayOptions.help + OutputOptions.help)
+
+    var orderId: String
+    var gateway: GatewayOptions
+    var output: OutputOptions
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
+        gateway = try GatewayOptions(arguments: &arguments)
+        guard let orderId = try arguments.option("--order-id", valueName: "<id>") else {
+            throw UsageError("missing --order-id <id>")
+        }
+        self.orderId = orderId
+        try arguments.finish()
+    }
+
+    struct Item: Encodable {
+        var id: String
+        var kind: String
+        var status: String
+        var state: String
+        var amount: Int
+        var currency: String
+        var statusCode: String
+        var statusMessage: String
+        var cardBrand: String
+        var last4: String
+        var uniqueRef: String
+        var createdAt: String
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let gw = try gateway.openGateway()
+        let payments: [Payment]
+        do {
+            payments = try await gw.charges(orderId: orderId)
+        } catch {
+            throw CommandFailure(exitCode: ExitCode.unavailable, "the charges query failed: \(error)")
+        }
+        let iso = ISO8601DateFormatter()
+        let items = payments.map {
+            Item(id: $0.paymentId, kind: $0.kind.rawValue, status: $0.status.rawValue, state: $0.state.rawValue,
+                 amount: $0.amount, currency: $0.currency, statusCode: $0.statusCode, statusMessage: $0.statusMessage,
+                 cardBrand: $0.cardBrand.rawValue, last4: $0.last4, uniqueRef: $0.uniqueRef,
+                 createdAt: iso.string(from: $0.createdAt))
+        }
+        if output.json {
+            struct Doc: Encodable { var orderId: String; var items: [Item] }
+            try JSONOutput.print(Doc(orderId: orderId, items: items), to: console)
+        } else if items.isEmpty {
+            console.print("no payment for order \(orderId)")
+            console.print("(this does not prove the card was not charged: contact support before charging again)")
+        } else {
+            for i in items {
+                console.print("\(i.id)  \(i.kind)  \(i.state)  \(i.amount) \(i.currency)  \(i.cardBrand) •••• \(i.last4)  \(i.statusCode) \(i.statusMessage)  ref \(i.uniqueRef)")
+            }
+        }
+        return ExitCode.success
+    }
+}
