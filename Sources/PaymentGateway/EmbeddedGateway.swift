@@ -1,0 +1,358 @@
+import BERTLV
+public import Foundation
+import Synchronization
+
+/// The emulated acquirer, in-process: decides by ``TestTriggers``, checks the cryptograms of
+/// cards whose issuer key it knows, keeps a durable ``Ledger``, writes signed webhooks to the
+/// outbox, and injects ``GatewayFault``s on request.
+///
+/// Every wait (no answer, slow answer) runs on ``Configuration/clock``: tests inject a manual
+/// clock and never sleep. A new `EmbeddedGateway` on the same data directory sees everything
+/// an earlier one recorded.
+public final class EmbeddedGateway: Gateway {
+    public struct Configuration: Sendable {
+        /// Where the ledger lives (created if needed).
+        public var dataDirectory: String
+        /// The clock of every timeout and delay.
+        public var clock: any Clock<Duration>
+        /// How long a caller waits when the request does not say (``GatewayRequestOptions/timeout``).
+        public var requestTimeout: Duration
+        /// The delay of amount trigger `93` (slow answer).
+        public var slowAnswerDelay: Duration
+        /// Wall-clock time, for timestamps, token expiry and webhook signatures.
+        public var now: @Sendable () -> Date
+        /// The issuer keys of the cards whose cryptograms are verified (default: tapemu's
+        /// virtual cards; ``StaticIssuerKeyStore/empty`` verifies nothing).
+        public var issuerKeys: any IssuerKeyStore
+        public var cryptogramVerifier: any CryptogramVerifier
+        /// SDK versions refused with `sdkUpgradeRequired` (besides those blocked in the ledger).
+        public var blockedSDKVersions: Set<String>
+        /// How long to wait for another process's lock on the ledger.
+        public var busyTimeout: Duration
+
+        public init(dataDirectory: String = DataDirectory.defaultPath(),
+                    clock: any Clock<Duration> = ContinuousClock(),
+                    requestTimeout: Duration = .seconds(30),
+                    slowAnswerDelay: Duration = GatewayFault.defaultSlowDelay,
+                    now: @escaping @Sendable () -> Date = { Date() },
+                    issuerKeys: any IssuerKeyStore = VirtualCardIssuerKeys(),
+                    cryptogramVerifier: any CryptogramVerifier = EMVCryptogramVerifier(),
+                    blockedSDKVersions: Set<String> = [],
+                    busyTimeout: Duration = .seconds(5)) {
+            self.dataDirectory = dataDirectory
+            self.clock = clock
+            self.requestTimeout = requestTimeout
+            self.slowAnswerDelay = slowAnswerDelay
+            self.now = now
+            self.issuerKeys = issuerKeys
+            self.cryptogramVerifier = cryptogramVerifier
+            self.blockedSDKVersions = blockedSDKVersions
+            self.busyTimeout = busyTimeout
+        }
+    }
+
+    /// The documented test triggers (for `tapemu gateway --triggers`).
+    public static let triggers: [TestTrigger] = TestTriggers.all
+
+    public let configuration: Configuration
+    public let ledger: Ledger
+    private let armed = Mutex<[GatewayOperation: [GatewayFault]]>([:])
+
+    /// Opens the ledger in the configuration's data directory.
+    public init(configuration: Configuration) throws(GatewayError) {
+        self.configuration = configuration
+        ledger = try Ledger(directory: configuration.dataDirectory, busyTimeout: configuration.busyTimeout)
+    }
+
+    public convenience init(dataDirectory: String, clock: any Clock<Duration> = ContinuousClock()) throws(GatewayError) {
+        try self.init(configuration: Configuration(dataDirectory: dataDirectory, clock: clock))
+    }
+
+    /// The key that signs this gateway's webhooks.
+    public var webhookSecret: [UInt8] { ledger.webhookSecret }
+
+    // MARK: Faults
+
+    /// Arms `fault` for the next `count` requests of `operation` that do not bring their own
+    /// (``GatewayRequestOptions/fault``). Armed faults replace the amount's trigger fault.
+    public func armFault(_ fault: GatewayFault, for operation: GatewayOperation = .authorise, count: Int = 1) {
+        armed.withLock { $0[operation, default: []] += Array(repeating: fault, count: max(0, count)) }
+    }
+
+    /// Drops every armed fault.
+    public func clearArmedFaults() {
+        armed.withLock { $0 = [:] }
+    }
+
+    private func takeArmed(_ operation: GatewayOperation) -> GatewayFault? {
+        armed.withLock { a -> GatewayFault? in
+            guard var queue = a[operation], !queue.isEmpty else { return nil }
+            let f = queue.removeFirst()
+            a[operation] = queue
+            return f
+        }
+    }
+
+    private func wait(_ duration: Duration, _ context: String) async throws(GatewayError) {
+        do {
+            try await configuration.clock.sleep(for: duration)
+        } catch {
+            throw GatewayError(.cancelled, "cancelled while waiting for the gateway (\(context))")
+        }
+    }
+
+    /// One request over the emulated wire: the fault decides whether `body` runs (records) and
+    /// what the caller gets.
+    private func exchange<T>(_ operation: GatewayOperation, options: GatewayRequestOptions,
+                             triggerFault: GatewayFault? = nil,
+                             _ body: () throws(GatewayError) -> T) async throws(GatewayError) -> T {
+        let fault = options.fault ?? takeArmed(operation) ?? triggerFault ?? .none
+        let timeout = options.timeout ?? configuration.requestTimeout
+        switch fault {
+        case .noAnswer:
+            try await wait(timeout, "no answer; nothing was recorded")
+            throw GatewayError(.timeout, "no answer within \(timeout) (injected fault: the request never arrived)")
+        case .serverError:
+            throw GatewayError(.serverError, "the gateway answered HTTP 500 (injected fault: nothing was recorded)")
+        case .none, .lostAnswer, .slow:
+            break
+        }
+        if Task.isCancelled {
+            throw GatewayError(.cancelled, "cancelled before the request was sent; nothing was recorded")
+        }
+        let result = try body()
+        switch fault {
+        case .lostAnswer:
+            throw GatewayError(.connectionLost,
+                               "the connection dropped before the answer arrived (injected fault: the request was recorded)")
+        case .slow(let delay):
+            if delay >= timeout {
+                try await wait(timeout, "slow answer; the request was recorded")
+                throw GatewayError(.timeout, "no answer within \(timeout) (injected fault: slow answer, the request was recorded)")
+            }
+            try await wait(delay, "slow answer; the request was recorded")
+        case .none, .noAnswer, .serverError:
+            break
+        }
+        return result
+    }
+
+    // MARK: Authorisation
+
+    public func authorize(_ request: AuthorisationRequest,
+                          options: GatewayRequestOptions) async throws(GatewayError) -> AuthorisationResponse {
+        var triggerFault = request.amount > 0 ? TestTriggers.trigger(forAmount: request.amount)?.fault : nil
+        if case .slow = triggerFault { triggerFault = .slow(configuration.slowAnswerDelay) }
+        return try await exchange(.authorise, options: options, triggerFault: triggerFault) { () throws(GatewayError) in
+            try record(request)
+        }
+    }
+
+    /// Tags whose values identify the card or the cardholder: never stored.
+    static let sensitiveTags: Set<Tag> = [
+        .pan, .track2EquivalentData, 0x56, .track2Data, .track1DiscretionaryData, 0x9F20,
+        .cardholderName, .cardholderNameExtended, 0x99,
+    ]
+
+    static func redacted(_ nodes: [TLV]) -> [TLV] {
+        nodes.compactMap { n -> TLV? in
+            if sensitiveTags.contains(n.tag) { return nil }
+            return n.isConstructed ? TLV(tag: n.tag, children: redacted(n.children)) : n
+        }
+    }
+
+    private func validate(_ r: AuthorisationRequest) throws(GatewayError) -> [TLV] {
+        func invalid(_ reason: String) -> GatewayError { GatewayError(.invalidRequest, reason) }
+        guard !r.orderId.isEmpty else { throw invalid("the orderId is empty") }
+        guard r.orderId.count <= 128, r.orderId.unicodeScalars.allSatisfy({ !$0.properties.isWhitespace || $0 == " " }),
+              !r.orderId.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw invalid("the orderId must be 1 to 128 printable characters")
+        }
+        guard r.amount > 0 else { throw invalid("the amount must be more than 0 (got \(r.amount))") }
+        guard r.amount <= 999_999_999_999 else { throw invalid("the amount does not fit 12 digits") }
+        guard r.currency.utf8.count == 3, r.currency.utf8.allSatisfy({ (65...90).contains($0) }) else {
+            throw invalid("the currency must be an ISO 4217 code of three upper-case letters")
+        }
+        if let url = r.callbackUrl {
+            guard url.utf8.count <= 2048, let u = URL(string: url), let scheme = u.scheme?.lowercased(),
+                  scheme == "http" || scheme == "https", let host = u.host, !host.isEmpty else {
+                throw invalid("the callbackUrl must be an http or https URL")
+            }
+        }
+        if let e = r.card.expiry {
+            guard e.utf8.count == 4, e.allSatisfy({ $0.isASCII && $0.isNumber }),
+                  let mm = Int(e.suffix(2)), (1...12).contains(mm) else {
+                throw invalid("the card expiry must be YYMM")
+            }
+        }
+        guard r.card.panSequenceNumber <= 99 else { throw invalid("the PAN sequence number must be 0 to 99") }
+        if let v = r.sdkVersion, v.utf8.count > 64 { throw invalid("the SDK version string is too long") }
+        guard r.card.emvData.count <= 4096 else { throw invalid("more than 4096 bytes of EMV data") }
+        let emv: [TLV]
+        do {
+            emv = try BERTLV.parse(r.card.emvData)
+        } catch {
+            throw invalid("the EMV data is not BER-TLV: \(error.reason)")
+        }
+        if let amountTLV = emv.find(.amountAuthorised) {
+            guard let v = BCD.value(amountTLV.value), v == UInt64(r.amount) else {
+                throw invalid("the EMV amount (9F02) differs from the requested amount")
+            }
+        }
+        return emv
+    }
+
+    private struct Decision {
+        var status: AuthorisationStatus
+        var reason: DeclineReason
+        var cryptogram: CryptogramCheck
+    }
+
+    /// The issuer's decision, in the documented order (see ``TestTriggers``).
+    private func decide(_ r: AuthorisationRequest, emv: [TLV]) -> Decision {
+        var check = CryptogramCheck.unverified
+        if let key = configuration.issuerKeys.issuerKey(for: r.card.pan, panSequenceNumber: r.card.panSequenceNumber) {
+            check = configuration.cryptogramVerifier.verify(issuerKey: key, pan: r.card.pan,
+                                                            panSequenceNumber: r.card.panSequenceNumber, emvData: emv)
+                ? .verified : .failed
+        }
+        func decline(_ reason: DeclineReason) -> Decision { Decision(status: .declined, reason: reason, cryptogram: check) }
+        if check == .failed { return decline(.cryptogramFailed) }
+        if let cid = emv.find(.cryptogramInformationData)?.value.first, cid & 0xC0 == 0x00 {
+            return decline(.cardDeclinedOffline)
+        }
+        if !r.card.pan.isLuhnValid { return decline(.invalidCardNumber) }
+        if let t = TestTriggers.trigger(forPAN: r.card.pan.digits), let reason = t.decline { return decline(reason) }
+        if let t = TestTriggers.trigger(forAmount: r.amount), let reason = t.decline { return decline(reason) }
+        return Decision(status: .approved, reason: .approved, cryptogram: check)
+    }
+
+    private func record(_ r: AuthorisationRequest) throws(GatewayError) -> AuthorisationResponse {
+        let emv = try validate(r)
+        if let v = r.sdkVersion { try requireSupported(sdkVersion: v) }
+        let decision = decide(r, emv: emv)
+        let now = configuration.now()
+        let pan = r.card.pan
+        let sale = Payment(
+            paymentId: Encoding.paymentId(), kind: .sale, orderId: r.orderId, parentPaymentId: nil, amount: r.amount,
+            currency: r.currency, status: decision.status, statusCode: decision.reason.statusCode,
+            statusMessage: decision.reason.statusMessage,
+            authorisationCode: decision.status == .approved ? Encoding.authorisationCode() : nil,
+            uniqueRef: Encoding.uniqueRef(), cardBrand: r.card.brand ?? CardBrand(pan: pan), last4: pan.last4,
+            maskedPAN: pan.masked, expiry: r.card.expiry, panSequenceNumber: r.card.panSequenceNumber,
+            emvData: Self.redacted(emv).encoded, cryptogram: decision.cryptogram, callbackUrl: r.callbackUrl,
+            accountId: r.accountId, sdkVersion: r.sdkVersion, reversed: false, refundedAmount: 0,
+            createdAt: now, updatedAt: now)
+        let (stored, replay) = try ledger.recordSale(sale, fingerprint: ledger.fingerprint(of: pan.digits))
+        return AuthorisationResponse(payment: stored, isReplay: replay)
+    }
+
+    private func requireSupported(sdkVersion v: String) throws(GatewayError) {
+        var blocked = configuration.blockedSDKVersions.contains(v)
+        if !blocked { blocked = try ledger.blockedSDKVersions().contains(v) }
+        if blocked {
+            throw GatewayError(.sdkUpgradeRequired, "SDK version \(v) is blocked by the gateway; update the SDK")
+        }
+    }
+
+    // MARK: Queries, reversals, refunds
+
+    public func charges(orderId: String, options: GatewayRequestOptions) async throws(GatewayError) -> [Payment] {
+        try await exchange(.charges, options: options) { () throws(GatewayError) in
+            guard !orderId.isEmpty else { throw GatewayError(.invalidRequest, "the orderId is empty") }
+            return try ledger.sales(orderId: orderId)
+        }
+    }
+
+    public func transactionList(_ filter: TransactionFilter,
+                                options: GatewayRequestOptions) async throws(GatewayError) -> [TransactionSummary] {
+        try await exchange(.transactionList, options: options) { () throws(GatewayError) in
+            guard filter.orderId != nil || filter.panLastFour != nil else {
+                throw GatewayError(.invalidRequest, "a transaction list needs an orderId or the card's last four digits")
+            }
+            if let o = filter.orderId, o.isEmpty { throw GatewayError(.invalidRequest, "the orderId is empty") }
+            if let l = filter.panLastFour, l.utf8.count != 4 || !l.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                throw GatewayError(.invalidRequest, "panLastFour must be four digits")
+            }
+            return try ledger.transactions(filter).map(TransactionSummary.init)
+        }
+    }
+
+    public func reverse(uniqueRef: String, options: GatewayRequestOptions) async throws(GatewayError) -> ReversalResponse {
+        try await exchange(.reversal, options: options) { () throws(GatewayError) in
+            guard !uniqueRef.isEmpty else { throw GatewayError(.invalidRequest, "the uniqueRef is empty") }
+            let (sale, reversal) = try ledger.recordReversal(uniqueRef: uniqueRef, at: configuration.now())
+            return ReversalResponse(uniqueRef: reversal.uniqueRef, originalUniqueRef: sale.uniqueRef,
+                                    paymentId: sale.paymentId, orderId: sale.orderId, amount: reversal.amount,
+                                    currency: sale.currency, statusCode: reversal.statusCode,
+                                    statusMessage: reversal.statusMessage)
+        }
+    }
+
+    public func refund(uniqueRef: String, amount: Int?,
+                       options: GatewayRequestOptions) async throws(GatewayError) -> RefundResponse {
+        try await exchange(.refund, options: options) { () throws(GatewayError) in
+            guard !uniqueRef.isEmpty else { throw GatewayError(.invalidRequest, "the uniqueRef is empty") }
+            let (sale, refund) = try ledger.recordRefund(uniqueRef: uniqueRef, amount: amount, at: configuration.now())
+            return RefundResponse(uniqueRef: refund.uniqueRef, refundPaymentId: refund.paymentId,
+                                  originalUniqueRef: sale.uniqueRef, paymentId: sale.paymentId, orderId: sale.orderId,
+                                  amount: refund.amount, currency: sale.currency, refundedAmount: sale.refundedAmount,
+                                  remainingAmount: sale.remainingAmount, statusCode: refund.statusCode,
+                                  statusMessage: refund.statusMessage)
+        }
+    }
+
+    // MARK: Tokens, SDK versions, terms
+
+    /// Issues a signed token for `prepare(token:)` that expires `ttl` from now (a ttl of 0 or
+    /// less gives a token that is already expired, for tests).
+    public func issueToken(accountId: String, mode: TokenMode = .test, ttl: Duration = .seconds(3600)) -> String {
+        let now = Int64(configuration.now().timeIntervalSince1970.rounded(.down))
+        return TokenCodec.issue(accountId: accountId, mode: mode, issuedAt: now,
+                                expiresAt: now + ttl.components.seconds, secret: ledger.tokenSecret)
+    }
+
+    public func validateToken(_ token: String, options: GatewayRequestOptions) async throws(GatewayError) -> TokenValidation {
+        try await exchange(.validateToken, options: options) { () throws(GatewayError) in
+            TokenCodec.validate(token, secret: ledger.tokenSecret,
+                                now: Int64(configuration.now().timeIntervalSince1970.rounded(.down)))
+        }
+    }
+
+    public func checkSDKVersion(_ version: String, options: GatewayRequestOptions) async throws(GatewayError) {
+        try await exchange(.checkSDKVersion, options: options) { () throws(GatewayError) in
+            try requireSupported(sdkVersion: version)
+        }
+    }
+
+    /// Blocks an SDK version in the ledger (every later run sees it).
+    public func blockSDKVersion(_ version: String) throws(GatewayError) { try ledger.blockSDKVersion(version) }
+    public func unblockSDKVersion(_ version: String) throws(GatewayError) { try ledger.unblockSDKVersion(version) }
+
+    public func termsAccepted(accountId: String, options: GatewayRequestOptions) async throws(GatewayError) -> Bool {
+        try await exchange(.terms, options: options) { () throws(GatewayError) in
+            try ledger.termsAccepted(accountId: accountId)
+        }
+    }
+
+    public func setTermsAccepted(_ accepted: Bool, accountId: String,
+                                 options: GatewayRequestOptions) async throws(GatewayError) {
+        try await exchange(.terms, options: options) { () throws(GatewayError) in
+            try ledger.setTermsAccepted(accepted, accountId: accountId, at: configuration.now())
+        }
+    }
+
+    // MARK: Outbox
+
+    /// The webhook outbox (see ``Ledger/webhooks(orderId:pendingOnly:)``).
+    public func webhooks(orderId: String? = nil, pendingOnly: Bool = false) throws(GatewayError) -> [Webhook] {
+        try ledger.webhooks(orderId: orderId, pendingOnly: pendingOnly)
+    }
+}
+
+extension DeclineReason {
+    /// Not a decline: the approval's code and message.
+    public static let approved = DeclineReason(statusCode: "00", statusMessage: "Approved")
+    /// The PAN fails the Luhn check.
+    public static let invalidCardNumber = DeclineReason(statusCode: "14", statusMessage: "Invalid card number")
+}

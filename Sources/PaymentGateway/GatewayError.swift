@@ -1,0 +1,96 @@
+/// An error of the gateway layer: a request the gateway refused, a ledger that cannot be used,
+/// or a transport fault between the caller and the gateway.
+///
+/// Tests compare ``code`` only. The ``reason`` is for people; it never holds a full PAN.
+///
+/// For the payment flow: once an authorisation has started to leave (the submission point),
+/// *every* error from ``Gateway/authorize(_:options:)`` means the outcome is unknown, whatever
+/// its code. ``isCommunicationFailure`` marks the transport faults (``Code/timeout``,
+/// ``Code/connectionLost``, ``Code/serverError``, ``Code/cancelled``): the request may or may
+/// not have been recorded, so look the order up (``Gateway/charges(orderId:options:)``,
+/// ``Gateway/transactionList(_:options:)``) instead of retrying.
+public struct GatewayError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong. Open: new codes may be added, so switch with a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        // Refusals: the gateway answered and recorded nothing.
+
+        /// The request is malformed (amount ≤ 0, empty orderId, bad currency, unreadable EMV
+        /// data, an EMV amount that differs from the request, …). Nothing was recorded.
+        /// Do not retry unchanged.
+        public static let invalidRequest = Code("invalidRequest")
+        /// The gateway blocks the SDK version the request came from. Nothing was recorded.
+        /// Retrying does not help: the app needs a newer SDK.
+        public static let sdkUpgradeRequired = Code("sdkUpgradeRequired")
+        /// An authorisation reused an orderId the ledger already holds for a different amount,
+        /// currency or card. Nothing was charged again. Use a new orderId for a new payment.
+        public static let orderConflict = Code("orderConflict")
+        /// No transaction has this uniqueRef. Nothing was done.
+        public static let notFound = Code("notFound")
+        /// The transaction was reversed before; it was not reversed again. Nothing to retry.
+        public static let alreadyReversed = Code("alreadyReversed")
+        /// The transaction cannot be reversed: it was declined, it is a refund or a reversal,
+        /// or it was (partly) refunded. Nothing was done.
+        public static let notReversible = Code("notReversible")
+        /// The transaction cannot be refunded: it was declined or reversed, or it is not a
+        /// sale. Nothing was done.
+        public static let notRefundable = Code("notRefundable")
+        /// The refund asks for more than what is left of the sale (amount − refunds so far),
+        /// or for 0 or less. Nothing was done.
+        public static let refundExceedsRemaining = Code("refundExceedsRemaining")
+
+        // Transport faults: the outcome is unknown to the caller.
+
+        /// No answer came within the request timeout. The request may have been recorded (a
+        /// slow host) or not (lost on the way). Do not retry: look the order up.
+        public static let timeout = Code("timeout")
+        /// The connection dropped before the answer arrived. The request may have been
+        /// recorded. Do not retry: look the order up.
+        public static let connectionLost = Code("connectionLost")
+        /// The gateway answered with a server error (HTTP 5xx). Outcome unknown to the caller.
+        /// Do not retry: look the order up.
+        public static let serverError = Code("serverError")
+        /// The caller's task was cancelled while the request was under way. The request may
+        /// have been recorded. Look the order up.
+        public static let cancelled = Code("cancelled")
+
+        // The ledger.
+
+        /// The ledger could not be read or written (I/O error, disk full, permissions, a data
+        /// directory that is not a directory). A failed write recorded nothing.
+        public static let storage = Code("storage")
+        /// Another process held the ledger locked longer than the busy timeout. Nothing was
+        /// recorded; retrying later is safe.
+        public static let busy = Code("busy")
+        /// The ledger file is not a database or is damaged. Move it aside; tapemu never
+        /// overwrites it.
+        public static let corruptLedger = Code("corruptLedger")
+        /// The ledger was written by a newer tapemu (its schema version is unknown here).
+        public static let unsupportedLedgerVersion = Code("unsupportedLedgerVersion")
+    }
+
+    public var code: Code
+    public var reason: String
+    public var file: String
+    public var line: Int
+
+    public init(_ code: Code, _ reason: String, file: String = #fileID, line: Int = #line) {
+        self.code = code
+        self.reason = reason
+        self.file = file
+        self.line = line
+    }
+
+    /// A transport fault: the request may or may not have been recorded.
+    public var isCommunicationFailure: Bool {
+        code == .timeout || code == .connectionLost || code == .serverError || code == .cancelled
+    }
+
+    public var description: String { "\(code): \(reason)" }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code && lhs.reason == rhs.reason }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}

@@ -1,0 +1,472 @@
+public import Foundation
+import Synchronization
+import VirtualCard
+
+/// The gateway's ledger: one SQLite file (`gateway.sqlite3`) in a data directory.
+///
+/// - Write-ahead logging and `synchronous=FULL`: a call that returned has its write on disk;
+///   a crash loses nothing that was answered. A write that throws recorded nothing.
+/// - One connection, guarded by a mutex; every read-check-write runs in one immediate
+///   transaction, so two processes sharing the directory never double-charge an orderId.
+/// - Schema versioned with `PRAGMA user_version` (``schemaVersion``); a newer file throws
+///   ``GatewayError/Code/unsupportedLedgerVersion``, a damaged one
+///   ``GatewayError/Code/corruptLedger``.
+/// - It holds no full PAN: first 6 + last 4, a keyed fingerprint for idempotency checks, and
+///   the EMV data without the objects that carry the PAN or track data.
+///
+/// The ledger also keeps the gateway's secrets (webhook signing, token signing, card
+/// fingerprints), made at random when the file is created, so separate runs on one data
+/// directory agree. The directory is created with mode 0700 and the file set to 0600.
+public final class Ledger: Sendable {
+    /// The file name inside the data directory.
+    public static let fileName = "gateway.sqlite3"
+    /// The schema version this code writes.
+    public static let schemaVersion = 1
+
+    /// The database file.
+    public let path: String
+    /// The key that signs webhooks (`MONEI-Signature`); receivers verify with it.
+    public let webhookSecret: [UInt8]
+    let tokenSecret: [UInt8]
+    private let fingerprintKey: [UInt8]
+    private let connection: Mutex<SQLiteConnection>
+
+    /// Opens (creating if needed) the ledger in `directory`.
+    public init(directory: String, busyTimeout: Duration = .seconds(5)) throws(GatewayError) {
+        try Self.prepareDirectory(directory)
+        let path = (directory as NSString).appendingPathComponent(Self.fileName)
+        let conn = try SQLiteConnection(path: path, busyTimeout: busyTimeout)
+        try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        try Self.migrate(conn)
+        let secrets = try conn.transaction { () throws(GatewayError) -> [String: [UInt8]] in
+            var out: [String: [UInt8]] = [:]
+            for name in ["webhook_secret", "token_secret", "fingerprint_key"] {
+                if let v = try conn.query("SELECT value FROM settings WHERE key = ?", [.text(name)]).first?[0].bytes,
+                   v.count == 32 {
+                    out[name] = v
+                } else {
+                    let v = Crypto.randomBytes(32)
+                    try conn.run("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [.text(name), .blob(v)])
+                    out[name] = v
+                }
+            }
+            return out
+        }
+        self.path = path
+        webhookSecret = secrets["webhook_secret"]!
+        tokenSecret = secrets["token_secret"]!
+        fingerprintKey = secrets["fingerprint_key"]!
+        connection = Mutex(conn)
+    }
+
+    private static func prepareDirectory(_ directory: String) throws(GatewayError) {
+        guard !directory.isEmpty else { throw GatewayError(.storage, "the data directory path is empty") }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw GatewayError(.storage, "the data directory \(directory) is a file, not a directory")
+            }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw GatewayError(.storage, "cannot create the data directory \(directory): \(error.localizedDescription)")
+        }
+    }
+
+    // MARK: Schema
+
+    private static let schemaV1 = """
+        CREATE TABLE payments (
+            payment_id TEXT PRIMARY KEY NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('sale', 'refund', 'reversal')),
+            order_id TEXT NOT NULL,
+            parent_id TEXT REFERENCES payments(payment_id),
+            amount INTEGER NOT NULL CHECK (amount > 0),
+            currency TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('approved', 'declined')),
+            status_code TEXT NOT NULL,
+            status_message TEXT NOT NULL,
+            authorisation_code TEXT,
+            unique_ref TEXT NOT NULL UNIQUE,
+            brand TEXT NOT NULL,
+            last4 TEXT NOT NULL,
+            masked_pan TEXT NOT NULL,
+            expiry TEXT,
+            psn INTEGER,
+            emv_hex TEXT NOT NULL,
+            cryptogram TEXT NOT NULL CHECK (cryptogram IN ('verified', 'unverified', 'failed')),
+            callback_url TEXT,
+            account_id TEXT,
+            sdk_version TEXT,
+            reversed INTEGER NOT NULL DEFAULT 0 CHECK (reversed IN (0, 1)),
+            refunded_amount INTEGER NOT NULL DEFAULT 0 CHECK (refunded_amount >= 0),
+            card_fingerprint TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        );
+        CREATE UNIQUE INDEX payments_sale_order ON payments(order_id) WHERE kind = 'sale';
+        CREATE INDEX payments_order ON payments(order_id);
+        CREATE INDEX payments_last4 ON payments(last4);
+        CREATE TABLE webhooks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            payment_id TEXT NOT NULL REFERENCES payments(payment_id),
+            order_id TEXT NOT NULL,
+            event TEXT NOT NULL,
+            url TEXT NOT NULL,
+            body TEXT NOT NULL,
+            signature TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            delivered_at INTEGER,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT
+        );
+        CREATE INDEX webhooks_pending ON webhooks(delivered_at);
+        CREATE TABLE accounts (
+            account_id TEXT PRIMARY KEY NOT NULL,
+            terms_accepted INTEGER NOT NULL DEFAULT 0,
+            updated_at INTEGER NOT NULL
+        );
+        CREATE TABLE blocked_sdk_versions (version TEXT PRIMARY KEY NOT NULL);
+        CREATE TABLE settings (key TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL);
+        """
+
+    private static func migrate(_ conn: SQLiteConnection) throws(GatewayError) {
+        try conn.transaction { () throws(GatewayError) in
+            let version = try conn.userVersion
+            if version > schemaVersion {
+                throw GatewayError(.unsupportedLedgerVersion,
+                                   "the ledger has schema version \(version); this tapemu knows up to \(schemaVersion)")
+            }
+            if version == 0 {
+                // A file with tables but no version is not ours.
+                let tables = try conn.query("SELECT count(*) FROM sqlite_master WHERE type = 'table'").first?[0].int ?? 0
+                guard tables == 0 else {
+                    throw GatewayError(.unsupportedLedgerVersion, "the file holds tables but no tapemu schema version")
+                }
+                try conn.execute(schemaV1)
+                try conn.execute("PRAGMA user_version = \(schemaVersion)")
+            }
+        }
+    }
+
+    // MARK: Rows
+
+    private static let columns = """
+        payment_id, kind, order_id, parent_id, amount, currency, status, status_code, status_message,
+        authorisation_code, unique_ref, brand, last4, masked_pan, expiry, psn, emv_hex, cryptogram,
+        callback_url, account_id, sdk_version, reversed, refunded_amount, created_at, updated_at, card_fingerprint
+        """
+
+    private static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(ms) / 1000) }
+    static func millis(_ d: Date) -> Int64 { Int64((d.timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    private static func payment(_ r: SQLRow) throws(GatewayError) -> (Payment, fingerprint: String) {
+        guard let id = r[0].string, let kind = r[1].string.flatMap(TransactionKind.init(rawValue:)),
+              let orderId = r[2].string, let amount = r[4].int, let currency = r[5].string,
+              let status = r[6].string.flatMap(AuthorisationStatus.init(rawValue:)),
+              let code = r[7].string, let message = r[8].string, let uniqueRef = r[10].string,
+              let brand = r[11].string, let last4 = r[12].string, let masked = r[13].string,
+              let emvHex = r[16].string, let emv = Encoding.unhex(emvHex),
+              let crypto = r[17].string.flatMap(CryptogramCheck.init(rawValue:)),
+              let reversed = r[21].int, let refunded = r[22].int,
+              let created = r[23].int64, let updated = r[24].int64, let fingerprint = r[25].string else {
+            throw GatewayError(.corruptLedger, "a payment row does not have the shape this tapemu wrote")
+        }
+        let p = Payment(paymentId: id, kind: kind, orderId: orderId, parentPaymentId: r[3].string, amount: amount,
+                        currency: currency, status: status, statusCode: code, statusMessage: message,
+                        authorisationCode: r[9].string, uniqueRef: uniqueRef, cardBrand: CardBrand(rawValue: brand),
+                        last4: last4, maskedPAN: masked, expiry: r[14].string,
+                        panSequenceNumber: r[15].int.flatMap { UInt8(exactly: $0) }, emvData: emv,
+                        cryptogram: crypto, callbackUrl: r[18].string, accountId: r[19].string,
+                        sdkVersion: r[20].string, reversed: reversed != 0, refundedAmount: refunded,
+                        createdAt: date(created), updatedAt: date(updated))
+        return (p, fingerprint)
+    }
+
+    private static func insert(_ p: Payment, fingerprint: String, _ conn: SQLiteConnection) throws(GatewayError) {
+        try conn.run("INSERT INTO payments (\(columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", [
+            .text(p.paymentId), .text(p.kind.rawValue), .text(p.orderId), SQLValue(p.parentPaymentId),
+            SQLValue(p.amount), .text(p.currency), .text(p.status.rawValue), .text(p.statusCode),
+            .text(p.statusMessage), SQLValue(p.authorisationCode), .text(p.uniqueRef), .text(p.cardBrand.rawValue),
+            .text(p.last4), .text(p.maskedPAN), SQLValue(p.expiry), SQLValue(p.panSequenceNumber.map { Int64($0) }),
+            .text(Encoding.hex(p.emvData)), .text(p.cryptogram.rawValue), SQLValue(p.callbackUrl),
+            SQLValue(p.accountId), SQLValue(p.sdkVersion), SQLValue(p.reversed), SQLValue(p.refundedAmount),
+            .integer(millis(p.createdAt)), .integer(millis(p.updatedAt)), .text(fingerprint),
+        ])
+    }
+
+    private static func select(_ conn: SQLiteConnection, _ whereClause: String,
+                               _ bindings: [SQLValue]) throws(GatewayError) -> [Payment] {
+        try conn.query("SELECT \(columns) FROM payments \(whereClause)", bindings).map { (r) throws(GatewayError) in
+            try payment(r).0
+        }
+    }
+
+    private func withConnection<T: Sendable>(_ body: (SQLiteConnection) throws(GatewayError) -> T) throws(GatewayError) -> T {
+        try connection.withLock { (conn: inout SQLiteConnection) throws(GatewayError) -> T in try body(conn) }
+    }
+
+    // MARK: Writes (the gateway's decisions)
+
+    /// A keyed fingerprint of a PAN (hex HMAC-SHA256 under the ledger's key): compares cards
+    /// across requests without storing the PAN.
+    func fingerprint(of digits: String) -> String {
+        Encoding.hex(Crypto.hmacSHA256(key: fingerprintKey, message: Array(digits.utf8)))
+    }
+
+    /// Records a new sale, or returns the stored sale for its orderId (`isReplay`) when amount,
+    /// currency and card match; a mismatch throws `orderConflict`. Atomic with its webhook.
+    func recordSale(_ sale: Payment, fingerprint: String) throws(GatewayError) -> (Payment, isReplay: Bool) {
+        try withConnection { (conn) throws(GatewayError) in
+            try conn.transaction { () throws(GatewayError) -> (Payment, isReplay: Bool) in
+                if let row = try conn.query("SELECT \(Self.columns) FROM payments WHERE kind = 'sale' AND order_id = ?",
+                                            [.text(sale.orderId)]).first {
+                    let (existing, storedFingerprint) = try Self.payment(row)
+                    var differences: [String] = []
+                    if existing.amount != sale.amount { differences.append("amount") }
+                    if existing.currency != sale.currency { differences.append("currency") }
+                    if storedFingerprint != fingerprint { differences.append("card") }
+                    guard differences.isEmpty else {
+                        throw GatewayError(.orderConflict,
+                                           "order \(sale.orderId) already exists with a different \(differences.joined(separator: ", ")); nothing was charged")
+                    }
+                    return (existing, true)
+                }
+                try Self.insert(sale, fingerprint: fingerprint, conn)
+                try self.enqueueWebhook(for: sale, event: sale.status == .approved ? .approved : .declined,
+                                        at: sale.createdAt, conn)
+                return (sale, false)
+            }
+        }
+    }
+
+    /// Reverses the sale with `uniqueRef` once. Returns the updated sale and the reversal row.
+    func recordReversal(uniqueRef: String, at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment) {
+        try withConnection { (conn) throws(GatewayError) in
+            try conn.transaction { () throws(GatewayError) -> (sale: Payment, reversal: Payment) in
+                guard let row = try conn.query("SELECT \(Self.columns) FROM payments WHERE unique_ref = ?",
+                                               [.text(uniqueRef)]).first else {
+                    throw GatewayError(.notFound, "no transaction has uniqueRef \(uniqueRef)")
+                }
+                var (sale, fingerprint) = try Self.payment(row)
+                guard sale.kind == .sale else {
+                    throw GatewayError(.notReversible, "\(uniqueRef) is a \(sale.kind.rawValue), not a sale")
+                }
+                guard !sale.reversed else {
+                    throw GatewayError(.alreadyReversed, "\(uniqueRef) was reversed before; it is not reversed again")
+                }
+                guard sale.status == .approved else {
+                    throw GatewayError(.notReversible, "\(uniqueRef) was declined; there is nothing to reverse")
+                }
+                guard sale.refundedAmount == 0 else {
+                    throw GatewayError(.notReversible, "\(uniqueRef) was refunded in part or in full; refund the rest instead")
+                }
+                let changed = try conn.run(
+                    "UPDATE payments SET reversed = 1, updated_at = ? WHERE payment_id = ? AND reversed = 0",
+                    [.integer(Self.millis(now)), .text(sale.paymentId)])
+                guard changed == 1 else {
+                    throw GatewayError(.alreadyReversed, "\(uniqueRef) was reversed before; it is not reversed again")
+                }
+                sale.reversed = true
+                sale.updatedAt = now
+                let reversal = Self.child(of: sale, kind: .reversal, amount: sale.amount, message: "Reversed", at: now)
+                try Self.insert(reversal, fingerprint: fingerprint, conn)
+                try self.enqueueWebhook(for: sale, event: .reversed, at: now, conn)
+                return (sale, reversal)
+            }
+        }
+    }
+
+    /// Refunds `amount` (nil: all that is left) of the sale with `uniqueRef`.
+    func recordRefund(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment) {
+        try withConnection { (conn) throws(GatewayError) in
+            try conn.transaction { () throws(GatewayError) -> (sale: Payment, refund: Payment) in
+                guard let row = try conn.query("SELECT \(Self.columns) FROM payments WHERE unique_ref = ?",
+                                               [.text(uniqueRef)]).first else {
+                    throw GatewayError(.notFound, "no transaction has uniqueRef \(uniqueRef)")
+                }
+                var (sale, fingerprint) = try Self.payment(row)
+                guard sale.kind == .sale else {
+                    throw GatewayError(.notRefundable, "\(uniqueRef) is a \(sale.kind.rawValue), not a sale")
+                }
+                guard sale.status == .approved else {
+                    throw GatewayError(.notRefundable, "\(uniqueRef) was declined; there is nothing to refund")
+                }
+                guard !sale.reversed else {
+                    throw GatewayError(.notRefundable, "\(uniqueRef) was reversed; there is nothing to refund")
+                }
+                let remaining = sale.remainingAmount
+                let value = amount ?? remaining
+                guard value > 0, value <= remaining else {
+                    throw GatewayError(.refundExceedsRemaining,
+                                       "a refund of \(value) but \(remaining) of \(sale.amount) is left to refund")
+                }
+                let changed = try conn.run(
+                    "UPDATE payments SET refunded_amount = refunded_amount + ?, updated_at = ? WHERE payment_id = ? AND refunded_amount = ?",
+                    [SQLValue(value), .integer(Self.millis(now)), .text(sale.paymentId), SQLValue(sale.refundedAmount)])
+                guard changed == 1 else { throw GatewayError(.busy, "the sale changed during the refund; nothing was done") }
+                sale.refundedAmount += value
+                sale.updatedAt = now
+                let refund = Self.child(of: sale, kind: .refund, amount: value, message: "Refunded", at: now)
+                try Self.insert(refund, fingerprint: fingerprint, conn)
+                try self.enqueueWebhook(for: sale, event: sale.remainingAmount == 0 ? .refunded : .partiallyRefunded,
+                                        at: now, conn)
+                return (sale, refund)
+            }
+        }
+    }
+
+    private static func child(of sale: Payment, kind: TransactionKind, amount: Int, message: String, at now: Date) -> Payment {
+        Payment(paymentId: Encoding.paymentId(), kind: kind, orderId: sale.orderId, parentPaymentId: sale.paymentId,
+                amount: amount, currency: sale.currency, status: .approved, statusCode: "00", statusMessage: message,
+                authorisationCode: Encoding.authorisationCode(), uniqueRef: Encoding.uniqueRef(),
+                cardBrand: sale.cardBrand, last4: sale.last4, maskedPAN: sale.maskedPAN, expiry: sale.expiry,
+                panSequenceNumber: sale.panSequenceNumber, emvData: [], cryptogram: sale.cryptogram,
+                callbackUrl: sale.callbackUrl, accountId: sale.accountId, sdkVersion: sale.sdkVersion,
+                reversed: false, refundedAmount: 0, createdAt: now, updatedAt: now)
+    }
+
+    /// Writes the webhook of `sale`'s new state to the outbox, when it has a callbackUrl.
+    private func enqueueWebhook(for sale: Payment, event: WebhookEvent, at now: Date,
+                                _ conn: SQLiteConnection) throws(GatewayError) {
+        guard let url = sale.callbackUrl else { return }
+        let body = WebhookBody(sale: sale, event: event).json()
+        let t = Int64(now.timeIntervalSince1970.rounded(.down))
+        let header = WebhookSignature.header(body: Array(body.utf8), secret: webhookSecret, timestamp: t)
+        try conn.run("""
+            INSERT INTO webhooks (payment_id, order_id, event, url, body, signature, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, [.text(sale.paymentId), .text(sale.orderId), .text(event.rawValue), .text(url), .text(body),
+                  .text(header), .integer(Self.millis(now))])
+    }
+
+    // MARK: Queries
+
+    /// Every row with this paymentId (nil if none).
+    public func payment(paymentId: String) throws(GatewayError) -> Payment? {
+        try withConnection { (c) throws(GatewayError) in try Self.select(c, "WHERE payment_id = ?", [.text(paymentId)]).first }
+    }
+
+    /// The row with this uniqueRef (nil if none).
+    public func payment(uniqueRef: String) throws(GatewayError) -> Payment? {
+        try withConnection { (c) throws(GatewayError) in try Self.select(c, "WHERE unique_ref = ?", [.text(uniqueRef)]).first }
+    }
+
+    /// The sale of an order (at most one: the ledger never holds two sales per orderId), as
+    /// a list like MONEI's `charges(filter: {orderId})`.
+    public func sales(orderId: String) throws(GatewayError) -> [Payment] {
+        try withConnection { (c) throws(GatewayError) in
+            try Self.select(c, "WHERE kind = 'sale' AND order_id = ? ORDER BY created_at, rowid", [.text(orderId)])
+        }
+    }
+
+    /// Every row of the ledger (sales, refunds, reversals), oldest first.
+    public func allPayments() throws(GatewayError) -> [Payment] {
+        try withConnection { (c) throws(GatewayError) in try Self.select(c, "ORDER BY created_at, rowid", []) }
+    }
+
+    /// How many sales the ledger holds for `orderId` (0 or 1), and how many rows in all.
+    public func saleCount(orderId: String) throws(GatewayError) -> Int {
+        try withConnection { (c) throws(GatewayError) in
+            try c.query("SELECT count(*) FROM payments WHERE kind = 'sale' AND order_id = ?", [.text(orderId)])
+                .first?[0].int ?? 0
+        }
+    }
+
+    /// Sales and refunds matching the filter: sales first, newest first. Reversals are not
+    /// items of their own: a reversed sale shows code `C`.
+    public func transactions(_ filter: TransactionFilter) throws(GatewayError) -> [Payment] {
+        var clauses = ["kind IN ('sale', 'refund')"]
+        var bindings: [SQLValue] = []
+        if let o = filter.orderId { clauses.append("order_id = ?"); bindings.append(.text(o)) }
+        if let l = filter.panLastFour { clauses.append("last4 = ?"); bindings.append(.text(l)) }
+        let sql = "WHERE " + clauses.joined(separator: " AND ")
+            + " ORDER BY (kind = 'sale') DESC, created_at DESC, rowid DESC"
+        return try withConnection { (c) throws(GatewayError) in try Self.select(c, sql, bindings) }
+    }
+
+    // MARK: Webhook outbox
+
+    /// Webhooks in outbox order, optionally for one order and/or only those not delivered yet.
+    public func webhooks(orderId: String? = nil, pendingOnly: Bool = false) throws(GatewayError) -> [Webhook] {
+        var clauses: [String] = []
+        var bindings: [SQLValue] = []
+        if let orderId { clauses.append("order_id = ?"); bindings.append(.text(orderId)) }
+        if pendingOnly { clauses.append("delivered_at IS NULL") }
+        let whereSQL = clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND ")
+        let sql = """
+            SELECT id, payment_id, order_id, event, url, body, signature, created_at, delivered_at, attempts, last_error
+            FROM webhooks \(whereSQL) ORDER BY id
+            """
+        return try withConnection { (c) throws(GatewayError) in
+            try c.query(sql, bindings).map { (r) throws(GatewayError) -> Webhook in
+                guard let id = r[0].int64, let pid = r[1].string, let oid = r[2].string,
+                      let event = r[3].string.flatMap(WebhookEvent.init(rawValue:)), let url = r[4].string,
+                      let body = r[5].string, let sig = r[6].string, let created = r[7].int64,
+                      let attempts = r[9].int else {
+                    throw GatewayError(.corruptLedger, "a webhook row does not have the shape this tapemu wrote")
+                }
+                return Webhook(id: id, paymentId: pid, orderId: oid, event: event, url: url, body: body, signature: sig,
+                               createdAt: Self.date(created), deliveredAt: r[8].int64.map(Self.date),
+                               attempts: attempts, lastError: r[10].string)
+            }
+        }
+    }
+
+    /// Marks a webhook delivered (a later delivery service calls this).
+    public func markWebhookDelivered(id: Int64, at date: Date) throws(GatewayError) {
+        try withConnection { (c) throws(GatewayError) in
+            _ = try c.run("UPDATE webhooks SET delivered_at = ?, attempts = attempts + 1 WHERE id = ?",
+                          [.integer(Self.millis(date)), .integer(id)])
+        }
+    }
+
+    /// Records a failed delivery attempt.
+    public func recordWebhookFailure(id: Int64, error: String) throws(GatewayError) {
+        try withConnection { (c) throws(GatewayError) in
+            _ = try c.run("UPDATE webhooks SET attempts = attempts + 1, last_error = ? WHERE id = ?",
+                          [.text(error), .integer(id)])
+        }
+    }
+
+    // MARK: Accounts and SDK versions
+
+    /// Whether the account accepted the terms (false for an account never seen).
+    public func termsAccepted(accountId: String) throws(GatewayError) -> Bool {
+        try withConnection { (c) throws(GatewayError) in
+            try c.query("SELECT terms_accepted FROM accounts WHERE account_id = ?", [.text(accountId)])
+                .first?[0].int == 1
+        }
+    }
+
+    public func setTermsAccepted(_ accepted: Bool, accountId: String, at date: Date) throws(GatewayError) {
+        try withConnection { (c) throws(GatewayError) in
+            _ = try c.run("""
+                INSERT INTO accounts (account_id, terms_accepted, updated_at) VALUES (?, ?, ?)
+                ON CONFLICT (account_id) DO UPDATE SET terms_accepted = excluded.terms_accepted, updated_at = excluded.updated_at
+                """, [.text(accountId), SQLValue(accepted), .integer(Self.millis(date))])
+        }
+    }
+
+    /// SDK versions blocked in this ledger (besides the configuration's).
+    public func blockedSDKVersions() throws(GatewayError) -> Set<String> {
+        try withConnection { (c) throws(GatewayError) in
+            Set(try c.query("SELECT version FROM blocked_sdk_versions").compactMap { $0[0].string })
+        }
+    }
+
+    public func blockSDKVersion(_ version: String) throws(GatewayError) {
+        try withConnection { (c) throws(GatewayError) in
+            _ = try c.run("INSERT OR IGNORE INTO blocked_sdk_versions (version) VALUES (?)", [.text(version)])
+        }
+    }
+
+    public func unblockSDKVersion(_ version: String) throws(GatewayError) {
+        try withConnection { (c) throws(GatewayError) in
+            _ = try c.run("DELETE FROM blocked_sdk_versions WHERE version = ?", [.text(version)])
+        }
+    }
+}

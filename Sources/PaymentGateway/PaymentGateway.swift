@@ -1,1 +1,0 @@
-// PaymentGateway: see DESIGN.md.

@@ -1,0 +1,203 @@
+// Every call into libsqlite3 lives in this file; nothing else imports CSQLite.
+import CSQLite
+
+/// A value bound to or read from a statement.
+enum SQLValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case text(String)
+    case blob([UInt8])
+
+    var int64: Int64? { if case .integer(let v) = self { return v }; return nil }
+    var int: Int? { int64.flatMap { Int(exactly: $0) } }
+    var string: String? { if case .text(let s) = self { return s }; return nil }
+    var bytes: [UInt8]? {
+        switch self {
+        case .blob(let b): return b
+        case .text(let s): return Array(s.utf8)
+        default: return nil
+        }
+    }
+}
+
+extension SQLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
+    init(stringLiteral value: String) { self = .text(value) }
+    init(integerLiteral value: Int64) { self = .integer(value) }
+    init(_ s: String?) { self = s.map { .text($0) } ?? .null }
+    init(_ i: Int) { self = .integer(Int64(i)) }
+    init(_ i: Int64?) { self = i.map { .integer($0) } ?? .null }
+    init(_ b: Bool) { self = .integer(b ? 1 : 0) }
+}
+
+/// One row of a result, by column position.
+struct SQLRow: Sendable {
+    var values: [SQLValue]
+    subscript(_ i: Int) -> SQLValue { i < values.count ? values[i] : .null }
+}
+
+/// One SQLite connection with a cache of prepared statements. Not thread-safe: the ledger
+/// keeps it inside a mutex.
+final class SQLiteConnection {
+    private var db: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+    let path: String
+
+    /// Opens (creating if needed) the database at `path` in WAL mode with durable commits
+    /// (`synchronous=FULL`) and a busy timeout. A file that is not a database throws
+    /// `corruptLedger`.
+    init(path: String, busyTimeout: Duration) throws(GatewayError) {
+        self.path = path
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(handle)
+            throw Self.error(rc, "cannot open the ledger: \(message)")
+        }
+        db = handle
+        sqlite3_extended_result_codes(handle, 1)
+        let ms = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        sqlite3_busy_timeout(handle, Int32(clamping: ms))
+        // The first statements read the file header: a file that is not a database fails here.
+        let mode = try query("PRAGMA journal_mode=WAL").first?[0].string?.lowercased()
+        guard mode == "wal" else {
+            throw GatewayError(.storage, "the ledger cannot use write-ahead logging (journal mode \(mode ?? "unknown"))")
+        }
+        try execute("PRAGMA synchronous=FULL")
+        try execute("PRAGMA foreign_keys=ON")
+    }
+
+    deinit {
+        for s in statements.values { sqlite3_finalize(s) }
+        sqlite3_close_v2(db)
+    }
+
+    /// Runs SQL text that may hold several statements and returns no rows (schema, pragmas).
+    func execute(_ sql: String) throws(GatewayError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(db, sql, nil, nil, &message)
+        defer { sqlite3_free(message) }
+        guard rc == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? lastMessage
+            throw Self.error(rc, text)
+        }
+    }
+
+    /// Runs one statement and returns every row.
+    @discardableResult
+    func query(_ sql: String, _ bindings: [SQLValue] = []) throws(GatewayError) -> [SQLRow] {
+        let stmt = try prepared(sql)
+        defer {
+            sqlite3_reset(stmt)
+            sqlite3_clear_bindings(stmt)
+        }
+        try bind(bindings, to: stmt)
+        var rows: [SQLRow] = []
+        while true {
+            let rc = sqlite3_step(stmt)
+            if rc == SQLITE_DONE { break }
+            guard rc == SQLITE_ROW else { throw Self.error(rc, lastMessage) }
+            let n = sqlite3_column_count(stmt)
+            var values: [SQLValue] = []
+            values.reserveCapacity(Int(n))
+            for i in 0..<n { values.append(column(stmt, i)) }
+            rows.append(SQLRow(values: values))
+        }
+        return rows
+    }
+
+    /// Runs one statement that returns no rows; returns how many rows it changed.
+    @discardableResult
+    func run(_ sql: String, _ bindings: [SQLValue] = []) throws(GatewayError) -> Int {
+        try query(sql, bindings)
+        return Int(sqlite3_changes(db))
+    }
+
+    /// Runs `body` in an immediate transaction (the write lock is taken at once, so two
+    /// processes never interleave a read-check-write). Commits when `body` returns; rolls
+    /// back when it throws.
+    func transaction<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+        do {
+            try execute("COMMIT")
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+        return result
+    }
+
+    var userVersion: Int {
+        get throws(GatewayError) { try query("PRAGMA user_version").first?[0].int ?? 0 }
+    }
+
+    private var lastMessage: String { db.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection" }
+
+    private func prepared(_ sql: String) throws(GatewayError) -> OpaquePointer {
+        if let s = statements[sql] { return s }
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw Self.error(rc, lastMessage) }
+        statements[sql] = stmt
+        return stmt
+    }
+
+    private func bind(_ values: [SQLValue], to stmt: OpaquePointer) throws(GatewayError) {
+        // SQLITE_TRANSIENT: SQLite copies the bytes before the call returns.
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        for (i, v) in values.enumerated() {
+            let index = Int32(i + 1)
+            let rc: Int32
+            switch v {
+            case .null: rc = sqlite3_bind_null(stmt, index)
+            case .integer(let n): rc = sqlite3_bind_int64(stmt, index, n)
+            case .text(let s): rc = sqlite3_bind_text(stmt, index, s, -1, transient)
+            case .blob(let b):
+                rc = b.withUnsafeBytes { sqlite3_bind_blob(stmt, index, $0.baseAddress, Int32($0.count), transient) }
+            }
+            guard rc == SQLITE_OK else { throw Self.error(rc, lastMessage) }
+        }
+    }
+
+    private func column(_ stmt: OpaquePointer, _ i: Int32) -> SQLValue {
+        switch sqlite3_column_type(stmt, i) {
+        case SQLITE_INTEGER:
+            return .integer(sqlite3_column_int64(stmt, i))
+        case SQLITE_TEXT:
+            guard let p = sqlite3_column_text(stmt, i) else { return .text("") }
+            let n = Int(sqlite3_column_bytes(stmt, i))
+            return .text(String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self))
+        case SQLITE_BLOB:
+            let n = Int(sqlite3_column_bytes(stmt, i))
+            guard n > 0, let p = sqlite3_column_blob(stmt, i) else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: p, count: n)))
+        case SQLITE_FLOAT:
+            return .integer(Int64(sqlite3_column_double(stmt, i)))
+        default:
+            return .null
+        }
+    }
+
+    /// The one place that turns a SQLite result code into a ``GatewayError``.
+    static func error(_ rc: Int32, _ message: String) -> GatewayError {
+        switch rc & 0xFF {
+        case SQLITE_CORRUPT, SQLITE_NOTADB:
+            return GatewayError(.corruptLedger, "the ledger file is damaged or not a database (\(message))")
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            return GatewayError(.busy, "the ledger is locked by another connection (\(message))")
+        case SQLITE_CONSTRAINT:
+            return GatewayError(.storage, "a ledger constraint failed (\(message))")
+        default:
+            let name = String(cString: sqlite3_errstr(rc))
+            return GatewayError(.storage, "ledger error \(rc) (\(name)): \(message)")
+        }
+    }
+}

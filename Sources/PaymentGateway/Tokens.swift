@@ -1,0 +1,83 @@
+public import Foundation
+import VirtualCard
+
+/// Test or live: which world a token (and the payments made with it) belongs to.
+public enum TokenMode: String, Sendable, Hashable, Codable {
+    case test
+    case live
+}
+
+/// What a token says, once its signature is checked.
+public struct TokenClaims: Sendable, Hashable {
+    public var accountId: String
+    public var mode: TokenMode
+    public var issuedAt: Date
+    public var expiresAt: Date
+    /// A random id (16 hex digits), unique per token.
+    public var tokenId: String
+}
+
+/// The result of ``Gateway/validateToken(_:options:)``.
+public enum TokenValidation: Sendable, Hashable {
+    /// Signed by this gateway and not expired.
+    case valid(TokenClaims)
+    /// Signed by this gateway, but its expiry has passed.
+    case expired(TokenClaims)
+    /// Not a token of this gateway: unreadable, tampered with, or signed with another key.
+    /// The reason never repeats the token.
+    case invalid(reason: String)
+}
+
+/// Tokens the gateway issues for `prepare(token:)`:
+/// `tpm_<mode>_<base64url(JSON claims)>.<base64url(HMAC-SHA256)>`, the HMAC over everything
+/// before the dot, under the gateway's token secret.
+enum TokenCodec {
+    struct Payload: Codable {
+        var acc: String
+        var mode: TokenMode
+        var iat: Int64
+        var exp: Int64
+        var jti: String
+    }
+
+    static func issue(accountId: String, mode: TokenMode, issuedAt: Int64, expiresAt: Int64,
+                      secret: [UInt8]) -> String {
+        let payload = Payload(acc: accountId, mode: mode, iat: issuedAt, exp: expiresAt,
+                              jti: Encoding.hex(Crypto.randomBytes(8)))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let json = (try? encoder.encode(payload)).map { Array($0) } ?? []
+        let signed = "tpm_\(mode.rawValue)_" + Encoding.base64url(json)
+        let mac = Crypto.hmacSHA256(key: secret, message: Array(signed.utf8))
+        return signed + "." + Encoding.base64url(mac)
+    }
+
+    static func validate(_ token: String, secret: [UInt8], now: Int64) -> TokenValidation {
+        // Bound hostile input before any work.
+        guard token.utf8.count <= 4096 else { return .invalid(reason: "the token is too long") }
+        guard token.hasPrefix("tpm_") else { return .invalid(reason: "not a tapemu token (no tpm_ prefix)") }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return .invalid(reason: "the token is not <payload>.<signature>") }
+        let signed = parts[0], signaturePart = parts[1]
+        guard let mac = Encoding.unbase64url(signaturePart), mac.count == 32 else {
+            return .invalid(reason: "the token's signature is unreadable")
+        }
+        let expected = Crypto.hmacSHA256(key: secret, message: Array(signed.utf8))
+        guard Crypto.constantTimeEqual(mac, expected) else {
+            return .invalid(reason: "the token's signature does not match (tampered, or from another gateway)")
+        }
+        // Signed by us from here on: still parse defensively.
+        let header = signed.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false)
+        guard header.count == 3, let mode = TokenMode(rawValue: String(header[1])),
+              let json = Encoding.unbase64url(header[2]),
+              let payload = try? JSONDecoder().decode(Payload.self, from: Data(json)),
+              payload.mode == mode else {
+            return .invalid(reason: "the token's claims are unreadable")
+        }
+        let claims = TokenClaims(accountId: payload.acc, mode: payload.mode,
+                                 issuedAt: Date(timeIntervalSince1970: TimeInterval(payload.iat)),
+                                 expiresAt: Date(timeIntervalSince1970: TimeInterval(payload.exp)),
+                                 tokenId: payload.jti)
+        return now >= payload.exp ? .expired(claims) : .valid(claims)
+    }
+}

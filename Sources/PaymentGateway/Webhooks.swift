@@ -1,0 +1,194 @@
+public import Foundation
+import VirtualCard
+
+/// The final state a webhook announces.
+public enum WebhookEvent: String, Sendable, Hashable, Codable, CaseIterable {
+    case approved
+    case declined
+    case reversed
+    case refunded
+    /// A refund that leaves part of the sale standing.
+    case partiallyRefunded
+}
+
+/// One webhook in the gateway's outbox: the raw JSON body and its `MONEI-Signature` header,
+/// computed when the final state was recorded (in the same transaction).
+public struct Webhook: Sendable, Hashable {
+    /// Outbox order (increasing).
+    public var id: Int64
+    /// The sale the webhook is about.
+    public var paymentId: String
+    public var orderId: String
+    public var event: WebhookEvent
+    /// The payment's `callbackUrl`.
+    public var url: String
+    /// The raw body, exactly as it must be sent (the signature covers these bytes).
+    public var body: String
+    /// The value of the `MONEI-Signature` header: `t=<unix>,v1=<hex HMAC-SHA256>`.
+    public var signature: String
+    public var createdAt: Date
+    /// When a delivery succeeded; nil while pending.
+    public var deliveredAt: Date?
+    public var attempts: Int
+    public var lastError: String?
+
+    /// The header that carries ``signature``.
+    public static let signatureHeaderName = "MONEI-Signature"
+}
+
+/// A reason a webhook signature does not verify. Tests compare ``code`` only.
+public struct WebhookSignatureError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        /// No `MONEI-Signature` header, or an empty one.
+        public static let missingHeader = Code("missingHeader")
+        /// The header is not `key=value` pairs separated by commas, or its `t` is missing, not
+        /// a whole number of seconds, or given twice.
+        public static let malformedHeader = Code("malformedHeader")
+        /// `t` is further from now than the tolerance (a replayed or delayed delivery).
+        public static let staleTimestamp = Code("staleTimestamp")
+        /// No `v1` signature matches the body under the secret (or the header has none).
+        public static let noMatchingSignature = Code("noMatchingSignature")
+    }
+
+    public var code: Code
+    public var reason: String
+    public init(_ code: Code, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+    public var description: String { "\(code): \(reason)" }
+}
+
+/// Webhook signatures as MONEI makes them: header `MONEI-Signature: t=<unix>,v1=<hex>`, where
+/// the hex is HMAC-SHA256 under the account's secret of `"<t>.<raw body>"`.
+public enum WebhookSignature {
+    /// The default tolerance between the header's `t` and the receiver's clock.
+    public static let defaultTolerance: Duration = .seconds(300)
+
+    /// The header value for `body` signed at `timestamp` (unix seconds).
+    public static func header(body: some Collection<UInt8>, secret: some Collection<UInt8>, timestamp: Int64) -> String {
+        "t=\(timestamp),v1=\(signature(body: body, secret: secret, timestamp: timestamp))"
+    }
+
+    /// The hex HMAC-SHA256 of `"<timestamp>.<body>"`.
+    public static func signature(body: some Collection<UInt8>, secret: some Collection<UInt8>, timestamp: Int64) -> String {
+        let message = Array("\(timestamp).".utf8) + Array(body)
+        return Encoding.hex(Crypto.hmacSHA256(key: secret, message: message))
+    }
+
+    /// Verifies a received webhook. `header` is the `MONEI-Signature` value (nil when absent),
+    /// `body` the raw body bytes as received.
+    ///
+    /// - The header is comma-separated `key=value` pairs; spaces around them are ignored.
+    /// - Exactly one `t`, a whole number of unix seconds, within `tolerance` of `now` (either
+    ///   way), else ``WebhookSignatureError/Code/staleTimestamp``.
+    /// - Any number of `v1` values; one must match (constant-time compare). Other schemes
+    ///   (`v0`, `v2`, …) and unknown keys are ignored.
+    /// - Returns: the header's timestamp.
+    @discardableResult
+    public static func verify(header: String?, body: some Collection<UInt8>, secret: some Collection<UInt8>,
+                              tolerance: Duration = defaultTolerance,
+                              now: Date = Date()) throws(WebhookSignatureError) -> Int64 {
+        guard let header, !header.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw WebhookSignatureError(.missingHeader, "no \(Webhook.signatureHeaderName) header")
+        }
+        var timestamp: Int64?
+        var candidates: [[UInt8]] = []
+        for part in header.split(separator: ",", omittingEmptySubsequences: false) {
+            let item = part.trimmingCharacters(in: .whitespaces)
+            guard let eq = item.firstIndex(of: "="), eq != item.startIndex else {
+                throw WebhookSignatureError(.malformedHeader, "an element of the header is not key=value")
+            }
+            let key = item[..<eq], value = item[item.index(after: eq)...]
+            switch key {
+            case "t":
+                guard timestamp == nil else {
+                    throw WebhookSignatureError(.malformedHeader, "the header gives t twice")
+                }
+                guard !value.isEmpty, value.allSatisfy({ $0.isASCII && $0.isNumber }), let t = Int64(value) else {
+                    throw WebhookSignatureError(.malformedHeader, "t is not a whole number of unix seconds")
+                }
+                timestamp = t
+            case "v1":
+                // A v1 that is not 64 hex digits cannot match; it is skipped like a wrong one.
+                if value.utf8.count == 64, let bytes = Encoding.unhex(value) { candidates.append(bytes) }
+            default:
+                continue   // v0, v2, …: schemes this receiver does not know.
+            }
+        }
+        guard let timestamp else { throw WebhookSignatureError(.malformedHeader, "the header has no t") }
+        let nowSeconds = Int64(now.timeIntervalSince1970.rounded(.down))
+        let toleranceSeconds = tolerance.components.seconds
+        let (skew, overflow) = nowSeconds.subtractingReportingOverflow(timestamp)
+        guard !overflow, skew.magnitude <= toleranceSeconds.magnitude else {
+            throw WebhookSignatureError(.staleTimestamp,
+                                        "t is outside the tolerance of \(toleranceSeconds) s from now")
+        }
+        let expected = Crypto.hmacSHA256(key: secret, message: Array("\(timestamp).".utf8) + Array(body))
+        var matched = false
+        for c in candidates where Crypto.constantTimeEqual(c, expected) { matched = true }
+        guard matched else {
+            throw WebhookSignatureError(.noMatchingSignature,
+                                        candidates.isEmpty ? "the header has no v1 signature"
+                                                           : "no v1 signature matches the body")
+        }
+        return timestamp
+    }
+
+    /// ``verify(header:body:secret:tolerance:now:)`` for a body held as a string (its UTF-8).
+    @discardableResult
+    public static func verify(header: String?, body: String, secret: some Collection<UInt8>,
+                              tolerance: Duration = defaultTolerance,
+                              now: Date = Date()) throws(WebhookSignatureError) -> Int64 {
+        try verify(header: header, body: Array(body.utf8), secret: secret, tolerance: tolerance, now: now)
+    }
+}
+
+/// The JSON body of a webhook: the sale as it stands after the event.
+struct WebhookBody: Encodable {
+    var id: String
+    var event: String
+    var orderId: String
+    var amount: Int
+    var currency: String
+    var status: String
+    var statusCode: String
+    var statusMessage: String
+    var authorizationCode: String?
+    var uniqueRef: String
+    var refundedAmount: Int
+    var cardBrand: String
+    var last4: String
+    var createdAt: Int64
+    var updatedAt: Int64
+
+    init(sale p: Payment, event: WebhookEvent) {
+        id = p.paymentId
+        self.event = event.rawValue
+        orderId = p.orderId
+        amount = p.amount
+        currency = p.currency
+        status = p.state.rawValue
+        statusCode = p.statusCode
+        statusMessage = p.statusMessage
+        authorizationCode = p.authorisationCode
+        uniqueRef = p.uniqueRef
+        refundedAmount = p.refundedAmount
+        cardBrand = p.cardBrand.rawValue
+        last4 = p.last4
+        createdAt = Int64(p.createdAt.timeIntervalSince1970.rounded(.down))
+        updatedAt = Int64(p.updatedAt.timeIntervalSince1970.rounded(.down))
+    }
+
+    func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding plain strings and integers cannot fail.
+        let data = (try? encoder.encode(self)) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}
