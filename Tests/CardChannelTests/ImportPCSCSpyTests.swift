@@ -1,0 +1,121 @@
+import Testing
+import BERTLV
+import ISO7816
+@testable import CardChannel
+
+/// The logs in `apdu-traces/captures/` are real: `scriptor` (pcsc-tools) talking through pcscd
+/// and vpcd to a scripted card, with pcsc-lite's spy library in between (`scriptor-*.spylog`,
+/// the raw log) and `pcsc-spy -n` run over it (`scriptor-*.spyout`, the printed form).
+@Suite("Import: pcsc-spy logs")
+struct ImportPCSCSpyTests {
+    static let testPAN = "4111111111111111"
+
+    static func load(_ name: String, redact: Bool = true) throws -> APDUTrace {
+        try PCSCSpyImporter.importLog(try TraceSamples.text(TraceSamples.capture(name)), name: name, redact: redact)
+    }
+
+    static let expectedCommands = [
+        "00A404000E325041592E5359532E444446303100", "00A4040007A000000003101000",
+        "80A800001583133600000000000000010012345678097826113000", "00B2010C00", "00B2020C00",
+    ]
+
+    @Test(arguments: ["scriptor-visa.spylog", "scriptor-visa.spyout"])
+    func aScriptorSessionImports(_ name: String) throws {
+        let raw = try Self.load(name, redact: false)
+        let x = raw.exchanges
+        #expect(x.map { Hex.encode($0.command) } == Self.expectedCommands)
+        #expect(x.map { r -> String in
+            guard case .response(let r)? = r.reply else { return "event" }
+            return r.statusWord.hex
+        } == ["9000", "9000", "9000", "9000", "6A83"])
+        #expect(raw.reader == "Virtual PCD 00 00")
+        #expect(raw.atr == (try Hex.decode("3B8F8001804F0CA0000003060300030000000068")))
+        // Each exchange took ~44 ms (vpcd's delayed ACK with this Python card).
+        for e in x { #expect(try #require(e.cardTime) > .milliseconds(30) && e.cardTime! < .milliseconds(100)) }
+        if name.hasSuffix(".spylog") {
+            // The raw log has wall-clock times: the first command comes after connect and reconnect.
+            #expect(x[0].commandTime > .milliseconds(100))
+        } else {
+            #expect(raw.comments.contains { $0.contains("printed output") })
+        }
+        // Redacted by default: the card's PAN (in track 2 and 5A) and name are gone.
+        let red = try Self.load(name)
+        #expect(red.isRedacted)
+        #expect(!red.text.contains(Self.testPAN))
+        #expect(!red.text.contains(Hex.encode(Array("SMITH/JOHN".utf8))))
+        #expect(try APDUTrace(parsing: red.text) == red)
+    }
+
+    @Test func bothFormsGiveTheSameExchanges() throws {
+        let a = try Self.load("scriptor-visa.spylog")
+        let b = try Self.load("scriptor-visa.spyout")
+        #expect(a.exchanges.map(\.command) == b.exchanges.map(\.command))
+        #expect(a.exchanges.map(\.reply) == b.exchanges.map(\.reply))
+        for (x, y) in zip(a.exchanges, b.exchanges) {
+            #expect(x.cardTime == y.cardTime)
+        }
+    }
+
+    @Test(arguments: ["scriptor-tear.spylog", "scriptor-tear.spyout"])
+    func aTornCardImportsAsEvents(_ name: String) throws {
+        let t = try Self.load(name)
+        // The card reset its socket on GPO: vpcd answered an empty "success", then the next
+        // SCardTransmit failed with SCARD_E_NOT_TRANSACTED.
+        #expect(t.exchanges.map(\.reply).suffix(2) == [
+            .event(.transmitError("malformedResponse")),
+            .event(.transmitError("SCARD_E_NOT_TRANSACTED")),
+        ])
+    }
+
+    @Test func theImportedSessionReplaysAgainstTheSameCommands() async throws {
+        let t = try APDUTrace(parsing: try Self.load("scriptor-visa.spylog").text)
+        let channel = TraceReplayChannel(trace: t, matching: TraceMatching(mode: .strict))
+        for hex in Self.expectedCommands {
+            _ = try await channel.transmit(try CommandAPDU(bytes: Hex.decode(hex)))
+        }
+        // Masked: scriptor's GPO carried UN 12345678 and date 261130; a new run may differ there.
+        let masked = TraceReplayChannel(trace: t)
+        for (i, hex) in Self.expectedCommands.enumerated() {
+            var b = try Hex.decode(hex)
+            if i == 2 { b[17] ^= 0xFF; b[24] ^= 0x01 }
+            _ = try await masked.transmit(try CommandAPDU(bytes: b))
+        }
+    }
+
+    @Test(arguments: [
+        ("", TraceError.Code.noExchanges),
+        ("hello world\n", .badCapture),
+        ("7F0@>|1|2|SCardTransmit\n7F0@0x1\n7F0@<|1|3|SCardTransmit|ok|0x00000000\n", .badCapture),
+        ("7F0@>|x|2|SCardTransmit\n", .badCapture),
+        ("7F0@>|1|2|SCardEstablishContext\n7F0@<|1|3|SCardEstablishContext|ok|0x00000000\n", .noExchanges),
+    ])
+    func badLogsAreTypedErrors(_ text: String, _ code: TraceError.Code) {
+        do {
+            _ = try PCSCSpyImporter.parse(text, path: "x.log")
+            Issue.record("parsed")
+        } catch {
+            #expect(error.code == code, "\(error)")
+        }
+    }
+
+    @Test func everyPrefixOfARealLogImportsOrFailsCleanly() throws {
+        let text = Array(try TraceSamples.text(TraceSamples.capture("scriptor-visa.spylog")).utf8)
+        for n in stride(from: 0, through: text.count, by: 7) {
+            do {
+                _ = try PCSCSpyImporter.parse(String(decoding: text[..<n], as: UTF8.self))
+            } catch {
+                #expect(!error.reason.isEmpty)
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ("SCARD_W_REMOVED_CARD", TraceEvent(.cardRemoved, detail: "SCARD_W_REMOVED_CARD")),
+        ("SCARD_E_READER_UNAVAILABLE", TraceEvent(.readerRemoved, detail: "SCARD_E_READER_UNAVAILABLE")),
+        ("SCARD_E_TIMEOUT", TraceEvent(.timeout, detail: "SCARD_E_TIMEOUT")),
+        ("SCARD_E_NOT_TRANSACTED", .transmitError("SCARD_E_NOT_TRANSACTED")),
+    ])
+    func returnCodesBecomeEvents(_ rv: String, _ event: TraceEvent) {
+        #expect(PCSCSpyImporter.event(for: rv) == event)
+    }
+}

@@ -1,0 +1,215 @@
+import Testing
+import BERTLV
+import ISO7816
+@testable import CardChannel
+
+@Suite("Recording and redaction")
+struct TraceRecordingTests {
+    typealias S = TraceSamples
+
+    /// The sample's card as a scripted channel.
+    static func card(clock: MonotonicClock = .continuous) -> TraceTestChannel {
+        TraceTestChannel(S.visa.exchanges.compactMap { x -> TraceTestChannel.Step? in
+            guard case .response(let r)? = x.reply else { return nil }
+            return .respondAfter(x.cardTime ?? .zero, Hex.encode(r.bytes))
+        } + [.fail(CardChannelError(.cardRemoved, "torn", detail: "SCARD_W_REMOVED_CARD"))], clock: clock)
+    }
+
+    @Test func recordsExchangesTimesAndTheTear() async throws {
+        let manual = ManualClock()
+        let clock = MonotonicClock(manual)
+        let recorder = RecordingChannel(wrapping: Self.card(clock: clock), headers: [.init("title", "rec")],
+                                        redact: false, clock: clock)
+        let commands = S.visa.exchanges.compactMap(\.commandAPDU)
+        for (i, c) in commands.enumerated() {
+            let task = Task { try await recorder.transmit(c) }
+            let cardTime = S.visa.exchanges[i].cardTime ?? .zero
+            if cardTime > .zero {
+                await manual.waitForSleepers(1)
+                manual.advance(by: cardTime)
+            }
+            _ = try await task.value
+            manual.advance(by: .milliseconds(1))   // the terminal's own time between commands
+        }
+        do {
+            _ = try await recorder.transmit(S.readRecord1)
+            Issue.record("no tear")
+        } catch {
+            #expect(error.code == .cardRemoved)
+        }
+        let t = recorder.trace
+        #expect(t.title == "rec")
+        #expect(t.atr == [0x3B, 0x80, 0x80, 0x01, 0x01])
+        #expect(t.recorded != nil)
+        #expect(!t.isRedacted)
+        #expect(t.exchanges.map(\.command) == commands.map(\.bytes) + [S.readRecord1.bytes])
+        #expect(t.exchanges.map(\.reply).dropLast() == S.visa.exchanges.map(\.reply))
+        #expect(t.exchanges.last?.reply == .event(.cardRemoved))
+        #expect(t.exchanges.map(\.cardTime) == S.visa.exchanges.map(\.cardTime) + [.zero])
+        #expect(t.exchanges[1].commandTime == .microseconds(4100) + .milliseconds(1))
+        // Written and read back, it replays.
+        let replay = TraceReplayChannel(trace: try APDUTrace(parsing: t.text), matching: TraceMatching(mode: .strict))
+        for c in commands { _ = try await replay.transmit(c) }
+    }
+
+    static let failures: [(CardChannelError, TraceEvent)] = [
+        (CardChannelError(.cardRemoved, "x"), .cardRemoved),
+        (CardChannelError(.timeout, "x"), .timeout),
+        (CardChannelError(.cancelled, "x"), .timeout),
+        (CardChannelError(.readerRemoved, "x"), .readerRemoved),
+        (CardChannelError(.transmitFailed, "x", detail: "SCARD_E_NOT_TRANSACTED"), .transmitError("SCARD_E_NOT_TRANSACTED")),
+        (CardChannelError(.malformedResponse, "x"), .transmitError("malformedResponse")),
+    ]
+
+    @Test(arguments: failures)
+    func failuresAreRecordedAsEventsThatReplay(_ failure: CardChannelError, _ event: TraceEvent) async throws {
+        let recorder = RecordingChannel(wrapping: TraceTestChannel([.fail(failure)]), redact: false)
+        await #expect(throws: CardChannelError.self) { try await recorder.transmit(S.selectPPSE) }
+        let t = try APDUTrace(parsing: recorder.trace.text)
+        #expect(t.exchanges.first?.reply == .event(event))
+        let replay = TraceReplayChannel(trace: t)
+        do {
+            _ = try await replay.transmit(S.selectPPSE)
+            Issue.record("no event")
+        } catch {
+            #expect(error.code == (failure.code == .cancelled ? .timeout : failure.code))
+        }
+    }
+
+    @Test func redactionDefaultsByKindOfSource() {
+        #expect(RecordingChannel(wrapping: TraceTestChannel([])).redacts)          // stands in for a reader
+        #expect(!RecordingChannel(wrapping: TraceReplayChannel(trace: S.visa)).redacts)
+        #expect(!RecordingChannel(wrapping: TraceTestChannel([]), redact: false).redacts)
+    }
+
+    // MARK: Redaction
+
+    /// Every way the PAN could show in a trace file: hex of its BCD at either nibble offset, its
+    /// ASCII digits, the hex of its ASCII.
+    static func leaks(_ pan: String, in text: String) -> [String] {
+        var found: [String] = []
+        let upper = text.uppercased()
+        if upper.contains(pan) { found.append("digits / BCD hex") }
+        let asciiHex = Hex.encode(Array(pan.utf8))
+        if upper.contains(asciiHex) { found.append("hex of ASCII") }
+        return found
+    }
+
+    @Test func redactionReplacesThePANEverywhereConsistently() throws {
+        let original = S.visa
+        #expect(!Self.leaks(S.pan, in: original.text).isEmpty)   // the test can see a leak
+        let result = TraceRedactor.redact(original)
+        let red = result.trace
+        #expect(result.panCount == 1)
+        #expect(result.nameCount == 1)
+        #expect(red.isRedacted)
+        #expect(red.text.contains("@redacted yes"))
+        #expect(Self.leaks(S.pan, in: red.text) == [])
+        #expect(!red.text.contains("SMITH"))
+        #expect(!Hex.encode(Array("SMITH/JOHN".utf8)).isEmpty && !red.text.contains(Hex.encode(Array("SMITH/JOHN".utf8))))
+        for e in red.entries {
+            let bytes: [UInt8]
+            switch e.kind {
+            case .command(let b): bytes = b
+            case .response(let r): bytes = r.bytes
+            case .event: continue
+            }
+            #expect(!bytes.contains(subsequence: try Hex.decode(S.pan)))
+            #expect(!bytes.contains(subsequence: Array(S.pan.utf8)))
+        }
+
+        // The same test PAN in 5A, track 2 (57) and track 1 (56); Luhn-valid, same length, Visa.
+        let gpo = try BERTLV.parse(try #require(Self.response(red, 3)).data)
+        let record = try BERTLV.parse(try #require(Self.response(red, 4)).data)
+        let t2 = try Track2(bytes: try #require(gpo.find(.track2EquivalentData)).value)
+        let pan5A = try PAN(bcd: try #require(record.find(.pan)).value)
+        #expect(t2.pan == pan5A)
+        #expect(pan5A.isLuhnValid)
+        #expect(pan5A.digits.count == S.pan.count)
+        #expect(pan5A.digits.first == "4")
+        #expect(pan5A.digits != S.pan)
+        #expect(t2.expiry == "2512")
+        let track1 = String(decoding: try #require(record.find(0x56)).value, as: UTF8.self)
+        #expect(track1 == "B\(pan5A.digits)^CARDHOLDER^2512201")
+        let name = String(decoding: try #require(gpo.find(.cardholderName)).value, as: UTF8.self)
+        #expect(name == "CARDHOLDER")
+        // Lengths are kept: every TLV still parses, every response keeps its status word.
+        #expect(red.exchanges.map { $0.reply.map(Self.sw) } == original.exchanges.map { $0.reply.map(Self.sw) })
+        #expect(red.exchanges.map { Self.length($0.reply) } == original.exchanges.map { Self.length($0.reply) })
+    }
+
+    @Test func aRedactedTraceStillReplays() async throws {
+        let red = try APDUTrace(parsing: S.visa.redacted().text)
+        let channel = TraceReplayChannel(trace: red)
+        for c in TraceReplayTests.session() { _ = try await channel.transmit(c) }
+    }
+
+    @Test func theRecorderRedactsWhatItWrites() async throws {
+        let recorder = RecordingChannel(wrapping: Self.card(), redact: true)
+        for c in S.visa.exchanges.compactMap(\.commandAPDU) { _ = try await recorder.transmit(c) }
+        #expect(recorder.trace.isRedacted)
+        #expect(Self.leaks(S.pan, in: recorder.trace.text) == [])
+        #expect(!Self.leaks(S.pan, in: recorder.unredactedTrace.text).isEmpty)
+    }
+
+    @Test func thePANIsFoundInATruncatedResponseAndAtOddNibbles() throws {
+        // A GPO response cut short by a capture (no longer parses as TLV), and the PAN again,
+        // shifted by one nibble, inside a proprietary object.
+        let text = """
+            @format tapemu-apdu-trace/1
+            0 > 80A8000002830000
+            0.1 < 77309F10010057134761739001010119D2512201000000
+            0.4 > 00B2020C00
+            0.5 < 700C9F7F0904761739001010119F9000
+            """
+        let t = try APDUTrace(parsing: text)
+        let red = t.redacted()
+        #expect(Self.leaks(S.pan, in: red.text) == [])
+        // The proprietary object that held the whole PAN at an odd nibble was rewritten too.
+        #expect(!red.text.contains("04761739001010119F"))
+    }
+
+    @Test func distinctPANsGetDistinctReplacements() throws {
+        let text = """
+            @format tapemu-apdu-trace/1
+            0 > 00B2010C00
+            0.1 < 700A5A0847617390010101199000
+            0.2 > 00B2020C00
+            0.3 < 700A5A0841111111111111119000
+            """
+        let red = try APDUTrace(parsing: text).redacted()
+        let pans = try red.exchanges.map { x -> String in
+            guard case .response(let r)? = x.reply else { return "" }
+            return try PAN(bcd: try #require(BERTLV.parse(r.data).find(.pan)).value).digits
+        }
+        #expect(pans.count == 2)
+        #expect(pans[0] != pans[1])
+        #expect(pans.allSatisfy { Luhn.isValid($0) && $0.count == 16 && $0.first == "4" })
+        #expect(!pans.contains("4761739001010119") && !pans.contains("4111111111111111"))
+    }
+
+    @Test(arguments: ["4761739001010119", "5413330089000011", "374245455400001", "6011000990139424",
+                      "2223000048400011", "4111111111111111", "9999999999999999999", "123456789012"])
+    func testPANsAreLuhnValidOfTheSameShape(_ original: String) {
+        for variant in 0..<3 {
+            let p = TraceRedactor.testPAN(replacing: original, variant: variant)
+            #expect(p.count == original.count)
+            #expect(Luhn.isValid(p))
+            #expect(p != original)
+            #expect(p.first == original.first)
+        }
+    }
+
+    static func response(_ t: APDUTrace, _ number: Int) -> ResponseAPDU? {
+        guard case .response(let r)? = t.exchanges.first(where: { $0.number == number })?.reply else { return nil }
+        return r
+    }
+    static func sw(_ reply: TraceExchange.Reply) -> String {
+        if case .response(let r) = reply { return r.statusWord.hex }
+        return "event"
+    }
+    static func length(_ reply: TraceExchange.Reply?) -> Int {
+        if case .response(let r)? = reply { return r.data.count }
+        return -1
+    }
+}
