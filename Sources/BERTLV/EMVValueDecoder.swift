@@ -272,6 +272,23 @@ public enum EMVValueDecoder {
             return dol(v, ctx)
         case 0x9F4A, 0xDF8112: return tagList(v, ctx)
         case 0x9F10: return issuerApplicationData(v, ctx)
+        case 0x8F, 0x9F22:
+            guard v.count == 1 else { return malformed(v, "one byte") }
+            return DecodedValue("CA public key index \(hex(v))", fields: .object(["index": .int(Int(v[0]))]))
+        case 0x9F32, 0x9F47, 0x9F2E:
+            guard (1...3).contains(v.count) else { return malformed(v, "1 to 3 bytes") }
+            let e = v.reduce(0) { $0 << 8 | Int($1) }
+            return DecodedValue("public key exponent \(e)", fields: .object(["exponent": .int(e)]))
+        case 0x90, 0x9F46, 0x9F2D:
+            guard !v.isEmpty else { return nil }
+            return DecodedValue("\(v.count * 8)-bit public key certificate (recovered with the \(tag == 0x90 ? "CA" : "issuer") public key)",
+                                fields: .object(["bits": .int(v.count * 8)]))
+        case 0x92, 0x9F48, 0x9F2F:
+            guard !v.isEmpty else { return nil }
+            return DecodedValue("public key remainder, \(v.count) bytes", fields: .object(["length": .int(v.count)]))
+        case 0x93, 0x9F4B:
+            guard !v.isEmpty else { return nil }
+            return DecodedValue("\(v.count * 8)-bit signature", fields: .object(["bits": .int(v.count * 8)]))
         case 0x80: return responseFormat1(v)
         case 0x9F08, 0x9F09: return versionNumber(v)
         case 0x9F6D where ctx.scheme == .mastercard: return versionNumber(v)

@@ -51,6 +51,12 @@ public struct TLVError: Error, Hashable, Sendable, CustomStringConvertible {
         self.line = line
     }
 
+    /// Whether the input simply ended too early: more bytes could make it valid (a streaming
+    /// reader waits for them; any other code means the bytes already read are wrong).
+    public var isTruncation: Bool {
+        code == .truncatedTag || code == .truncatedLength || code == .truncatedValue || code == .missingObject
+    }
+
     public var description: String {
         if let offset { return "\(reason) (at byte offset \(offset))" }
         return reason

@@ -1,0 +1,193 @@
+import Testing
+@testable import ISO7816
+
+/// One well-formed command APDU and what it holds.
+struct CommandCase: Sendable, CustomStringConvertible {
+    var hex: String
+    var isoCase: Int
+    var extended: Bool
+    var dataCount: Int
+    /// -1 absent, 1...65536.
+    var le: Int
+    var description: String { hex.count > 40 ? String(hex.prefix(40)) + "…" : hex }
+}
+
+private func hex(_ s: String) -> [UInt8] { try! Hex.decode(s) }
+
+@Suite("Command APDUs")
+struct CommandAPDUTests {
+    static let longData = String(repeating: "AB", count: 300)
+    static let cases: [CommandCase] = [
+        // Case 1.
+        CommandCase(hex: "00840000", isoCase: 1, extended: false, dataCount: 0, le: -1),
+        // Case 2 short: Le 01, Le FF, Le 00 = 256.
+        CommandCase(hex: "00B2010C01", isoCase: 2, extended: false, dataCount: 0, le: 1),
+        CommandCase(hex: "00B2010CFF", isoCase: 2, extended: false, dataCount: 0, le: 255),
+        CommandCase(hex: "00B2010C00", isoCase: 2, extended: false, dataCount: 0, le: 256),
+        // Case 3 short.
+        CommandCase(hex: "0020008008241234FFFFFFFFFF", isoCase: 3, extended: false, dataCount: 8, le: -1),
+        CommandCase(hex: "00A4040001AA", isoCase: 3, extended: false, dataCount: 1, le: -1),
+        // Case 4 short.
+        CommandCase(hex: "00A404000E325041592E5359532E444446303100", isoCase: 4, extended: false, dataCount: 14, le: 256),
+        CommandCase(hex: "80A8000002830010", isoCase: 4, extended: false, dataCount: 2, le: 16),
+        // Case 2 extended: Le 0101 = 257, Le 0000 = 65536, Le FFFF.
+        CommandCase(hex: "00B0000000" + "0101", isoCase: 2, extended: true, dataCount: 0, le: 257),
+        CommandCase(hex: "00B0000000" + "0000", isoCase: 2, extended: true, dataCount: 0, le: 65536),
+        CommandCase(hex: "00B0000000" + "FFFF", isoCase: 2, extended: true, dataCount: 0, le: 65535),
+        // Case 3 extended: 300 data bytes.
+        CommandCase(hex: "00D60000" + "00012C" + longData, isoCase: 3, extended: true, dataCount: 300, le: -1),
+        // Case 4 extended: 300 data bytes, Le 0000 = 65536; and Le 0100 = 256 with long data.
+        CommandCase(hex: "00D60000" + "00012C" + longData + "0000", isoCase: 4, extended: true, dataCount: 300, le: 65536),
+        CommandCase(hex: "00D60000" + "00012C" + longData + "0100", isoCase: 4, extended: true, dataCount: 300, le: 256),
+        // Case 4 extended because Le > 256 with short data.
+        CommandCase(hex: "80CA9F36" + "000002" + "AABB" + "0200", isoCase: 4, extended: true, dataCount: 2, le: 512),
+    ]
+
+    @Test("parses every case, short and extended", arguments: cases)
+    func parses(_ c: CommandCase) throws {
+        let apdu = try CommandAPDU(bytes: hex(c.hex))
+        #expect(apdu.isoCase == c.isoCase)
+        #expect(apdu.data.count == c.dataCount)
+        #expect(apdu.expectedResponseLength == c.le)
+        #expect(apdu.needsExtendedLength == c.extended)
+    }
+
+    @Test("encodes back to the same bytes", arguments: cases)
+    func roundTrips(_ c: CommandCase) throws {
+        let apdu = try CommandAPDU(bytes: hex(c.hex))
+        #expect(Hex.encode(apdu.bytes) == c.hex)
+        #expect(try CommandAPDU(bytes: apdu.bytes) == apdu)
+    }
+
+    @Test("every prefix either parses or throws a typed error", arguments: cases)
+    func prefixesNeverCrash(_ c: CommandCase) {
+        let bytes = hex(c.hex)
+        for n in 0...bytes.count {
+            do {
+                let apdu = try CommandAPDU(bytes: bytes.prefix(n))
+                #expect(apdu.bytes.count <= n)
+            } catch {
+                #expect(n < bytes.count || error.code != .tooShort)
+            }
+        }
+    }
+
+    struct ErrorCase: Sendable, CustomStringConvertible {
+        var hex: String
+        var code: ISO7816Error.Code
+        var why: String
+        var description: String { why }
+    }
+
+    static let errors: [ErrorCase] = [
+        ErrorCase(hex: "", code: .tooShort, why: "empty"),
+        ErrorCase(hex: "00A404", code: .tooShort, why: "3-byte header"),
+        ErrorCase(hex: "00A4040005A0000000", code: .lengthMismatch, why: "Lc 5 with 4 data bytes"),
+        ErrorCase(hex: "00A4040002A0000000", code: .lengthMismatch, why: "Lc 2 with 4 bytes after it"),
+        ErrorCase(hex: "00B000000001", code: .badExtendedLength, why: "extended marker with one length byte"),
+        ErrorCase(hex: "00D60000000000AA", code: .badExtendedLength, why: "extended Lc 0000 with data"),
+        ErrorCase(hex: "00D60000" + "000002" + "0102" + "00", code: .badExtendedLength, why: "extended Lc with a short Le"),
+        ErrorCase(hex: "00D6000000000301" + "02", code: .lengthMismatch, why: "extended Lc 3 with 2 data bytes"),
+    ]
+
+    @Test("malformed commands throw their code", arguments: errors)
+    func errorCodes(_ e: ErrorCase) {
+        #expect { try CommandAPDU(bytes: hex(e.hex)) } throws: { error in
+            (error as? ISO7816Error)?.code == e.code
+        }
+    }
+
+    @Test("CoreNFC and CryptoTokenKit shapes of Le")
+    func leSemantics() {
+        #expect(CommandAPDU(ins: 0xB2, p1: 1, p2: 0x0C).expectedResponseLength == -1)
+        #expect(CommandAPDU(ins: 0xB2, p1: 1, p2: 0x0C, le: 0).expectedResponseLength == 256)
+        #expect(CommandAPDU(ins: 0xB2, p1: 1, p2: 0x0C, le: 0).bytes == [0x00, 0xB2, 0x01, 0x0C, 0x00])
+        let long = [UInt8](repeating: 1, count: 256)
+        let ext = CommandAPDU(ins: 0xD6, p1: 0, p2: 0, data: long, le: 0)
+        #expect(ext.expectedResponseLength == 65536)
+        #expect(ext.bytes.suffix(2) == [0x00, 0x00])
+        #expect(ext.bytes[4...6] == [0x00, 0x01, 0x00])
+        let coreNFC = CommandAPDU(instructionClass: 0, instructionCode: 0xB0, p1Parameter: 0, p2Parameter: 0,
+                                  expectedResponseLength: 65536)
+        #expect(coreNFC.bytes == [0x00, 0xB0, 0x00, 0x00, 0x00, 0x00, 0x00])
+        #expect(coreNFC.isoCase == 2)
+    }
+
+    @Test("values from outside get badLength, not a trap")
+    func validatingInit() throws {
+        for le in [0, -2, 65537, Int.max] {
+            #expect { try CommandAPDU(validatingClass: 0, instruction: 0xB0, p1: 0, p2: 0, expectedResponseLength: le) }
+                throws: { ($0 as? ISO7816Error)?.code == .badLength }
+        }
+        #expect { try CommandAPDU(validatingClass: 0, instruction: 0xD6, p1: 0, p2: 0,
+                                  data: [UInt8](repeating: 0, count: 65536)) }
+            throws: { ($0 as? ISO7816Error)?.code == .badLength }
+        let ok = try CommandAPDU(validatingClass: 0, instruction: 0xB0, p1: 0, p2: 0, expectedResponseLength: 65536)
+        #expect(ok.expectedResponseLength == 65536)
+    }
+
+    @Test("the EMV commands encode as the specs write them")
+    func emvCommands() {
+        #expect(Hex.encode(CommandAPDU.selectPPSE.bytes) == "00A404000E325041592E5359532E444446303100")
+        #expect(Hex.encode(CommandAPDU.select(name: [0xA0, 0, 0, 0, 0x03, 0x10, 0x10]).bytes) == "00A4040007A000000003101000")
+        #expect(Hex.encode(CommandAPDU.select(name: [0xA0, 0, 0, 0, 0x03], nextOccurrence: true).bytes) == "00A4040205A00000000300")
+        #expect(Hex.encode(CommandAPDU.getProcessingOptions(pdolData: []).bytes) == "80A80000028300" + "00")
+        #expect(Hex.encode(CommandAPDU.readRecord(2, sfi: 1).bytes) == "00B2020C00")
+        #expect(Hex.encode(CommandAPDU.readRecord(1, sfi: 3).bytes) == "00B2011C00")
+        #expect(Hex.encode(CommandAPDU.generateAC(.arqc, cda: true, cdolData: [1, 2]).bytes) == "80AE9000020102" + "00")
+        #expect(Hex.encode(CommandAPDU.generateAC(.tc, cdolData: [1]).bytes) == "80AE40000101" + "00")
+        #expect(Hex.encode(CommandAPDU.getResponse(0x1A).bytes) == "00C000001A")
+        #expect(Hex.encode(CommandAPDU.getResponse(0).bytes) == "00C0000000")
+        #expect(Hex.encode(CommandAPDU.getData(tag: 0x9F36).bytes) == "80CA9F3600")
+        #expect(CommandAPDU.readRecord(1, sfi: 1).withExpectedLength(0x1C).expectedResponseLength == 0x1C)
+    }
+}
+
+@Suite("Command explanations")
+struct CommandExplanationTests {
+    struct Case: Sendable, CustomStringConvertible {
+        var hex: String
+        var summary: String
+        var meanings: [String]
+        var description: String { summary }
+    }
+
+    static let cases: [Case] = [
+        Case(hex: "00A404000E325041592E5359532E444446303100", summary: "SELECT 2PAY.SYS.DDF01",
+             meanings: ["P1 04: select by DF name (AID)", "P2 00: first or only occurrence, return FCI"]),
+        Case(hex: "00A4040207A000000003101000", summary: "SELECT A0000000031010 (next occurrence)",
+             meanings: ["P1 04: select by DF name (AID)", "P2 02: next occurrence, return FCI"]),
+        Case(hex: "00B2021400", summary: "READ RECORD SFI 2 record 2",
+             meanings: ["P1 02: record number 2", "P2 14: SFI 2, read record number P1"]),
+        Case(hex: "00B2010400", summary: "READ RECORD SFI 0 record 1",
+             meanings: ["P1 01: record number 1", "P2 04: currently selected EF, read record number P1"]),
+        Case(hex: "80AE8000020102" + "00", summary: "GENERATE AC ARQC",
+             meanings: ["P1 80: request ARQC, no CDA signature", "P2 00: 00"]),
+        Case(hex: "80AE5000020102" + "00", summary: "GENERATE AC TC with CDA",
+             meanings: ["P1 50: request TC, CDA signature requested", "P2 00: 00"]),
+        Case(hex: "80AE0000020102" + "00", summary: "GENERATE AC AAC",
+             meanings: ["P1 00: request AAC, no CDA signature", "P2 00: 00"]),
+        Case(hex: "80A8000002830000", summary: "GET PROCESSING OPTIONS", meanings: ["P1 00 P2 00: always 00 00"]),
+        Case(hex: "80CA9F1700", summary: "GET DATA 9F17", meanings: ["P1 9F P2 17: data object 9F17"]),
+        Case(hex: "00C0000010", summary: "GET RESPONSE", meanings: ["P1 00 P2 00: always 00 00"]),
+        Case(hex: "0084000008", summary: "GET CHALLENGE", meanings: []),
+        Case(hex: "00EE000000", summary: "INS EE", meanings: []),
+    ]
+
+    @Test("summaries and P1/P2 meanings", arguments: cases)
+    func explains(_ c: Case) throws {
+        let apdu = try CommandAPDU(bytes: Hex.decode(c.hex))
+        #expect(apdu.summary == c.summary)
+        #expect(apdu.parameterMeanings == c.meanings)
+    }
+
+    @Test("instruction names depend on the class where EMV reuses codes")
+    func instructionNames() {
+        #expect(Instruction.name(cla: 0x00, ins: 0xA4) == "SELECT")
+        #expect(Instruction.name(cla: 0x80, ins: 0xA8) == "GET PROCESSING OPTIONS")
+        #expect(Instruction.name(cla: 0x00, ins: 0xA8) == nil)
+        #expect(Instruction.name(cla: 0x80, ins: 0xAE) == "GENERATE AC")
+        #expect(Instruction.name(cla: 0xFF, ins: 0xCA) == "GET DATA (PC/SC pseudo-APDU)")
+        #expect(Instruction.name(cla: 0x00, ins: 0xEE) == nil)
+    }
+}
