@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "CardChannelTests",
                     dependencies: ["CardChannel", "VirtualCard", "ISO7816"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "PCSCTests", dependencies: ["PCSC", "CardChannel", "VirtualCard", "ISO7816"],
+        .testTarget(name: "PCSCTests", dependencies: ["PCSC", "CardChannel", "VirtualCard", "ISO7816", "EMVKernel"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "EMVKernelTests",
                     dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "BERTLV", "ISO7816"],

@@ -25,9 +25,14 @@ public enum ReaderSelection {
 
     /// Whether a reader's name says it is the contactless interface: a word `PICC`,
     /// `Contactless` or `CL` (e.g. `ACS ACR1252 1S CL Reader PICC 00 00`).
-    public static func isContactless(_ name: String) -> Bool {
+    public static func isContactless(_ name: String) -> Bool { contactlessScore(name) > 0 }
+
+    /// 2 for a word `PICC` or `Contactless` (the slot), 1 for `CL` (often the whole reader's
+    /// model name, e.g. both slots of an ACR1252 "1S CL Reader"), 0 otherwise.
+    static func contactlessScore(_ name: String) -> Int {
         let words = name.uppercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber })
-        return words.contains { $0 == "PICC" || $0 == "CONTACTLESS" || $0 == "CL" }
+        if words.contains(where: { $0 == "PICC" || $0 == "CONTACTLESS" }) { return 2 }
+        return words.contains("CL") ? 1 : 0
     }
 
     /// The reader `query` designates among `readers`. An empty query picks the only reader, or
@@ -42,8 +47,9 @@ public enum ReaderSelection {
         let matches = query.isEmpty ? readers : readers.filter { $0.lowercased().contains(query.lowercased()) }
         if matches.count == 1 { return matches[0] }
         guard !matches.isEmpty else { throw .noMatch(query: query, readers: readers) }
-        let contactless = matches.filter(isContactless)
-        if contactless.count == 1 { return contactless[0] }
+        let best = matches.map(contactlessScore).max() ?? 0
+        let contactless = matches.filter { contactlessScore($0) == best }
+        if best > 0, contactless.count == 1 { return contactless[0] }
         throw .ambiguous(query: query, candidates: matches)
     }
 }
