@@ -5,6 +5,8 @@ enum CommandRegistry {
         [
             TLVDecodeCommand.self,
             APDUDecodeCommand.self,
+            ReadCommand.self,
+            CardsCommand.self,
             PayCommand.self,
             ChargesCommand.self,
         ]
