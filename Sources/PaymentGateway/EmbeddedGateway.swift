@@ -102,7 +102,8 @@ public final class EmbeddedGateway: Gateway {
     }
 
     /// One request over the emulated wire: the fault decides whether `body` runs (records) and
-    /// what the caller gets.
+    /// what the caller gets. A lost or slow answer is lost or slow whatever it holds: a result,
+    /// a decline or a refusal.
     private func exchange<T>(_ operation: GatewayOperation, options: GatewayRequestOptions,
                              triggerFault: GatewayFault? = nil,
                              _ body: () throws(GatewayError) -> T) async throws(GatewayError) -> T {
@@ -120,21 +121,27 @@ public final class EmbeddedGateway: Gateway {
         if Task.isCancelled {
             throw GatewayError(.cancelled, "cancelled before the request was sent; nothing was recorded")
         }
-        let result = try body()
+        // The gateway handles the request; its answer (a result or a refusal) then meets the fault.
+        let answer: Result<T, GatewayError>
+        do throws(GatewayError) {
+            answer = .success(try body())
+        } catch {
+            answer = .failure(error)
+        }
         switch fault {
         case .lostAnswer:
             throw GatewayError(.connectionLost,
-                               "the connection dropped before the answer arrived (injected fault: the request was recorded)")
+                               "the connection dropped before the answer arrived (injected fault: the request was handled)")
         case .slow(let delay):
             if delay >= timeout {
-                try await wait(timeout, "slow answer; the request was recorded")
-                throw GatewayError(.timeout, "no answer within \(timeout) (injected fault: slow answer, the request was recorded)")
+                try await wait(timeout, "slow answer; the request was handled")
+                throw GatewayError(.timeout, "no answer within \(timeout) (injected fault: slow answer, the request was handled)")
             }
-            try await wait(delay, "slow answer; the request was recorded")
+            try await wait(delay, "slow answer; the request was handled")
         case .none, .noAnswer, .serverError:
             break
         }
-        return result
+        return try answer.get()
     }
 
     // MARK: Authorisation
@@ -197,6 +204,11 @@ public final class EmbeddedGateway: Gateway {
         if let amountTLV = emv.find(.amountAuthorised) {
             guard let v = BCD.value(amountTLV.value), v == UInt64(r.amount) else {
                 throw invalid("the EMV amount (9F02) differs from the requested amount")
+            }
+        }
+        if let currencyTLV = emv.find(.transactionCurrencyCode), let known = ISOCodes.currency(code: r.currency) {
+            guard let v = BCD.value(currencyTLV.value), v == UInt64(known.numeric) else {
+                throw invalid("the EMV currency (5F2A) differs from the requested currency \(r.currency)")
             }
         }
         return emv

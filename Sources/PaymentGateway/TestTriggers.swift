@@ -5,8 +5,8 @@
 /// |-------|-----------------------|----------------------|
 /// | ``none`` | answers normally | the answer |
 /// | ``noAnswer`` | never receives the request: **nothing recorded** | ``GatewayError/Code/timeout`` when the caller's request timeout runs out on the injected clock |
-/// | ``lostAnswer`` | records the request as usual (approved or declined, or the reversal / refund done), then the answer is lost | ``GatewayError/Code/connectionLost`` at once |
-/// | ``slow(_:)`` | records the request at once, answers after the delay | the answer, or ``GatewayError/Code/timeout`` if the delay reaches the timeout (the request stays recorded) |
+/// | ``lostAnswer`` | handles the request as usual (records an approval or a decline, does the reversal / refund, or refuses it), then the answer is lost | ``GatewayError/Code/connectionLost`` at once |
+/// | ``slow(_:)`` | handles (records) the request at once, answers after the delay | the answer (or refusal), or ``GatewayError/Code/timeout`` if the delay reaches the timeout (the request stays recorded) |
 /// | ``serverError`` | fails before the ledger (HTTP 500): **nothing recorded** | ``GatewayError/Code/serverError`` at once |
 public enum GatewayFault: Sendable, Hashable, CustomStringConvertible {
     case none

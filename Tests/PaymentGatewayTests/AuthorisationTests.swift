@@ -66,6 +66,8 @@ struct AuthorisationTests {
         case "currency":
             other = Fixture.request(orderId: "order-c", amount: 1000)
             other.currency = "USD"
+            // Without 5F2A, so that the request is well-formed and only the currency differs.
+            other.card.emvData = try BERTLV.parse(other.card.emvData).filter { $0.tag != .transactionCurrencyCode }.encoded
         default: other = Fixture.request(orderId: "order-c", amount: 1000, pan: Fixture.otherVisa)
         }
         let code = await gatewayErrorCode { () async throws(GatewayError) in try await g.authorize(other) }
@@ -182,6 +184,7 @@ struct AuthorisationTests {
         ("PSN over 99", { $0.card.panSequenceNumber = 100 }),
         ("EMV not TLV", { $0.card.emvData = [0x9F, 0x26, 0x08, 0x01] }),
         ("EMV amount differs", { $0.amount = 999 }),
+        ("EMV currency differs", { $0.currency = "USD" }),
         ("too much EMV data", { $0.card.emvData = [UInt8](repeating: 0, count: 5000) }),
     ]
 

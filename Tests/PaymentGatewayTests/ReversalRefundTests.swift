@@ -37,6 +37,10 @@ struct ReversalRefundTests {
         #expect(first == .connectionLost)
         #expect(await gatewayErrorCode { () async throws(GatewayError) in try await g.reverse(uniqueRef: sale.uniqueRef) }
                 == .alreadyReversed)
+        // A lost answer hides a refusal too: the caller cannot tell, and still nothing is reversed twice.
+        #expect(await gatewayErrorCode { () async throws(GatewayError) in
+            try await g.reverse(uniqueRef: sale.uniqueRef, options: GatewayRequestOptions(fault: .lostAnswer))
+        } == .connectionLost)
         #expect(try g.ledger.allPayments().filter { $0.kind == .reversal }.count == 1)
     }
 
