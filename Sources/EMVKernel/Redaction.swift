@@ -1,5 +1,5 @@
 public import BERTLV
-import ISO7816
+public import ISO7816
 
 /// Hex of APDU bytes with the cardholder's secrets masked, for tables, JSON and logs.
 ///
@@ -13,15 +13,28 @@ public enum Redaction {
         .pan, .track2EquivalentData, .track2Data, Tag(0x56), .track1DiscretionaryData, Tag(0x9F20),
     ]
 
-    /// `bytes` (data of an APDU, or a whole response: the status word never parses as TLV
-    /// value) as upper-case hex with secrets masked; `knownPANs` are masked wherever they appear.
-    public static func hex(_ bytes: [UInt8], knownPANs: [PAN] = []) -> String {
+    /// Data of an APDU (BER-TLV, as cards answer) as upper-case hex with secrets masked;
+    /// `knownPANs` are masked wherever they appear, TLV or not.
+    public static func hex(_ data: [UInt8], knownPANs: [PAN] = []) -> String {
+        masked(data, tlvAt: 0..<data.count, knownPANs: knownPANs)
+    }
+
+    /// A whole command APDU, its data masked as in ``hex(_:knownPANs:)``.
+    public static func hex(_ command: CommandAPDU, knownPANs: [PAN] = []) -> String {
+        let encoded = command.bytes
+        let dataStart = command.data.isEmpty ? encoded.count : (command.needsExtendedLength ? 7 : 5)
+        return masked(encoded, tlvAt: dataStart..<(dataStart + command.data.count), knownPANs: knownPANs)
+    }
+
+    /// A whole response APDU (data + SW1 SW2), its data masked as in ``hex(_:knownPANs:)``.
+    public static func hex(_ response: ResponseAPDU, knownPANs: [PAN] = []) -> String {
+        let encoded = response.bytes
+        return masked(encoded, tlvAt: 0..<response.data.count, knownPANs: knownPANs)
+    }
+
+    private static func masked(_ bytes: [UInt8], tlvAt range: Range<Int>, knownPANs: [PAN]) -> String {
         var chars = Array(Hex.encode(bytes))
-        // A response is data + SW1 SW2; a command is a header then data. Try the TLV reading at
-        // both places where data can start and keep every sensitive range found.
-        for range in [0..<bytes.count, 0..<max(0, bytes.count - 2), min(5, bytes.count)..<bytes.count,
-                      min(5, bytes.count)..<max(min(5, bytes.count), bytes.count - 1)] {
-            guard let objects = try? BERTLV.parse(bytes[range], rules: .emv) else { continue }
+        if let objects = try? BERTLV.parse(bytes[range], rules: .emv) {
             for o in objects.flattened where sensitiveTags.contains(o.tag) && !o.isConstructed {
                 mask(&chars, value: o.value.startIndex..<o.value.endIndex, tag: o.tag)
             }

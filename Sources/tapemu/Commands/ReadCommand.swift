@@ -193,7 +193,7 @@ enum CardReadRender {
             }
             rows.append([
                 "\(i + 1)", e.command.summary,
-                truncate(Redaction.hex(e.command.bytes, knownPANs: pans), 28),
+                truncate(Redaction.hex(e.command, knownPANs: pans), 28),
                 e.response.map { truncate(Redaction.hex($0.data, knownPANs: pans), 36) } ?? "",
                 truncate(sw, 40),
                 "\(e.micros)",
@@ -297,7 +297,7 @@ enum CardReadRender {
         .array(exchanges.map { e in
             var d: [String: JSONValue] = [
                 "name": .string(e.command.summary),
-                "command": .string(Redaction.hex(e.command.bytes, knownPANs: pans)),
+                "command": .string(Redaction.hex(e.command, knownPANs: pans)),
                 "response": e.response.map { .string(Redaction.hex($0.data, knownPANs: pans)) } ?? .null,
                 "sw": e.response.map { .string($0.statusWord.hex) } ?? .null,
                 "micros": .int(Int(e.micros)),
