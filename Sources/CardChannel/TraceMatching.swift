@@ -87,6 +87,24 @@ struct TraceMasks {
         return ranges
     }
 
+    /// The terminal data a DOL-carrying command sent, split by the DOL seen so far (call before
+    /// ``mask(for:)`` for the same command, which counts GENERATE ACs).
+    func values(for command: [UInt8]) -> [Tag: [UInt8]] {
+        guard let apdu = try? CommandAPDU(bytes: command), !apdu.data.isEmpty else { return [:] }
+        switch (apdu.instructionClass & 0xF0, apdu.instructionCode) {
+        case (0x80, 0xA8):
+            let d = apdu.data[...]
+            guard d.first == 0x83, let (len, next) = try? BERTLV.readLength(d, at: d.startIndex + 1),
+                  next + len == d.endIndex else { return [:] }
+            return pdol.split(d[next...]) ?? [:]
+        case (0x80, 0xAE):
+            let dol = generateACs == 0 ? cdol1 : (cdol2 ?? cdol1)
+            return dol?.split(apdu.data) ?? [:]
+        default:
+            return [:]
+        }
+    }
+
     /// Learns the DOLs a card response carries: PDOL from a SELECT, the others from any response.
     mutating func observe(command: [UInt8], response: ResponseAPDU) {
         guard !response.data.isEmpty, let nodes = try? BERTLV.parse(response.data) else { return }
@@ -157,5 +175,30 @@ extension TraceMatching {
             return "first difference at byte \(i)"
         }
         return nil
+    }
+}
+
+extension APDUTrace {
+    /// The terminal data the recorded reader sent through the card's DOLs (PDOL in GPO, CDOL1/2
+    /// in GENERATE AC): amount 9F02, currency 5F2A, country 9F1A, TTQ 9F66, … The first value
+    /// of each tag wins. Replay uses it to run a kernel with the recorded amount and currency.
+    public var terminalData: [Tag: [UInt8]] {
+        var out: [Tag: [UInt8]] = [:]
+        var masks = TraceMasks(tags: [])
+        var pending: [UInt8]?
+        for e in entries {
+            switch e.kind {
+            case .command(let bytes):
+                for (tag, value) in masks.values(for: bytes) where out[tag] == nil { out[tag] = value }
+                _ = masks.mask(for: bytes)
+                pending = bytes
+            case .response(let r):
+                if let p = pending { masks.observe(command: p, response: r) }
+                pending = nil
+            case .event:
+                pending = nil
+            }
+        }
+        return out
     }
 }

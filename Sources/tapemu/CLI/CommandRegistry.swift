@@ -9,6 +9,9 @@ enum CommandRegistry {
             CardsCommand.self,
             PayCommand.self,
             ChargesCommand.self,
+            ReplayCommand.self,
+            TraceImportCommand.self,
+            TraceShowCommand.self,
         ]
     }
 }

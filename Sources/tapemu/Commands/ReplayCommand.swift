@@ -1,0 +1,212 @@
+import BERTLV
+import CardChannel
+import EMVKernel
+import Foundation
+import ISO7816
+
+/// `tapemu replay FILE|DIR... [--mode strict|masked|structural] [--json]`: runs the kernel
+/// against each trace's card and reports, per trace, pass or where it diverged.
+struct ReplayCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Run the EMV kernel against recorded traces and report pass or the divergence for each.",
+        usage: "[--mode strict|masked|structural] [--paced] [--amount <cents>] [--json] <file|dir>...",
+        discussion: """
+            Each trace plays the card: every command the kernel sends is matched against the next \
+            recorded one. A trace passes when the kernel's run follows it to its end (or to a \
+            recorded event that ends the read, e.g. a tear) and, when the trace has an @outcome \
+            header, ends with that outcome. It fails on a divergence (the message names the \
+            exchange and shows both commands), when the trace ends before the kernel is done, or \
+            when the kernel stops before the trace does. Directories are searched for *.apdu files.
+            The kernel runs with the amount, currency and country the trace's reader sent (found \
+            through the card's PDOL/CDOL), so own recordings match in masked mode. Captures of \
+            other terminals (other TTQ, merchant data) need --mode structural.
+            Ends with a line `N passed, N failed`.
+            """,
+        options: [
+            OptionHelp("<file|dir>...", "Traces, or directories holding .apdu traces."),
+            OptionHelp("--mode <mode>", "strict (byte for byte), masked (default: ignore unpredictable number, date, time), structural (same instruction, P1/P2 and lengths)."),
+            OptionHelp("--paced", "Reproduce the recorded card timing (default: as fast as possible)."),
+            OptionHelp("--amount <cents>", "Run with this amount instead of the recorded one; masked then ignores amount and currency."),
+        ] + OutputOptions.help,
+        exitCodes: [(ExitCode.failure, "at least one trace failed"),
+                    (ExitCode.noInput, "no trace found")])
+
+    var paths: [String]
+    var mode: TraceMatchMode
+    var paced: Bool
+    var amount: UInt64?
+    var output: OutputOptions
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
+        paced = arguments.flag("--paced")
+        mode = try arguments.option("--mode", valueName: "<mode>") { v throws(UsageError) in
+            guard let m = TraceMatchMode(rawValue: v) else {
+                throw UsageError("--mode is strict, masked or structural, not '\(v)'")
+            }
+            return m
+        } ?? .masked
+        amount = try arguments.option("--amount", valueName: "<cents>") { v throws(UsageError) in
+            UInt64(try Parse.integer(v, option: "--amount", in: 0...999_999_999_999))
+        }
+        paths = arguments.remainingPositionals()
+        try arguments.finish()
+    }
+
+    func validate() throws(UsageError) {
+        guard !paths.isEmpty else { throw UsageError("missing <file|dir>: the traces to replay") }
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let files = try Self.traceFiles(paths)
+        var results: [ReplayResult] = []
+        for file in files {
+            let r = await TraceReplayer(mode: mode, paced: paced, amount: amount).replay(file)
+            results.append(r)
+            if !output.json {
+                console.print("\(r.passed ? "PASS" : "FAIL")  \(file)  \(r.summary)")
+                if let d = r.divergence {
+                    for l in d.split(separator: "\n").dropFirst() { console.print("      \(String(l).trimmingWhitespace)") }
+                }
+            }
+        }
+        let passed = results.filter(\.passed).count
+        let failed = results.count - passed
+        if output.json {
+            try JSONOutput.print(JSONValue.object([
+                "mode": .string(mode.rawValue),
+                "passed": .int(passed), "failed": .int(failed),
+                "traces": .array(results.map(\.json)),
+            ]), to: console)
+        } else {
+            console.print("\(passed) passed, \(failed) failed")
+        }
+        return failed == 0 ? ExitCode.success : ExitCode.failure
+    }
+
+    /// The files named, directories searched (recursively, sorted) for `*.apdu`.
+    static func traceFiles(_ paths: [String]) throws -> [String] {
+        var out: [String] = []
+        let fm = FileManager.default
+        for p in paths {
+            var isDir: ObjCBool = false
+            guard fm.fileExists(atPath: p, isDirectory: &isDir) else {
+                throw CommandFailure.noInput("\(p): no such file or directory")
+            }
+            if isDir.boolValue {
+                let found = (fm.enumerator(atPath: p)?.compactMap { $0 as? String } ?? [])
+                    .filter { $0.hasSuffix(".apdu") }.sorted()
+                out += found.map { p.hasSuffix("/") ? p + $0 : p + "/" + $0 }
+            } else {
+                out.append(p)
+            }
+        }
+        guard !out.isEmpty else { throw CommandFailure.noInput("no .apdu trace in \(paths.joined(separator: ", "))") }
+        return out
+    }
+}
+
+/// One trace's replay.
+struct ReplayResult: Sendable {
+    var file: String
+    var passed: Bool
+    /// What the kernel ended with (`read visa ARQC …`, `error channelFailed(cardRemoved) at GPO`).
+    var outcome: String?
+    /// Why it failed, when it did: the divergence (with both commands) or the reason.
+    var divergence: String?
+    var played: Int
+    var total: Int
+
+    var summary: String {
+        if passed { return "\(outcome ?? "") (\(played)/\(total) exchanges)" }
+        return divergence.map { String($0.split(separator: "\n").first ?? "") } ?? "failed"
+    }
+
+    var json: JSONValue {
+        .object([
+            "file": .string(file), "passed": .bool(passed),
+            "outcome": outcome.map(JSONValue.string) ?? .null,
+            "divergence": divergence.map(JSONValue.string) ?? .null,
+            "played": .int(played), "total": .int(total),
+        ])
+    }
+}
+
+/// Runs the kernel on a trace's card.
+struct TraceReplayer: Sendable {
+    var mode: TraceMatchMode = .masked
+    var paced = false
+    var amount: UInt64?
+
+    func replay(_ file: String) async -> ReplayResult {
+        let trace: APDUTrace
+        do {
+            trace = try APDUTrace(contentsOfFile: file)
+        } catch {
+            return ReplayResult(file: file, passed: false, divergence: "\(error)", played: 0, total: 0)
+        }
+        return await replay(trace, file: file)
+    }
+
+    func replay(_ trace: APDUTrace, file: String) async -> ReplayResult {
+        let recorded = trace.terminalData
+        var configuration = TerminalConfiguration.default
+        if let c = recorded[.transactionCurrencyCode].flatMap(BCD.value) { configuration.currencyCode = UInt16(c) }
+        if let c = recorded[.terminalCountryCode].flatMap(BCD.value) { configuration.countryCode = UInt16(c) }
+        let recordedAmount = recorded[.amountAuthorised].flatMap(BCD.value)
+        let transaction = Transaction(amount: amount ?? min(recordedAmount ?? 1000, 999_999_999_999))
+        let matching = TraceMatching(mode: mode, overridesAmount: amount != nil)
+        let channel = TraceReplayChannel(trace: trace, matching: matching, paced: paced)
+        let reader = EMVReader(configuration: configuration)
+        var result = ReplayResult(file: file, passed: false, played: 0, total: 0)
+        let endedOnRecordedEvent: Bool
+        do throws(KernelError) {
+            let read = try await reader.read(channel: channel, transaction: transaction)
+            result.outcome = ReplayOutcome.summary(read)
+            endedOnRecordedEvent = false
+        } catch {
+            result.outcome = ReplayOutcome.summary(error)
+            if let c = error.channelError, c.code == .traceMismatch || c.code == .traceEnded {
+                let p = channel.progress
+                result.played = p.played
+                result.total = p.total
+                result.divergence = c.code == .traceEnded
+                    ? "the trace ended before the kernel was done (\(error.step)): \(c.reason)"
+                    : c.reason
+                return result
+            }
+            endedOnRecordedEvent = error.code == .channelFailed
+        }
+        let p = channel.progress
+        result.played = p.played
+        result.total = p.total
+        if p.played < p.total && !endedOnRecordedEvent {
+            result.divergence = "the kernel stopped after \(p.played) of \(p.total) recorded exchanges: \(result.outcome ?? "")"
+            return result
+        }
+        if let expected = trace[header: "outcome"], let got = result.outcome, expected != got {
+            result.divergence = "the outcome differs from the recorded one\n  recorded: \(expected)\n  replay:   \(got)"
+            return result
+        }
+        result.passed = true
+        return result
+    }
+}
+
+/// A one-line, PAN-free summary of how a read ended: what `read --record` writes as `@outcome`
+/// and `replay` compares. Everything in it comes from the card's responses, so a replay of the
+/// same (even redacted) trace gives the same line.
+enum ReplayOutcome {
+    static func summary(_ read: CardRead) -> String {
+        "read \(read.application.brand.rawValue) \(read.cryptogram.kind.rawValue) atc \(read.cryptogram.atc) "
+            + "ac \(Hex.encode(read.cryptogram.ac)) cvm \(read.cvm.rawValue)"
+    }
+
+    static func summary(_ error: KernelError) -> String {
+        var s = "error \(error.code.name)"
+        if let c = error.channelError { s += "(\(c.code.name))" }
+        if let sw = error.statusWord { s += " sw \(sw.hex)" }
+        return s + " at \(error.step)"
+    }
+}

@@ -1,0 +1,299 @@
+import BERTLV
+import CardChannel
+import EMVKernel
+import Foundation
+import ISO7816
+
+/// `tapemu trace import --from pcsc-spy|proxmark3 FILE -o OUT.apdu [--no-redact]`.
+struct TraceImportCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trace import",
+        abstract: "Convert a pcsc-spy log or a Proxmark3 tracelog into a tapemu .apdu trace.",
+        usage: "--from pcsc-spy|proxmark3 [-o <out.apdu>] [--no-redact] [--json] <file>",
+        discussion: """
+            pcsc-spy: the raw log libpcscspy writes to the ~/pcsc-spy FIFO (`cat ~/pcsc-spy > LOG` \
+            while the program runs; wall-clock timing), or the printed output of `pcsc-spy -n LOG` \
+            (call durations only). Every SCardTransmit becomes an exchange; a failed one an event.
+            proxmark3: a tracelog (.trace) of an ISO 14443-A sniff. Polling and activation are \
+            skipped, ISO-DEP framing and CRC stripped, chained blocks joined, waiting-time \
+            extensions kept as card time; a response the sniffer lost becomes an event.
+            The trace is redacted (PAN, track 2, cardholder name replaced by test values of the \
+            same shape, `@redacted yes`): captures come from real cards. --no-redact keeps \
+            everything; never commit such a trace.
+            """,
+        options: [
+            OptionHelp("<file>", "The capture to import."),
+            OptionHelp("--from <kind>", "pcsc-spy or proxmark3 (default: proxmark3 for *.trace, pcsc-spy otherwise)."),
+            OptionHelp("-o, --output <file>", "Where to write the trace (default: stdout)."),
+            OptionHelp("--no-redact", "Keep the PAN, track 2 and name as captured."),
+        ] + OutputOptions.help,
+        exitCodes: [(ExitCode.dataError, "the capture is malformed or holds no exchange"),
+                    (ExitCode.noInput, "the capture cannot be read"),
+                    (ExitCode.ioError, "the trace cannot be written")])
+
+    enum Kind: String { case pcscSpy = "pcsc-spy", proxmark3 }
+
+    var input: String
+    var kind: Kind?
+    var outputPath: String?
+    var redact: Bool
+    var output: OutputOptions
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
+        redact = !arguments.flag("--no-redact")
+        kind = try arguments.option("--from", valueName: "<kind>") { v throws(UsageError) in
+            guard let k = Kind(rawValue: v) else { throw UsageError("--from is pcsc-spy or proxmark3, not '\(v)'") }
+            return k
+        }
+        outputPath = try arguments.option("-o", "--output", valueName: "<file>")
+        input = try arguments.positional("<file> (the capture to import)")
+        try arguments.finish()
+    }
+
+    func validate() throws(UsageError) {
+        if output.json && (outputPath == nil || outputPath == "-") {
+            throw UsageError("--json prints a summary: give the trace a file with -o")
+        }
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: input)))
+        } catch {
+            throw CommandFailure.noInput("\(input): cannot read the capture")
+        }
+        let kind = self.kind ?? (input.hasSuffix(".trace") ? .proxmark3 : .pcscSpy)
+        var trace: APDUTrace
+        do {
+            switch kind {
+            case .proxmark3:
+                trace = try Proxmark3Importer.importTrace(bytes, name: input, redact: false)
+            case .pcscSpy:
+                guard let text = String(validating: bytes, as: UTF8.self) else {
+                    throw TraceError(.badCapture, "not text: a pcsc-spy log is text (binary file? try --from proxmark3)",
+                                     path: input)
+                }
+                trace = try PCSCSpyImporter.importLog(text, name: input, redact: false)
+            }
+        } catch let error as TraceError {
+            throw CommandFailure.dataError("\(error)")
+        }
+        var pans = 0, names = 0
+        if redact {
+            let r = TraceRedactor.redact(trace)
+            trace = r.trace
+            pans = r.panCount
+            names = r.nameCount
+        }
+        if let path = outputPath, path != "-" {
+            do {
+                try trace.write(toFile: path)
+            } catch {
+                throw CommandFailure(exitCode: ExitCode.ioError, "\(error)")
+            }
+        } else {
+            console.write(trace.text)
+        }
+        let x = trace.exchanges
+        let events = x.filter { if case .event? = $0.reply { return true } else { return false } }.count
+        if output.json {
+            try JSONOutput.print(JSONValue.object([
+                "input": .string(input), "from": .string(kind.rawValue), "output": .string(outputPath ?? "-"),
+                "exchanges": .int(x.count), "events": .int(events), "redacted": .bool(redact),
+                "pansReplaced": .int(pans), "namesReplaced": .int(names),
+                "notes": .array(trace.comments.dropFirst().map(JSONValue.string)),
+            ]), to: console)
+        } else {
+            let summary = "imported \(x.count) exchange(s)\(events > 0 ? ", \(events) ending in an event" : "") from \(input)"
+                + (redact ? "; redacted: \(pans) PAN(s), \(names) name(s) replaced" : "; NOT redacted")
+            // With the trace on stdout, the summary goes to stderr.
+            if outputPath == nil || outputPath == "-" { console.printError("tapemu: \(summary)") } else { console.print(summary) }
+            for note in trace.comments.dropFirst() { console.printError("tapemu: note: \(note)") }
+        }
+        return ExitCode.success
+    }
+}
+
+/// `tapemu trace show FILE`: a trace as a table with instruction names and status meanings.
+struct TraceShowCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trace show",
+        abstract: "Show a .apdu trace: headers, then each exchange with its instruction, status and timing.",
+        usage: "[--hex] <file>",
+        discussion: """
+            Each line: exchange number, time since connect, the card's time, the instruction \
+            (SELECT PPSE, GET PROCESSING OPTIONS, READ RECORD 1 SFI 2, …) and the status word with \
+            its meaning, or the recorded event. PANs in the bytes are shown masked (first 6, last 4).
+            """,
+        options: [
+            OptionHelp("<file>", "The trace."),
+            OptionHelp("--hex", "Also show the command and response bytes (PANs masked)."),
+        ],
+        exitCodes: [(ExitCode.dataError, "the trace is malformed (the error names the line)")])
+
+    var path: String
+    var hex: Bool
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        hex = arguments.flag("--hex")
+        path = try arguments.positional("<file> (the trace to show)")
+        try arguments.finish()
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let trace = try TraceFiles.load(path)
+        console.write(TraceShowRender.text(trace, hex: hex))
+        return ExitCode.success
+    }
+}
+
+/// Reading traces for commands, with the exit statuses of the CLI.
+enum TraceFiles {
+    static func load(_ path: String) throws -> APDUTrace {
+        do {
+            return try APDUTrace(contentsOfFile: path)
+        } catch {
+            throw error.code == .unreadable ? CommandFailure.noInput("\(error)") : CommandFailure.dataError("\(error)")
+        }
+    }
+}
+
+enum TraceShowRender {
+    static func text(_ trace: APDUTrace, hex: Bool) -> String {
+        var s = ""
+        for c in trace.comments { s += "# \(c)\n" }
+        let width = trace.headers.map(\.key.count).max() ?? 0
+        for h in trace.headers { s += "\(h.key)\(String(repeating: " ", count: width - h.key.count))  \(h.value)\n" }
+        s += "\n"
+        let pans = knownPANs(trace)
+        var number = 0
+        var pending: (bytes: [UInt8], time: Duration)?
+        for e in trace.entries {
+            switch e.kind {
+            case .command(let bytes):
+                pending = (bytes, e.time)
+            case .response(let r):
+                guard let p = pending else { continue }
+                number += 1
+                s += line(number, p.time, e.time - p.time, p.bytes,
+                          "\(r.statusWord.hex) \(r.statusWord.name)\(r.data.isEmpty ? "" : " (\(r.data.count) bytes)")")
+                if hex {
+                    s += "      > \(Redaction.hex(p.bytes, knownPANs: pans))\n"
+                    s += "      < \(Redaction.hex(r.bytes, knownPANs: pans))\n"
+                }
+                pending = nil
+            case .event(let ev):
+                if let p = pending {
+                    number += 1
+                    s += line(number, p.time, e.time - p.time, p.bytes, "! \(ev)")
+                    if hex { s += "      > \(Redaction.hex(p.bytes, knownPANs: pans))\n" }
+                    pending = nil
+                } else {
+                    s += "    \(pad(APDUTrace.formatTime(e.time), 12))            ! \(ev)\n"
+                }
+            }
+        }
+        return s
+    }
+
+    private static func line(_ n: Int, _ t: Duration, _ card: Duration, _ command: [UInt8], _ outcome: String) -> String {
+        let ms = Double(card.components.seconds) * 1000 + Double(card.components.attoseconds) / 1e15
+        let cardText = String(Int((ms * 10).rounded())) .withDecimal
+        return "\(pad(String(n), 3, right: true)) \(pad(APDUTrace.formatTime(t), 12)) \(pad(cardText + " ms", 10, right: true))  "
+            + "\(pad(name(command), 38))  \(outcome)\n"
+    }
+
+    /// `SELECT 2PAY.SYS.DDF01`, `SELECT A0000000031010`, `READ RECORD 1 SFI 2`, `GENERATE AC ARQC`.
+    static func name(_ bytes: [UInt8]) -> String {
+        guard let c = try? CommandAPDU(bytes: bytes) else { return "(not an APDU)" }
+        let base = Instruction.name(cla: c.instructionClass, ins: c.instructionCode)
+            ?? "CLA \(Hex.encode([c.instructionClass])) INS \(Hex.encode([c.instructionCode]))"
+        switch (c.instructionClass & 0xF0, c.instructionCode) {
+        case (_, 0xA4) where c.p1Parameter == 0x04:
+            if c.data.allSatisfy({ (0x20...0x7E).contains($0) }) && !c.data.isEmpty {
+                return "SELECT \(String(decoding: c.data, as: UTF8.self))"
+            }
+            return "SELECT \(Hex.encode(c.data))\(c.p2Parameter & 0x02 != 0 ? " (next)" : "")"
+        case (_, 0xB2):
+            return "READ RECORD \(c.p1Parameter) SFI \(c.p2Parameter >> 3)"
+        case (0x80, 0xAE):
+            let kind = ["AAC", "TC", "ARQC", "RFU"][Int(c.p1Parameter >> 6)]
+            return "GENERATE AC \(kind)\(c.p1Parameter & 0x10 != 0 ? " CDA" : "")"
+        case (0x80, 0xCA), (0x00, 0xCA):
+            return "GET DATA \(Hex.encode([c.p1Parameter, c.p2Parameter]))"
+        default:
+            return base
+        }
+    }
+
+    /// The PANs the trace's responses hold, to mask them wherever they appear.
+    static func knownPANs(_ trace: APDUTrace) -> [PAN] {
+        var out: [PAN] = []
+        for e in trace.entries {
+            guard case .response(let r) = e.kind, let nodes = try? BERTLV.parse(r.data) else { continue }
+            for n in nodes.flattened {
+                var p: PAN?
+                if n.tag == .pan { p = try? PAN(bcd: n.value) }
+                if n.tag == .track2EquivalentData || n.tag == .track2Data { p = (try? Track2(bytes: n.value))?.pan }
+                if let p, !out.contains(p) { out.append(p) }
+            }
+        }
+        return out
+    }
+
+    static func pad(_ s: String, _ n: Int, right: Bool = false) -> String {
+        let fill = String(repeating: " ", count: max(0, n - s.count))
+        return right ? fill + s : s + fill
+    }
+}
+
+private extension String {
+    /// `41` → `4.1` (tenths).
+    var withDecimal: String {
+        var s = self
+        while s.count < 2 { s = "0" + s }
+        s.insert(".", at: s.index(before: s.endIndex))
+        return s
+    }
+}
+
+// MARK: - Recording (`tapemu read --record FILE`)
+
+/// What `read` (and `pay`) call to record a session: wrap the channel before the kernel runs,
+/// write the trace after.
+///
+/// ```swift
+/// let recorder = TraceRecording.wrap(channel, source: source, redact: noRedact ? false : nil)
+/// … run the kernel on `recorder` …
+/// try TraceRecording.write(recorder, to: path, outcome: ReplayOutcome.summary(read))
+/// ```
+enum TraceRecording {
+    /// A recorder over `channel`. `redact` nil: on for a PC/SC reader, off for a virtual card or
+    /// a replayed trace.
+    static func wrap(_ channel: any CardChannel, source: CardSourceOptions, sourceName: String,
+                     redact: Bool? = nil, clock: MonotonicClock = .continuous) -> RecordingChannel {
+        var headers: [APDUTrace.Header] = [.init("title", "tapemu read of \(sourceName)")]
+        switch source.source {
+        case .reader: headers.append(.init("reader", sourceName))
+        case .virtualCard: headers.append(.init("card", sourceName))
+        case .trace(let path): headers.append(.init("replayed", path))
+        }
+        let isReader: Bool
+        if case .reader = source.source { isReader = true } else { isReader = false }
+        return RecordingChannel(wrapping: channel, headers: headers, redact: redact ?? isReader, clock: clock)
+    }
+
+    /// Writes the recording with its `@outcome` (see ``ReplayOutcome``), which `tapemu replay`
+    /// checks. Failures are exit 74.
+    static func write(_ recorder: RecordingChannel, to path: String, outcome: String?) throws {
+        var trace = recorder.trace
+        if let outcome { trace[header: "outcome"] = outcome }
+        do {
+            try trace.write(toFile: path)
+        } catch {
+            throw CommandFailure(exitCode: ExitCode.ioError, "\(error)")
+        }
+    }
+}
