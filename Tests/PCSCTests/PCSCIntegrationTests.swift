@@ -1,0 +1,248 @@
+import CardChannel
+import Foundation
+import ISO7816
+import PCSC
+import Synchronization
+import Testing
+import VirtualCard
+
+/// Virtual cards served into vsmartcard-vpcd's reader slots and read through the real pcscd
+/// with the PC/SC channel. Serialized: the tests share vpcd's two slots.
+@Suite("PC/SC through pcscd and vpcd", .serialized, .timeLimit(.minutes(5)))
+struct PCSCIntegrationTests {
+    @Test("the virtual readers are listed; a served card shows present with its ATR")
+    func readers() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let card = EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc")))
+        try await RealPCSC.serving(card, context: context) { reader in
+            let state = try await context.waitForCard(in: reader, timeout: RealPCSC.patience)
+            #expect(state.atr == card.atr)
+            let report = try await PCSC.readerReport()
+            let entry = try #require(report.first { $0.name == reader })
+            #expect(entry.state.hasCard)
+            #expect(entry.state.atr == card.atr)
+            #expect(entry.readerATR?.kind == .iso14443_4)
+            #expect(report.contains { $0.name == VPCDEndpoint.readerName(slot: 1) })
+            #expect(report.map(\.index) == Array(report.indices))
+        }
+    }
+
+    @Test("every virtual card reads the same through pcscd as in process",
+          arguments: CardProfiles.all.map(\.name))
+    func sameAsInProcess(profileName: String) async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let profile = try #require(CardProfiles.named(profileName))
+        // A mute card is only found out by the APDU deadline: keep it short for that one.
+        let apduTimeout: Duration = profile.behaviour.muteAtExchange == nil ? .seconds(10) : .seconds(1)
+        let inProcess = await ReadSummary.read(
+            VirtualCardChannel(card: EmulatedCard(profile: profile), simulatesCardTime: false), apduTimeout: apduTimeout)
+        let served = EmulatedCard(profile: profile)
+        let throughPCSC = try await RealPCSC.serving(served, context: context) { reader in
+            let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
+            defer { channel.close() }
+            #expect(channel.atr == served.atr)
+            return await ReadSummary.read(channel, apduTimeout: apduTimeout)
+        }
+        #expect(throughPCSC == inProcess, "through pcscd: \(throughPCSC); in process: \(inProcess)")
+        #expect(!inProcess.steps.isEmpty)
+    }
+
+    @Test("a card torn mid-read (--remove-after) is a removed card, and stays removed")
+    func tearMidRead() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let card = EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc")))
+        try await RealPCSC.serving(card, removeAfter: 2, context: context) { reader in
+            let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
+            defer { channel.close() }
+            let session = CardSession(channel: channel, apduTimeout: .seconds(10))
+            _ = try await session.send(.selectPPSE)
+            _ = try await session.send(.selectPPSE)
+            for _ in 0..<2 {
+                do throws(CardChannelError) {
+                    _ = try await session.send(.selectPPSE)
+                    Issue.record("the torn card answered")
+                } catch {
+                    #expect(error.code == .cardRemoved, "\(error)")
+                }
+            }
+        }
+    }
+
+    @Test("a kernel read torn by the card (.removed) fails with cardRemoved")
+    func tornKernelRead() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let card = EmulatedCard(profile: try #require(CardProfiles.named("torn")))
+        let summary = try await RealPCSC.serving(card, context: context) { reader in
+            let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
+            defer { channel.close() }
+            return await ReadSummary.read(channel)
+        }
+        #expect(summary.error == .channelFailed)
+        #expect(summary.channelError == .cardRemoved)
+    }
+
+    @Test("no card: the wait ends with noCard at the deadline (on an injected clock)")
+    func noCardTimeout() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let reader = VPCDEndpoint.readerName(slot: 1)
+        _ = try await context.waitForEmpty(reader, timeout: RealPCSC.patience)
+        let clock = ManualClock()
+        let wait = Task { () async throws(CardChannelError) -> PCSCCardChannel in
+            try await PCSC.openChannel(reader: reader, wait: .seconds(30), clock: MonotonicClock(clock))
+        }
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(30))
+        switch await wait.result {
+        case .success: Issue.record("a channel opened on an empty slot")
+        case .failure(let error): #expect((error as? CardChannelError)?.code == .noCard, "\(error)")
+        }
+    }
+
+    @Test("a cancelled wait returns cancelled at once (the clock never moves)")
+    func cancelledWait() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let reader = VPCDEndpoint.readerName(slot: 1)
+        _ = try await context.waitForEmpty(reader, timeout: RealPCSC.patience)
+        let clock = ManualClock()
+        let wait = Task { () async throws(CardChannelError) -> PCSCCardChannel in
+            try await PCSC.openChannel(reader: reader, wait: .seconds(30), clock: MonotonicClock(clock))
+        }
+        await clock.waitForSleepers(1)   // the wait is under way: its deadline timer sleeps
+        wait.cancel()
+        switch await wait.result {
+        case .success: Issue.record("a channel opened on an empty slot")
+        case .failure(let error): #expect((error as? CardChannelError)?.code == .cancelled, "\(error)")
+        }
+    }
+
+    @Test("a wait on a low-level context ends at once when cancelled, and the context still works")
+    func cancelledStatusWait() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let reader = VPCDEndpoint.readerName(slot: 1)
+        let state = try await context.waitForEmpty(reader, timeout: RealPCSC.patience)
+        let wait = Task { () async throws(PCSCError) -> [ReaderState] in
+            try await context.waitForChange(from: [state], watchReaderList: true)
+        }
+        wait.cancel()
+        switch await wait.result {
+        case .success(let s): Issue.record("the wait returned \(s)")
+        case .failure(let error): #expect((error as? PCSCError)?.code == .cancelled, "\(error)")
+        }
+        #expect(try await context.readers().contains(reader))
+    }
+
+    @Test("a response shorter than SW1 SW2 is malformed when the card is still there")
+    func shortResponse() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        try await RealPCSC.serving(OneByteCard(), context: context) { reader in
+            let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
+            defer { channel.close() }
+            do throws(CardChannelError) {
+                _ = try await channel.transmit(.selectPPSE)
+                Issue.record("a 1-byte response passed")
+            } catch {
+                #expect(error.code == .malformedResponse, "\(error)")
+            }
+        }
+    }
+
+    @Test("a mute card: the session's deadline ends the exchange though SCardTransmit blocks")
+    func muteCard() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        try await RealPCSC.serving(MuteCard(), context: context) { reader in
+            let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
+            defer { channel.close() }
+            let session = CardSession(channel: channel, apduTimeout: .milliseconds(300))
+            do throws(CardChannelError) {
+                _ = try await session.send(.selectPPSE)
+                Issue.record("the mute card answered")
+            } catch {
+                #expect(error.code == .timeout, "\(error)")
+            }
+        }
+    }
+
+    @Test("a card held exclusively: another connection gets sharingViolation")
+    func sharingViolation() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let card = EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc")))
+        try await RealPCSC.serving(card, context: context) { reader in
+            _ = try await context.waitForCard(in: reader, timeout: RealPCSC.patience)
+            let holder = try await context.connect(to: reader, share: .exclusive)
+            let state = try await context.states(of: [reader])[0]
+            #expect(state.isExclusive)
+            do throws(CardChannelError) {
+                let other = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
+                other.close()
+                Issue.record("connected to a card held exclusively")
+            } catch {
+                #expect(error.code == .sharingViolation, "\(error)")
+                #expect(error.hint != nil)
+            }
+            try await holder.disconnect(.leave)
+        }
+    }
+
+    @Test("UID through FF CA 00 00 00: a virtual card has none to give")
+    func uid() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let card = EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc")))
+        try await RealPCSC.serving(card, context: context) { reader in
+            let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
+            defer { channel.close() }
+            #expect(try await channel.readUID() == nil)
+            // The channel still works afterwards.
+            #expect(try await channel.transmit(.selectPPSE).statusWord == StatusWord(sw1: 0x90, sw2: 0x00))
+        }
+    }
+
+    @Test("a reader that does not exist, or an ambiguous one, is noReader")
+    func badReader() async throws {
+        guard await RealPCSC.context() != nil else { return }
+        for query in ["No Such Reader", "Virtual PCD", "99"] {
+            do throws(CardChannelError) {
+                _ = try await PCSC.openChannel(reader: query, wait: .seconds(1))
+                Issue.record("'\(query)' opened")
+            } catch {
+                #expect(error.code == .noReader, "\(query): \(error)")
+            }
+        }
+    }
+
+    @Test("interop: pcsc-tools' scriptor selects the PPSE on our emulated card")
+    func scriptor() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let scriptor = "/usr/bin/scriptor"
+        guard FileManager.default.isExecutableFile(atPath: scriptor) else {
+            Issue.record("\(scriptor) is missing: install pcsc-tools; \(RealPCSC.setupHint)")
+            return
+        }
+        let profile = try #require(CardProfiles.named("visa-qvsdc"))
+        let reference = EmulatedCard(profile: profile)
+        reference.powerOn()
+        let expected = try #require(reference.process(CommandAPDU.selectPPSE.bytes).responseBytes)
+        let output = try await RealPCSC.serving(EmulatedCard(profile: profile), context: context) { reader in
+            _ = try await context.waitForCard(in: reader, timeout: RealPCSC.patience)
+            return try await runProgram(scriptor, ["-r", reader], stdin: Hex.encode(CommandAPDU.selectPPSE.bytes) + "\n")
+        }
+        #expect(output.status == 0, "scriptor: \(output.stderr)")
+        // `< 6F 34 84 …` wrapped over lines of 16 bytes, ending `90 00 : Normal processing.`
+        let afterPrompt = output.stdout.components(separatedBy: "< ").dropFirst().first ?? ""
+        let hex = afterPrompt.components(separatedBy: " : ").first ?? ""
+        #expect(try Hex.decode(hex.filter { !$0.isWhitespace }) == expected, "scriptor said: \(output.stdout)")
+    }
+}
+
+/// A card that answers every command with a single byte (a broken reader's answer).
+struct OneByteCard: CardResponder {
+    var atr: [UInt8] { ContactlessATR.typeA(historicalBytes: []) }
+    func powerOn() {}
+    func process(_ command: [UInt8]) -> CardReply { .response([0x90], cardTime: .zero) }
+}
+
+/// A card that gives its ATR and then never answers a command.
+struct MuteCard: CardResponder {
+    var atr: [UInt8] { ContactlessATR.typeA(historicalBytes: []) }
+    func powerOn() {}
+    func process(_ command: [UInt8]) -> CardReply { .mute }
+}

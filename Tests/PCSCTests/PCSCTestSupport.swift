@@ -1,0 +1,143 @@
+import CardChannel
+import EMVKernel
+import Foundation
+import ISO7816
+import PCSC
+import Testing
+import VirtualCard
+
+/// The real PC/SC stack these tests need: pcscd running with vsmartcard-vpcd's readers.
+/// `scripts/dev test` (and CI) installs `pcscd`, `vsmartcard-vpcd` and `pcsc-tools` and starts
+/// pcscd; without it the PC/SC tests fail with this message.
+enum RealPCSC {
+    static let setupHint = "the PC/SC tests need pcscd with vsmartcard-vpcd's readers: run `scripts/dev setup` "
+        + "(installs pcscd, vsmartcard-vpcd, pcsc-tools and starts `pcscd`)"
+
+    /// A context to the running pcscd, or a recorded failure saying how to start it.
+    static func context(sourceLocation: SourceLocation = #_sourceLocation) async -> PCSCContext? {
+        do {
+            let context = try await PCSCContext.establish()
+            let readers = try await context.readers()
+            for slot in 0...1 where !readers.contains(VPCDEndpoint.readerName(slot: slot)) {
+                Issue.record("no reader '\(VPCDEndpoint.readerName(slot: slot))' (readers: \(readers)); \(setupHint)",
+                             sourceLocation: sourceLocation)
+                return nil
+            }
+            return context
+        } catch {
+            Issue.record("\(error); \(setupHint)", sourceLocation: sourceLocation)
+            return nil
+        }
+    }
+
+    /// How long any wait on pcscd may take before a test gives up (a safety net, never reached
+    /// when things work: pcscd polls vpcd every ~400 ms).
+    static let patience = Duration.seconds(20)
+
+    /// Serves `card` in vpcd slot `slot` for the duration of `body`, which gets the reader name.
+    /// The slot is empty before (pcscd saw it empty: a card presented sooner would be taken for
+    /// the previous one) and is left empty after.
+    static func serving<T: Sendable>(
+        _ card: any CardResponder, slot: Int = 0, removeAfter: Int? = nil, context: PCSCContext,
+        _ body: (String) async throws -> T
+    ) async throws -> T {
+        let reader = VPCDEndpoint.readerName(slot: slot)
+        _ = try await context.waitForEmpty(reader, timeout: patience)
+        let server = VPCDCardServer(card: card, endpoint: VPCDEndpoint(slot: slot), removeAfter: removeAfter)
+        let run = Task { await server.run() }
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(reader))
+        } catch {
+            result = .failure(error)
+        }
+        run.cancel()
+        _ = await run.value
+        _ = try await context.waitForEmpty(reader, timeout: patience)
+        return try result.get()
+    }
+}
+
+/// A deterministic random source for the kernel's unpredictable numbers.
+struct SplitMix64: RandomNumberGenerator, Sendable {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// What a kernel read did, without timings: every command, response and failure on the wire,
+/// and how it ended. Two reads of the same card with the same terminal data compare equal.
+struct ReadSummary: Equatable, CustomStringConvertible {
+    struct Step: Equatable {
+        var command: [UInt8]
+        var response: [UInt8]?
+        var failure: CardChannelError.Code?
+    }
+    var steps: [Step]
+    var read: CardRead?
+    var error: KernelError.Code?
+    var channelError: CardChannelError.Code?
+
+    init(_ result: Result<CardRead, KernelError>) {
+        func steps(_ exchanges: [Exchange]) -> [Step] {
+            exchanges.map { Step(command: $0.command.bytes, response: $0.response?.bytes, failure: $0.failure) }
+        }
+        switch result {
+        case .success(var read):
+            self.steps = steps(read.exchanges)
+            read.exchanges = []
+            self.read = read
+        case .failure(let e):
+            self.steps = steps(e.partial?.exchanges ?? [])
+            self.error = e.code
+            self.channelError = e.channelError?.code
+        }
+    }
+
+    var description: String {
+        let end = read.map { "read \($0)" } ?? "error \(error?.name ?? "?") / \(channelError?.name ?? "-")"
+        return "\(steps.count) exchange(s), \(end)"
+    }
+
+    /// The kernel over `channel` with fixed terminal data.
+    static func read(_ channel: any CardChannel, apduTimeout: Duration = .seconds(5)) async -> ReadSummary {
+        let reader = EMVReader(environment: .fixed(TransactionDateTime(year: 2026, month: 11, day: 30, hour: 10),
+                                                   using: SplitMix64(seed: 42)))
+        do throws(KernelError) {
+            return ReadSummary(.success(try await reader.read(channel: channel, transaction: Transaction(amount: 1234),
+                                                              apduTimeout: apduTimeout)))
+        } catch {
+            return ReadSummary(.failure(error))
+        }
+    }
+}
+
+/// Runs a program to its end; its exit status and output.
+func runProgram(_ path: String, _ arguments: [String], stdin: String = "",
+                environment: [String: String] = [:]) async throws -> (status: Int32, stdout: String, stderr: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    for (k, v) in environment { env[k] = v }
+    process.environment = env
+    let input = Pipe(), output = Pipe(), errors = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    input.fileHandleForWriting.write(Data(stdin.utf8))
+    try input.fileHandleForWriting.close()
+    return await onThread {
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+}
