@@ -129,6 +129,21 @@ struct EMVDecoderTests {
         #expect(fci.find(0x50).flatMap { EMVValueDecoder.describe($0) } == "\"VISA CREDIT\"")
     }
 
+    @Test("real captured FCIs (Apple Pay Visa): every EMV object named; the PDOL asks for 9F4E")
+    func realFCIs() throws {
+        let ppse = try BERTLV.parse(Fixtures.realPPSEFCI)
+        let ctx = EMVValueDecoder.Context(ppse)
+        for o in ppse.flattened { #expect(EMVValueDecoder.name(of: o.tag, in: ctx) != nil, "\(o.tag.hex)") }
+        let fci = try BERTLV.parse(Fixtures.realVisaFCI)
+        let fciContext = EMVValueDecoder.Context(fci)
+        // BF63 and its DF20 are Visa-proprietary objects without a public name.
+        let named = fci.flattened.filter { EMVValueDecoder.name(of: $0.tag, in: fciContext) != nil }.map(\.tag.hex)
+        #expect(named == ["6F", "84", "A5", "9F38", "BF0C", "9F5A", "9F0A"])
+        let pdol = try #require(fci.find(.pdol).flatMap { EMVValueDecoder.decode($0, in: fciContext) })
+        #expect(pdol.text == "10 data objects, 53 bytes of data")
+        #expect(pdol.details.last == "9F4E Merchant Name and Location [20]")
+    }
+
     @Test("scheme-specific names when the context tells the scheme")
     func schemeNames() {
         let visa = EMVValueDecoder.Context([TLV(tag: 0x4F, value: bytes("A0000000031010"))])

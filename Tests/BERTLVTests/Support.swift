@@ -101,8 +101,19 @@ enum Fixtures {
         83 21 36000000 000000001234 000000000000 0724 0000000000 0978 261130 00 12345678
         """)
 
+    /// Real captures (Apple Pay Visa, Proxmark3 trace `hf_visa_apple_normal.trace` in
+    /// ../shared/real-traces): the SELECT PPSE and SELECT AID responses, which hold no card data.
+    static let realPPSEFCI = bytes("""
+        6F2A840E325041592E5359532E4444463031A518BF0C1561134F07A00000000310108701019F0A0400010101
+        """)
+    static let realVisaFCI = bytes("""
+        6F428407A0000000031010A5379F381B9F66049F02069F03069F1A0295055F2A029A039C019F37049F4E14BF0C16
+        9F5A053109780826BF6304DF2001809F0A0400010101
+        """)
+
     static let all: [(name: String, bytes: [UInt8])] = [
         ("PPSE FCI", ppseFCI), ("Visa FCI", visaFCI), ("Visa record", visaRecord),
         ("Visa GPO format 2", visaGPOFormat2), ("GPO command data", gpoCommandData),
+        ("real PPSE FCI", realPPSEFCI), ("real Visa FCI", realVisaFCI),
     ]
 }
