@@ -99,16 +99,19 @@ public final class VPCDCardServer: Sendable {
     public let removeAfter: Int?
     public let initialBackoff: Duration
     public let maximumBackoff: Duration
+    /// TCP_NODELAY and TCP_QUICKACK (the default). Off only to measure what they save.
+    public let lowLatency: Bool
     private let onEvent: @Sendable (Event) -> Void
 
     public init(card: any CardResponder, endpoint: VPCDEndpoint = VPCDEndpoint(), removeAfter: Int? = nil,
                 initialBackoff: Duration = .milliseconds(100), maximumBackoff: Duration = .seconds(2),
-                onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
+                lowLatency: Bool = true, onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
         self.card = card
         self.endpoint = endpoint
         self.removeAfter = removeAfter
         self.initialBackoff = initialBackoff
         self.maximumBackoff = maximumBackoff
+        self.lowLatency = lowLatency
         self.onEvent = onEvent
     }
 
@@ -153,7 +156,7 @@ public final class VPCDCardServer: Sendable {
             }
             guard control.register(fd) else { close(fd); return .stopped }
             backoff = initialBackoff
-            Socket.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            if lowLatency { Socket.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1) }
             onEvent(.connected(endpoint))
             let end = session(fd, control, &exchanges)
             switch end {
@@ -176,11 +179,11 @@ public final class VPCDCardServer: Sendable {
 
     private func session(_ fd: Int32, _ control: RunControl, _ exchanges: inout Int) -> SessionEnd {
         while true {
-            guard let header = Socket.receive(fd, count: 2) else {
+            guard let header = Socket.receive(fd, count: 2, quickAck: lowLatency) else {
                 return control.isCancelled ? .stopped : .closedByVPCD(Socket.lastError())
             }
             let length = Int(header[0]) << 8 | Int(header[1])
-            guard let payload = Socket.receive(fd, count: length) else {
+            guard let payload = Socket.receive(fd, count: length, quickAck: lowLatency) else {
                 return control.isCancelled ? .stopped : .closedByVPCD(Socket.lastError())
             }
             if payload.count == 1 {
@@ -302,7 +305,7 @@ enum Socket {
 
     /// Exactly `count` bytes, or nil at end of stream or on error. Re-arms TCP_QUICKACK after
     /// every read (Linux clears it again after a while).
-    static func receive(_ fd: Int32, count: Int) -> [UInt8]? {
+    static func receive(_ fd: Int32, count: Int, quickAck: Bool) -> [UInt8]? {
         var out = [UInt8](repeating: 0, count: count)
         var got = 0
         while got < count {
@@ -315,7 +318,7 @@ enum Socket {
                 return nil
             }
             got += n
-            setOption(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, 1)
+            if quickAck { setOption(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, 1) }
         }
         return out
     }
