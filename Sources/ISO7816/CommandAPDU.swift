@@ -175,11 +175,13 @@ extension CommandAPDU {
     /// SELECT of the Proximity Payment System Environment, `2PAY.SYS.DDF01`.
     public static var selectPPSE: CommandAPDU { select(name: Array("2PAY.SYS.DDF01".utf8)) }
 
-    /// GET PROCESSING OPTIONS with the PDOL data (wrapped in tag 83).
+    /// GET PROCESSING OPTIONS with the PDOL data (wrapped in tag 83, with a BER length:
+    /// `83 LL` below 128 bytes, `83 81 LL` from 128). Up to 252 bytes fit a short APDU; 253 makes
+    /// it extended. More than 255 is our own misuse (a PDOL asks for at most that) and traps.
     public static func getProcessingOptions(pdolData: [UInt8]) -> CommandAPDU {
-        precondition(pdolData.count <= 253, "PDOL data too long for a short APDU")
-        return CommandAPDU(cla: 0x80, ins: 0xA8, p1: 0x00, p2: 0x00,
-                           data: [0x83, UInt8(pdolData.count)] + pdolData, le: 0)
+        precondition(pdolData.count <= 255, "PDOL data longer than 255 bytes")
+        let header: [UInt8] = pdolData.count < 0x80 ? [0x83, UInt8(pdolData.count)] : [0x83, 0x81, UInt8(pdolData.count)]
+        return CommandAPDU(cla: 0x80, ins: 0xA8, p1: 0x00, p2: 0x00, data: header + pdolData, le: 0)
     }
 
     /// READ RECORD `record` of short file `sfi` (1...30).

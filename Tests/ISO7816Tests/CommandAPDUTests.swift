@@ -132,6 +132,12 @@ struct CommandAPDUTests {
         #expect(Hex.encode(CommandAPDU.select(name: [0xA0, 0, 0, 0, 0x03, 0x10, 0x10]).bytes) == "00A4040007A000000003101000")
         #expect(Hex.encode(CommandAPDU.select(name: [0xA0, 0, 0, 0, 0x03], nextOccurrence: true).bytes) == "00A4040205A00000000300")
         #expect(Hex.encode(CommandAPDU.getProcessingOptions(pdolData: []).bytes) == "80A80000028300" + "00")
+        #expect(Hex.encode(CommandAPDU.getProcessingOptions(pdolData: [0x12, 0x34]).bytes) == "80A8000004" + "83021234" + "00")
+        // From 128 bytes the template length takes the 81 form.
+        let long = CommandAPDU.getProcessingOptions(pdolData: [UInt8](repeating: 0xAA, count: 200))
+        #expect(long.data.prefix(3) == [0x83, 0x81, 0xC8])
+        #expect(long.data.count == 203 && !long.needsExtendedLength)
+        #expect(CommandAPDU.getProcessingOptions(pdolData: [UInt8](repeating: 0, count: 253)).needsExtendedLength)
         #expect(Hex.encode(CommandAPDU.readRecord(2, sfi: 1).bytes) == "00B2020C00")
         #expect(Hex.encode(CommandAPDU.readRecord(1, sfi: 3).bytes) == "00B2011C00")
         #expect(Hex.encode(CommandAPDU.generateAC(.arqc, cda: true, cdolData: [1, 2]).bytes) == "80AE9000020102" + "00")
