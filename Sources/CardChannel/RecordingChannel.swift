@@ -73,9 +73,13 @@ public final class RecordingChannel: CardChannel {
         }
     }
 
-    /// Keeps entries in time order even if two exchanges overlap (the format requires it).
+    /// To the microsecond (as traces are written), and in time order even if two exchanges
+    /// overlap (the format requires it).
     private static func clamp(_ t: Duration, after last: Duration?) -> Duration {
-        guard let last, t < last else { return t }
+        let (s, atto) = t.components
+        let micros = (atto + 500_000_000_000) / 1_000_000_000_000
+        let rounded = Duration.seconds(s) + .microseconds(micros)
+        guard let last, rounded < last else { return rounded }
         return last
     }
 }

@@ -49,6 +49,8 @@ struct TraceMasks {
     private var ddol: DataObjectList?
     private var udol: DataObjectList?
     private var generateACs = 0
+    /// A response being fetched with GET RESPONSE: the command that got 61xx, the data so far.
+    private var chained: (command: [UInt8], data: [UInt8])?
     let tags: Set<Tag>
 
     init(tags: Set<Tag>) { self.tags = tags }
@@ -106,8 +108,21 @@ struct TraceMasks {
     }
 
     /// Learns the DOLs a card response carries: PDOL from a SELECT, the others from any response.
+    /// A response fetched through 61xx and GET RESPONSE counts as the answer to the command that
+    /// got the 61xx.
     mutating func observe(command: [UInt8], response: ResponseAPDU) {
-        guard !response.data.isEmpty, let nodes = try? BERTLV.parse(response.data) else { return }
+        var command = command
+        var data = response.data
+        if command.count >= 2 && command[1] == 0xC0, let p = chained {
+            command = p.command
+            data = p.data + data
+        }
+        if response.sw1 == 0x61 {
+            chained = (command, data)
+            return
+        }
+        chained = nil
+        guard !data.isEmpty, let nodes = try? BERTLV.parse(data) else { return }
         let isSelect = command.count >= 2 && command[1] == 0xA4
         if isSelect && response.statusWord == .success {
             // A new application: its PDOL (or none), and a new transaction.
