@@ -8,7 +8,7 @@ struct ReadCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "read",
         abstract: "Read a card with the EMV contactless kernel: application, card data, cryptogram, exchanges.",
-        usage: "\(CardSourceOptions.usage) [--amount <cents>] [--wait <duration>] [--apdu-timeout <duration>] [--json]",
+        usage: "\(CardSourceOptions.usage) [--amount <cents>] [--wait <duration>] [--apdu-timeout <duration>] [--record <file> [--no-redact]] [--json]",
         discussion: """
             Selects the payment application (PPSE, or the terminal's AIDs one by one when the card \
             has none), runs GET PROCESSING OPTIONS, reads every record the AFL names and, when the \
@@ -23,6 +23,8 @@ struct ReadCommand: TapemuCommand {
             OptionHelp("--amount <cents>", "The amount the card sees, in minor units (default 1000 = 10.00 EUR)."),
             OptionHelp("--wait <duration>", "How long to wait for a card to be presented (default 30s)."),
             OptionHelp("--apdu-timeout <duration>", "How long one APDU may take (default 2s)."),
+            OptionHelp("--record <file>", "Record the session as a .apdu trace (redacted when the card is on a real reader)."),
+            OptionHelp("--no-redact", "With --record: keep the PAN, track 2 and name (never commit such a trace)."),
         ] + OutputOptions.help,
         exitCodes: [
             (ExitCode.failure, "the read failed otherwise"),
@@ -40,6 +42,8 @@ struct ReadCommand: TapemuCommand {
     var wait: Duration
     var apduTimeout: Duration
     var output: OutputOptions
+    var record: String?
+    var noRedact: Bool
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
@@ -53,11 +57,14 @@ struct ReadCommand: TapemuCommand {
         apduTimeout = try arguments.option("--apdu-timeout", valueName: "<duration>") { v throws(UsageError) in
             try Parse.duration(v, option: "--apdu-timeout")
         } ?? .seconds(2)
+        record = try arguments.option("--record", valueName: "<file>")
+        noRedact = arguments.flag("--no-redact")
         try arguments.finish()
     }
 
     func validate() throws(UsageError) {
         guard apduTimeout > .zero else { throw UsageError("--apdu-timeout must be more than 0") }
+        if noRedact && record == nil { throw UsageError("--no-redact only goes with --record") }
     }
 
     func run(_ console: Console) async throws -> Int32 {
@@ -69,13 +76,24 @@ struct ReadCommand: TapemuCommand {
         } catch {
             throw CommandFailure(exitCode: Self.exitCode(for: error.code), "\(cardSource.name): \(error)")
         }
+        let recorder = record.map { _ in
+            TraceRecording.wrap(channel, source: source, sourceName: cardSource.name, redact: noRedact ? false : nil, clock: clock)
+        }
         let transaction = Transaction(amount: amount)
         let result: Result<CardRead, KernelError>
         do throws(KernelError) {
-            result = .success(try await EMVReader().read(channel: channel, transaction: transaction,
+            result = .success(try await EMVReader().read(channel: recorder ?? channel, transaction: transaction,
                                                          apduTimeout: apduTimeout, clock: clock))
         } catch {
             result = .failure(error)
+        }
+        if let recorder, let record {
+            let outcome: String
+            switch result {
+            case .success(let read): outcome = ReplayOutcome.summary(read)
+            case .failure(let error): outcome = ReplayOutcome.summary(error)
+            }
+            try TraceRecording.write(recorder, to: record, outcome: outcome)
         }
         switch result {
         case .success(let read):
