@@ -71,6 +71,8 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard"],
                     swiftSettings: swiftSettings),
+        .testTarget(name: "TapemuCLITests", dependencies: ["tapemu", "PaymentGateway", "VirtualCard"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "TapToPayTests",
                     dependencies: ["TapToPay", "PaymentGateway", "EMVKernel", "CardChannel", "VirtualCard"],
                     swiftSettings: swiftSettings),

@@ -1,0 +1,118 @@
+import Foundation
+import Testing
+import VirtualCard
+@testable import tapemu
+
+/// Runs `tapemu` in-process with a captured console.
+func runCLI(_ args: [String]) async -> (status: Int32, out: String, err: String) {
+    let captured = CapturedConsole()
+    let status = await TapemuCLI.main(["tapemu"] + args, console: captured.console)
+    return (status, captured.stdout, captured.stderr)
+}
+
+func temporaryDirectory() throws -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapemu-cli-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+func jsonObject(_ text: String) throws -> [String: Any] {
+    let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
+    return try #require(object as? [String: Any])
+}
+
+/// Every full PAN of the built-in virtual cards: none may ever be printed.
+let fullPANs: [String] = CardProfiles.all.flatMap { p in p.applications.map { $0.pan.digits } }
+
+@Suite("tapemu pay and charges")
+struct PayCommandTests {
+    @Test("an approved payment exits 0 and prints the seed's fields as JSON")
+    func approved() async throws {
+        let dir = try temporaryDirectory()
+        let r = await runCLI(["pay", "--amount", "1250", "--order-id", "cli-ok", "--data-dir", dir, "--json"])
+        #expect(r.status == 0)
+        let doc = try jsonObject(r.out)
+        #expect(doc["status"] as? String == "approved")
+        #expect(doc["orderId"] as? String == "cli-ok")
+        #expect(doc["cardBrand"] as? String == "visa")
+        #expect(doc["last4"] as? String == "0010")
+        #expect((doc["paymentId"] as? String)?.isEmpty == false)
+
+        let charges = await runCLI(["charges", "--order-id", "cli-ok", "--data-dir", dir, "--json"])
+        #expect(charges.status == 0)
+        let items = try #require(try jsonObject(charges.out)["items"] as? [[String: Any]])
+        #expect(items.count == 1)
+        #expect(items.first?["id"] as? String == doc["paymentId"] as? String)
+    }
+
+    @Test("a decline is a result with exit 2, not an error")
+    func declined() async throws {
+        let dir = try temporaryDirectory()
+        let r = await runCLI(["pay", "--amount", "1051", "--order-id", "cli-decline", "--data-dir", dir, "--json"])
+        #expect(r.status == 2)
+        let doc = try jsonObject(r.out)
+        #expect(doc["status"] as? String == "declined")
+        #expect((doc["statusMessage"] as? String)?.isEmpty == false)
+    }
+
+    @Test("a gateway that never answers is outcome unknown, exit 4")
+    func outcomeUnknown() async throws {
+        let dir = try temporaryDirectory()
+        let r = await runCLI(["pay", "--amount", "1000", "--order-id", "cli-unknown", "--data-dir", dir,
+                              "--gateway-fault", "server-error", "--json"])
+        #expect(r.status == 4)
+        let doc = try jsonObject(r.out)
+        #expect(doc["error"] as? String == "outcomeUnknown")
+        #expect(doc["orderId"] as? String == "cli-unknown")
+    }
+
+    @Test("a failure with no payment exits 3 with its code", arguments: [
+        (["--amount", "0"], "invalidArgument"),
+        (["--amount", "1000", "--card", "offline-decline"], "paymentFailed.cardDeclined"),
+        (["--amount", "1000", "--location", "denied"], "locationDenied"),
+        (["--amount", "1000", "--terms", "decline"], "termsDeclined"),
+        (["--amount", "1000", "--token", "garbage"], "invalidToken"),
+    ])
+    func failedNoPayment(extra: [String], code: String) async throws {
+        let dir = try temporaryDirectory()
+        let r = await runCLI(["pay", "--order-id", "cli-fail", "--data-dir", dir, "--json"] + extra)
+        #expect(r.status == 3)
+        #expect(try jsonObject(r.out)["code"] as? String == code)
+        let charges = await runCLI(["charges", "--order-id", "cli-fail", "--data-dir", dir, "--json"])
+        #expect((try jsonObject(charges.out)["items"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test("usage errors exit 64 with one reason line and the usage", arguments: [
+        ["pay", "--order-id", "x"],
+        ["pay", "--amount", "ten", "--order-id", "x"],
+        ["pay", "--amount", "10"],
+        ["pay", "--amount", "10", "--order-id", "x", "--gateway-fault", "sometimes"],
+        ["pay", "--amount", "10", "--order-id", "x", "--card", "no-such-card"],
+        ["pay", "--amount", "10", "--order-id", "x", "--card", "visa-qvsdc", "--trace", "a.apdu"],
+        ["pay", "--amount", "10", "--order-id", "x", "--wait", "soon"],
+        ["pay", "--amount", "10", "--order-id", "x", "--pin", "12"],
+        ["charges"],
+    ])
+    func usage(args: [String]) async {
+        let dir = (try? temporaryDirectory()) ?? "/tmp"
+        let r = await runCLI(args + ["--data-dir", dir])
+        #expect(r.status == 64)
+        #expect(r.err.hasPrefix("tapemu: "))
+        #expect(r.err.contains("Usage: tapemu"))
+    }
+
+    @Test("no output, human or JSON, holds a full PAN")
+    func neverAFullPAN() async throws {
+        #expect(!fullPANs.isEmpty)
+        let dir = try temporaryDirectory()
+        for (i, card) in ["visa-qvsdc", "mastercard-mchip", "amex", "torn"].enumerated() {
+            for json in [true, false] {
+                let r = await runCLI(["pay", "--amount", "1000", "--order-id", "pan-\(i)-\(json)", "--card", card,
+                                      "--data-dir", dir] + (json ? ["--json"] : []))
+                for pan in fullPANs {
+                    #expect(!r.out.contains(pan) && !r.err.contains(pan), "full PAN printed for \(card)")
+                }
+            }
+        }
+    }
+}
