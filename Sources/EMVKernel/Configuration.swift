@@ -92,7 +92,7 @@ public struct TerminalConfiguration: Hashable, Sendable {
 
     public init(supportedApplications: [SupportedApplication] = SupportedApplication.defaults,
                 countryCode: UInt16 = 724, currencyCode: UInt16 = 978, currencyExponent: UInt8 = 2,
-                terminalTransactionQualifiers: [UInt8] = [0x26, 0x80, 0x40, 0x00],
+                terminalTransactionQualifiers: [UInt8] = [0x24, 0x80, 0x40, 0x00],
                 terminalCapabilities: [UInt8] = [0xE0, 0x48, 0x08],
                 additionalTerminalCapabilities: [UInt8] = [0x60, 0x00, 0xF0, 0xA0, 0x01],
                 terminalType: UInt8 = 0x22, floorLimit: UInt64 = 0, cvmRequiredLimit: UInt64 = 5000,

@@ -22,7 +22,7 @@ import Testing
 
         // FCI → GPO with the PDOL filled: TTQ, amount, UN, currency, date
         let gpo = k.receive(Card.fci(Card.visaAID, pdol: Card.visaPDOL))
-        #expect(gpo.command?.hex == "80A80000158313" + "26804000" + "000000001250" + "12345678" + "0978" + "261130" + "00")
+        #expect(gpo.command?.hex == "80A80000158313" + "24804000" + "000000001250" + "12345678" + "0978" + "261130" + "00")
         guard case .gettingProcessingOptions = k.state else { Issue.record("state \(k.state)"); return }
 
         // GPO answer with an ARQC and track 2 → the online data is ready before the records
@@ -63,7 +63,7 @@ import Testing
         #expect(online[.amountAuthorised] == bytes("000000001250"))
         #expect(online[.transactionDate] == bytes("261130"))
         #expect(online[.dedicatedFileName] == bytes(Card.visaAID))
-        #expect(online[.terminalTransactionQualifiers] == bytes("26804000"))   // the PDOL asked for it
+        #expect(online[.terminalTransactionQualifiers] == bytes("24804000"))   // the PDOL asked for it
         #expect(online[.pan] == nil && online[.track2EquivalentData] == nil)
         #expect(read.cryptogram.onlineData.first?.tag == .applicationCryptogram)
     }
@@ -350,8 +350,8 @@ import Testing
     }
 
     @Test func cvmRequiredSetsTheTTQ() {
-        #expect(makeKernel(amount: 5000).terminalData[.terminalTransactionQualifiers] == bytes("26804000"))
-        #expect(makeKernel(amount: 5001).terminalData[.terminalTransactionQualifiers] == bytes("26C04000"))
+        #expect(makeKernel(amount: 5000).terminalData[.terminalTransactionQualifiers] == bytes("24804000"))
+        #expect(makeKernel(amount: 5001).terminalData[.terminalTransactionQualifiers] == bytes("24C04000"))
     }
 
     @Test func misuseTraps() async {
