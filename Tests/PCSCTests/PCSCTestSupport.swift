@@ -18,8 +18,8 @@ enum RealPCSC {
         do {
             let context = try await PCSCContext.establish()
             let readers = try await context.readers()
-            for slot in 0...1 where !readers.contains(VPCDEndpoint.readerName(slot: slot)) {
-                Issue.record("no reader '\(VPCDEndpoint.readerName(slot: slot))' (readers: \(readers)); \(setupHint)",
+            guard readers.contains(VPCDEndpoint.readerName(slot: 0)) else {
+                Issue.record("no reader '\(VPCDEndpoint.readerName(slot: 0))' (readers: \(readers)); \(setupHint)",
                              sourceLocation: sourceLocation)
                 return nil
             }
@@ -140,4 +140,49 @@ func runProgram(_ path: String, _ arguments: [String], stdin: String = "",
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }
+}
+
+/// The `tapemu` executable built beside this test bundle (`swift build --build-tests` builds it).
+func tapemuExecutable(sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+    var dirs: [URL] = [Bundle.main.bundleURL.deletingLastPathComponent(), Bundle.main.bundleURL]
+    if let first = CommandLine.arguments.first {
+        dirs.append(URL(fileURLWithPath: first).deletingLastPathComponent())
+    }
+    for dir in dirs {
+        let path = dir.appendingPathComponent("tapemu").path
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    Issue.record("no tapemu executable next to the tests (looked in \(dirs.map(\.path))); build it with `swift build --build-tests`",
+                 sourceLocation: sourceLocation)
+    return nil
+}
+
+/// A child process with its stdout and stderr collected, stopped by a signal.
+final class ChildProcess: @unchecked Sendable {
+    // Process is not Sendable; this wrapper only touches it from one task at a time.
+    private let process = Process()
+    private let output = Pipe(), errors = Pipe()
+
+    init(_ path: String, _ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
+
+    /// Waits for the process to end; its status and output.
+    func finish() async -> (status: Int32, stdout: String, stderr: String) {
+        await onThread { [self] in
+            let out = output.fileHandleForReading.readDataToEndOfFile()
+            let err = errors.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        }
+    }
+
+    deinit { if process.isRunning { process.terminate() } }
 }

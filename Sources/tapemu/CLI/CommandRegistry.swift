@@ -12,6 +12,8 @@ enum CommandRegistry {
             ReplayCommand.self,
             TraceImportCommand.self,
             TraceShowCommand.self,
+            ReadersCommand.self,
+            EmulateCommand.self,
         ]
     }
 }
