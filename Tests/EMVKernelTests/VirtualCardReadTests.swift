@@ -90,11 +90,13 @@ import VirtualCard
         let read = try await read(try profile("two-apps"))
         #expect(read.application.priority == 1)
         // Debit is listed first in the PPSE but credit (priority 1) is selected first.
+        try #require(read.exchanges.count > 1)
         #expect(read.exchanges[1].command.data == bytes("A0000000031010"))
     }
 
     @Test func noPPSEFallsBackToTheListOfAIDs() async throws {
         let read = try await read(try profile("no-ppse"))
+        try #require(!read.exchanges.isEmpty)
         #expect(read.exchanges[0].response?.statusWord == .fileNotFound)
         let selects = read.exchanges.filter { $0.command.instructionCode == 0xA4 }.map { Hex.encode($0.command.data) }
         // Every supported AID is tried in turn, then the one found is selected for good.
