@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816", "BERTLV"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "CardChannelTests",
-                    dependencies: ["CardChannel", "VirtualCard", "ISO7816"],
+                    dependencies: ["CardChannel", "VirtualCard", "ISO7816", "EMVKernel"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PCSCTests", dependencies: ["PCSC", "CardChannel", "VirtualCard", "ISO7816", "EMVKernel"],
                     swiftSettings: swiftSettings),

@@ -11,7 +11,8 @@ import ISO7816
 /// and S(WTX) — the waiting time stays in the card's time, from the command's first frame to the
 /// response's last — and keeps timestamps (seconds since the ATS, or since the first APDU).
 /// A response the sniffer lost (a frame with a bad CRC and no good retransmission) is recorded
-/// as `! transmit-error SCARD_E_COMM_DATA_LOST`, with a comment saying so.
+/// as `! transmit-error SCARD_E_COMM_DATA_LOST`, with a comment saying so. The trace says
+/// `@match structural`: a sniffed terminal's data (TTQ, amount, country) are not ours.
 public enum Proxmark3Importer {
     /// One frame of the tracelog.
     public struct Frame: Hashable, Sendable {
@@ -226,6 +227,8 @@ public enum Proxmark3Importer {
         }
         trace.headers.append(.init("title", "Proxmark3 capture\(path.map { " \(Self.baseName($0))" } ?? "")"))
         trace.headers.append(.init("source", "proxmark3"))
+        // Another terminal's capture: its terminal data (TTQ, amount, country) are not ours.
+        trace.headers.append(.init("match", "structural"))
         if let ats {
             trace.headers.append(.init("ats", Hex.encode(ats)))
             trace.headers.append(.init("atr", Hex.encode(pcscATR(ats: ats))))

@@ -118,4 +118,16 @@ struct ImportPCSCSpyTests {
     func returnCodesBecomeEvents(_ rv: String, _ event: TraceEvent) {
         #expect(PCSCSpyImporter.event(for: rv) == event)
     }
+
+    @Test func aScriptorSessionAgainstOurEmulatedCardImportsAndReplays() async throws {
+        // scriptor sent the kernel's commands to the emulated visa-qvsdc behind vpcd.
+        let t = try Self.load("scriptor-emulated-visa.spylog")
+        #expect(t.exchanges.count == 4)
+        #expect(t.reader == "Virtual PCD 00 01")
+        #expect(t.isRedacted)
+        #expect(!t.text.contains("4761739001010010"))   // the card's PAN
+        let channel = TraceReplayChannel(trace: t, matching: TraceMatching(mode: .strict))
+        for x in t.exchanges { _ = try await channel.transmit(try #require(x.commandAPDU)) }
+        #expect(channel.progress == (4, 4))
+    }
 }

@@ -20,12 +20,13 @@ struct ReplayCommand: TapemuCommand {
             when the kernel stops before the trace does. Directories are searched for *.apdu files.
             The kernel runs with the amount, currency and country the trace's reader sent (found \
             through the card's PDOL/CDOL), so own recordings match in masked mode. Captures of \
-            other terminals (other TTQ, merchant data) need --mode structural.
+            other terminals (other TTQ, merchant data) need structural matching: a trace may say \
+            so itself with an `@match structural` header, which --mode overrides.
             Ends with a line `N passed, N failed`.
             """,
         options: [
             OptionHelp("<file|dir>...", "Traces, or directories holding .apdu traces."),
-            OptionHelp("--mode <mode>", "strict (byte for byte), masked (default: ignore unpredictable number, date, time), structural (same instruction, P1/P2 and lengths)."),
+            OptionHelp("--mode <mode>", "strict (byte for byte), masked (default, or the trace's @match: ignore unpredictable number, date, time), structural (same instruction, P1/P2 and lengths)."),
             OptionHelp("--paced", "Reproduce the recorded card timing (default: as fast as possible)."),
             OptionHelp("--amount <cents>", "Run with this amount instead of the recorded one; masked then ignores amount and currency."),
         ] + OutputOptions.help,
@@ -33,7 +34,7 @@ struct ReplayCommand: TapemuCommand {
                     (ExitCode.noInput, "no trace found")])
 
     var paths: [String]
-    var mode: TraceMatchMode
+    var mode: TraceMatchMode?
     var paced: Bool
     var amount: UInt64?
     var output: OutputOptions
@@ -46,7 +47,7 @@ struct ReplayCommand: TapemuCommand {
                 throw UsageError("--mode is strict, masked or structural, not '\(v)'")
             }
             return m
-        } ?? .masked
+        }
         amount = try arguments.option("--amount", valueName: "<cents>") { v throws(UsageError) in
             UInt64(try Parse.integer(v, option: "--amount", in: 0...999_999_999_999))
         }
@@ -75,7 +76,7 @@ struct ReplayCommand: TapemuCommand {
         let failed = results.count - passed
         if output.json {
             try JSONOutput.print(JSONValue.object([
-                "mode": .string(mode.rawValue),
+                "mode": mode.map { .string($0.rawValue) } ?? .string("per trace"),
                 "passed": .int(passed), "failed": .int(failed),
                 "traces": .array(results.map(\.json)),
             ]), to: console)
@@ -117,6 +118,7 @@ struct ReplayResult: Sendable {
     var divergence: String?
     var played: Int
     var total: Int
+    var mode: TraceMatchMode = .masked
 
     var summary: String {
         if passed { return "\(outcome ?? "") (\(played)/\(total) exchanges)" }
@@ -128,14 +130,15 @@ struct ReplayResult: Sendable {
             "file": .string(file), "passed": .bool(passed),
             "outcome": outcome.map(JSONValue.string) ?? .null,
             "divergence": divergence.map(JSONValue.string) ?? .null,
-            "played": .int(played), "total": .int(total),
+            "played": .int(played), "total": .int(total), "mode": .string(mode.rawValue),
         ])
     }
 }
 
 /// Runs the kernel on a trace's card.
 struct TraceReplayer: Sendable {
-    var mode: TraceMatchMode = .masked
+    /// Nil: the trace's `@match` header, or masked.
+    var mode: TraceMatchMode? = nil
     var paced = false
     var amount: UInt64?
 
@@ -156,10 +159,11 @@ struct TraceReplayer: Sendable {
         if let c = recorded[.terminalCountryCode].flatMap(BCD.value) { configuration.countryCode = UInt16(c) }
         let recordedAmount = recorded[.amountAuthorised].flatMap(BCD.value)
         let transaction = Transaction(amount: amount ?? min(recordedAmount ?? 1000, 999_999_999_999))
+        let mode = self.mode ?? trace[header: "match"].flatMap(TraceMatchMode.init(rawValue:)) ?? .masked
         let matching = TraceMatching(mode: mode, overridesAmount: amount != nil)
         let channel = TraceReplayChannel(trace: trace, matching: matching, paced: paced)
         let reader = EMVReader(configuration: configuration)
-        var result = ReplayResult(file: file, passed: false, played: 0, total: 0)
+        var result = ReplayResult(file: file, passed: false, played: 0, total: 0, mode: mode)
         let endedOnRecordedEvent: Bool
         do throws(KernelError) {
             let read = try await reader.read(channel: channel, transaction: transaction)

@@ -1,0 +1,46 @@
+#!/bin/sh
+# Records the corpus through the real PC/SC path: each virtual card is served into a vpcd reader
+# slot and read by `tapemu read --reader … --record …` through pcscd and the PC/SC channel.
+# Traces recorded from a reader are redacted by default.
+#
+#   SERVE="<command that serves: card PROFILE SLOT [REMOVE_AFTER]>" TAPEMU=path/to/tapemu \
+#     apdu-traces/record-corpus.sh
+#
+# SERVE stands for `tapemu emulate`; the corpus was recorded with a small VPCDCardServer driver
+# taking `card PROFILE SLOT [REMOVE_AFTER]` (REMOVE_AFTER n: the card tears away when command
+# n+1 arrives). Needs pcscd with vsmartcard-vpcd; uses slot 1 (Virtual PCD 00 01, port 35964).
+set -eu
+cd "$(dirname "$0")"
+TAPEMU=${TAPEMU:-tapemu}
+SLOT=1
+READER="Virtual PCD 00 01"
+
+record() {   # record NAME PROFILE REMOVE_AFTER|- [read options…]
+  name=$1; profile=$2; remove=$3; shift 3
+  if [ "$remove" = "-" ]; then $SERVE card "$profile" $SLOT 2>/dev/null & else $SERVE card "$profile" $SLOT "$remove" 2>/dev/null & fi
+  pid=$!
+  sleep 1
+  "$TAPEMU" read --reader "$READER" --wait 10s --record "$name.apdu" "$@" >/dev/null 2>&1 || true
+  kill $pid 2>/dev/null || true
+  wait $pid 2>/dev/null || true
+  sleep 1   # pcscd polls the slot every ~400 ms: let it see the slot empty
+  echo "$name: $(grep '^@outcome' "$name.apdu" | cut -d' ' -f2-)"
+}
+
+record visa-qvsdc          visa-qvsdc       -
+record mastercard-mchip    mastercard-mchip -
+record amex                amex             -
+record two-apps            two-apps         -
+record no-ppse             no-ppse          -
+record chained-61xx-6cxx   chained          -
+record offline-decline     offline-decline  -
+record slow-card           slow             -
+record visa-online-pin     visa-online-pin  - --amount 6000
+record visa-cdcvm          visa-cdcvm       - --amount 6000
+record torn-profile        torn             -
+record timeout-mute-gpo    mute             - --apdu-timeout 1s
+record tear-at-ppse        mastercard-mchip 0
+record tear-at-select-aid  mastercard-mchip 1
+record tear-at-gpo         mastercard-mchip 2
+record tear-at-read-record mastercard-mchip 4
+record tear-at-generate-ac mastercard-mchip 6
