@@ -191,4 +191,20 @@ public final class PCSCContext: Sendable {
         }
         return PCSCCard(context: self, reader: reader, handle: card, protocol: proto, atr: atr)
     }
+
+    /// Connects to the card in `reader`, runs `body` with it, and disconnects (with
+    /// `disposition`) on every path, error or not.
+    public func withCard<T: Sendable>(in reader: String, share: PCSCShareMode = .shared,
+                                      protocols: PCSCProtocols = .any, disposition: PCSCDisposition = .leave,
+                                      _ body: (PCSCCard) async throws -> T) async throws -> T {
+        let card = try await connect(to: reader, share: share, protocols: protocols)
+        do {
+            let result = try await body(card)
+            try? await card.disconnect(disposition)
+            return result
+        } catch {
+            try? await card.disconnect(disposition)
+            throw error
+        }
+    }
 }

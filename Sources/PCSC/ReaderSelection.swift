@@ -1,6 +1,7 @@
 /// How `--reader` picks one reader among pcscd's: an exact name, an index (as `pcsc_scan -r` and
 /// `tapemu readers` number them, from 0), or a substring that matches one reader — or, on a
-/// dual-interface reader whose slots all match, the contactless slot.
+/// dual-interface reader whose slots all match (names from one vendor: same first word), the
+/// contactless slot.
 public enum ReaderSelection {
     /// Why no single reader was chosen.
     public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
@@ -24,7 +25,8 @@ public enum ReaderSelection {
     }
 
     /// Whether a reader's name says it is the contactless interface: a word `PICC`,
-    /// `Contactless` or `CL` (e.g. `ACS ACR1252 1S CL Reader PICC 00 00`).
+    /// `Contactless` or `CL`, or a model number ending in CL (`ACS ACR1252 1S CL Reader
+    /// [ACR1252 Dual Reader PICC] 00 00`, `HID Global OMNIKEY 5422CL Smartcard Reader 01 00`).
     public static func isContactless(_ name: String) -> Bool { contactlessScore(name) > 0 }
 
     /// 2 for a word `PICC` or `Contactless` (the slot), 1 for `CL` (often the whole reader's
@@ -32,7 +34,10 @@ public enum ReaderSelection {
     static func contactlessScore(_ name: String) -> Int {
         let words = name.uppercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber })
         if words.contains(where: { $0 == "PICC" || $0 == "CONTACTLESS" }) { return 2 }
-        return words.contains("CL") ? 1 : 0
+        let cl = words.contains { w in
+            w == "CL" || (w.hasSuffix("CL") && w.count > 2 && w.dropLast(2).last?.isNumber == true)
+        }
+        return cl ? 1 : 0
     }
 
     /// The reader `query` designates among `readers`. An empty query picks the only reader, or
@@ -47,9 +52,12 @@ public enum ReaderSelection {
         let matches = query.isEmpty ? readers : readers.filter { $0.lowercased().contains(query.lowercased()) }
         if matches.count == 1 { return matches[0] }
         guard !matches.isEmpty else { throw .noMatch(query: query, readers: readers) }
-        let best = matches.map(contactlessScore).max() ?? 0
-        let contactless = matches.filter { contactlessScore($0) == best }
-        if best > 0, contactless.count == 1 { return contactless[0] }
+        let vendors = Set(matches.map { $0.split(separator: " ").first ?? "" })
+        if vendors.count == 1 {
+            let best = matches.map(contactlessScore).max() ?? 0
+            let contactless = matches.filter { contactlessScore($0) == best }
+            if best > 0, contactless.count == 1 { return contactless[0] }
+        }
         throw .ambiguous(query: query, candidates: matches)
     }
 }

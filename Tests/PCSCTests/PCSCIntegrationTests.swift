@@ -131,6 +131,43 @@ struct PCSCIntegrationTests {
         #expect(try await context.readers().contains(reader))
     }
 
+    @Test("hot-plug watch: with no reader plugged in or out, the wait ends at its deadline")
+    func readerListWatch() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let reader = VPCDEndpoint.readerName(slot: 0)
+        let state = try await context.waitForEmpty(reader, timeout: RealPCSC.patience)
+        let clock = ManualClock()
+        let wait = Task { () async throws(PCSCError) -> [ReaderState] in
+            try await context.waitForChange(from: [state], watchReaderList: true, deadline: .seconds(5),
+                                            clock: MonotonicClock(clock))
+        }
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(5))
+        switch await wait.result {
+        case .success(let s): Issue.record("the wait returned \(s) though nothing changed")
+        case .failure(let error): #expect((error as? PCSCError)?.code == .timeout, "\(error)")
+        }
+    }
+
+    @Test("a reader that does not exist is unknownReader when waited on; withCard disconnects")
+    func unknownReaderWait() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        await #expect(throws: PCSCError(.unknownReader, function: .getStatusChange)) {
+            _ = try await context.waitForCard(in: "No Such Reader 00 00", timeout: .seconds(1))
+        }
+        let card = EmulatedCard(profile: try #require(CardProfiles.named("amex")))
+        try await RealPCSC.serving(card, context: context) { reader in
+            _ = try await context.waitForCard(in: reader, timeout: RealPCSC.patience)
+            let atr = try await context.withCard(in: reader, share: .exclusive) { card in
+                try await card.status().atr
+            }
+            #expect(atr == card.atr)
+            // Released: a shared connection works again.
+            let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
+            channel.close()
+        }
+    }
+
     @Test("a response shorter than SW1 SW2 is malformed when the card is still there")
     func shortResponse() async throws {
         guard let context = await RealPCSC.context() else { return }

@@ -17,7 +17,20 @@ enum RealPCSC {
     static func context(sourceLocation: SourceLocation = #_sourceLocation) async -> PCSCContext? {
         do {
             let context = try await PCSCContext.establish()
-            let readers = try await context.readers()
+            var readers = try await context.readers()
+            if !readers.contains(VPCDEndpoint.readerName(slot: 0)) {
+                // pcscd may be starting: wait (on its reader-list notification) for the readers.
+                let deadline = MonotonicClock.continuous.now + patience
+                var known = try await context.states(of: readers)
+                while !readers.contains(VPCDEndpoint.readerName(slot: 0)) {
+                    do {
+                        known = try await context.waitForChange(from: known, watchReaderList: true, deadline: deadline)
+                    } catch where error.code == .timeout {
+                        break
+                    }
+                    readers = try await context.readers()
+                }
+            }
             guard readers.contains(VPCDEndpoint.readerName(slot: 0)) else {
                 Issue.record("no reader '\(VPCDEndpoint.readerName(slot: 0))' (readers: \(readers)); \(setupHint)",
                              sourceLocation: sourceLocation)

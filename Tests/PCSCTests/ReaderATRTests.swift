@@ -79,6 +79,14 @@ struct ReaderSelectionTests {
         ("SAM", readers[1]),
     ]
 
+    @Test("on a dual-interface reader, the contactless slot wins")
+    func omnikey() throws {
+        let readers = ["HID Global OMNIKEY 5422 Smartcard Reader 00 00", "HID Global OMNIKEY 5422CL Smartcard Reader 01 00"]
+        #expect(try ReaderSelection.resolve("OMNIKEY", among: readers) == readers[1])
+        #expect(try ReaderSelection.resolve("", among: readers) == readers[1])
+        #expect(try ReaderSelection.resolve("", among: ["Virtual PCD 00 00"]) == "Virtual PCD 00 00")
+    }
+
     @Test("picks one reader", arguments: good)
     func resolves(query: String, expected: String) throws {
         #expect(try ReaderSelection.resolve(query, among: Self.readers) == expected)
@@ -105,6 +113,7 @@ struct ReaderSelectionTests {
         ("ACS ACR122U PICC Interface 00 00", true), ("OMNIKEY 5422 CL 00 01", true),
         ("Generic Contactless Reader", true), ("OMNIKEY 5422 Smartcard Reader 00 00", false),
         ("Clever Reader", false), ("Virtual PCD 00 00", false),
+        ("HID Global OMNIKEY 5422CL Smartcard Reader 01 00", true), ("Uncle Reader", false),
     ])
     func contactless(name: String, expected: Bool) {
         #expect(ReaderSelection.isContactless(name) == expected)
