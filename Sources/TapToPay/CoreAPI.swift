@@ -1,0 +1,437 @@
+import BERTLV
+import CardChannel
+import EMVKernel
+import Foundation
+public import PaymentGateway
+import Synchronization
+
+/// How one `processSale` ended: the callback that fired, as a value.
+public enum CoreSaleOutcome: Sendable, Hashable {
+    /// `onSaleResponse`: the gateway answered (approved only when `code` is `A`).
+    case response(CoreSaleResponse)
+    /// `onError`: no payment occurred.
+    case error(CoreError, description: String)
+    /// `onTransactionCommError`: the card may be charged; the sale is pending on the device.
+    case commError(CoreSale, error: CoreError, message: String)
+}
+
+/// How one `processRefund` ended.
+public enum CoreRefundOutcome: Sendable, Hashable {
+    case response(CoreRefundResponse)
+    case error(CoreError, description: String)
+}
+
+/// The CoreAPI-style Tap to Pay SDK (seeds `002` and `003`) over the same reader kernel, payment
+/// engine, pending store and gateway as the MONEI-style ``TapToPay``.
+///
+/// ```swift
+/// let core = CoreAPI(configuration: config)
+/// await core.initialise(terminal: terminal, saleListener: app, refundListener: app, deviceListener: app)
+/// await core.processSale(CoreSale(amount: 1250, currency: "EUR", orderId: "order-1042"))
+/// // later, when the device is back online:
+/// let reports = try await core.resolvePendingSales()
+/// ```
+///
+/// The submission point — the moment the authorisation request starts leaving — splits every
+/// failure: before it the sale listener gets `onError` (no payment); after it
+/// `onTransactionCommError` with the sale (the card may be charged). The sale is written to the
+/// device's ``PendingPaymentStore`` *before* the submission point and removed once the gateway's
+/// answer is known, so a sale interrupted at any point — a lost answer, a torn card after early
+/// submission, a killed process — is there to resolve with ``PendingSaleResolver`` (the seeds'
+/// five steps).
+public final class CoreAPI: Sendable {
+    public let configuration: TapToPay.Configuration
+    /// The emulated iPhone (`APPLE_TTP_` conditions).
+    public let environment: CoreDeviceEnvironment
+    let deviceMonitor: (any CoreDeviceMonitor)?
+
+    private struct Session {
+        var terminal: CoreTerminal?
+        var saleListener: (any CoreAPISaleListener)?
+        var refundListener: (any CoreAPIRefundListener)?
+        var deviceListener: (any CoreAPIDeviceListener)?
+        /// `initialise` succeeded.
+        var ready = false
+        /// The last device status reported to the listener.
+        var deviceStatus: CoreDeviceStatus?
+        var busy = false
+        var currentOrderId: String?
+        var current: Task<CoreSaleOutcome, Never>?
+        var explicitCancel = false
+        /// The card of the sale in progress, once read: (masked PAN, brand).
+        var card: (maskedPAN: String, brand: String)?
+    }
+    private let session = Mutex(Session())
+
+    /// - Parameters:
+    ///   - configuration: the card source, gateway, pending store, clock, timeouts… shared with
+    ///     the MONEI-style face. Its `device` is the model and OS of ``environment``'s default.
+    ///   - environment: the emulated device; nil: `configuration.device`, passcode on, account
+    ///     linked, merchant not blocked.
+    ///   - deviceMonitor: follows the reader's attach/detach (the CLI passes one over PC/SC);
+    ///     nil: the device is always there (virtual cards, traces).
+    public init(configuration: TapToPay.Configuration, environment: CoreDeviceEnvironment? = nil,
+                deviceMonitor: (any CoreDeviceMonitor)? = nil) {
+        self.configuration = configuration
+        self.environment = environment ?? CoreDeviceEnvironment(device: configuration.device)
+        self.deviceMonitor = deviceMonitor
+    }
+
+    /// A terminal on this configuration's gateway and currency.
+    public func terminal(token: String?) -> CoreTerminal {
+        CoreTerminal(gateway: configuration.gateway, token: token, currency: configuration.currency,
+                     requestTimeout: configuration.timeouts.gatewayRequest)
+    }
+
+    // MARK: - initialise
+
+    /// Sets the terminal and the listeners, checks the emulated device, and reports the device.
+    ///
+    /// An `APPLE_TTP_` condition (``CoreDeviceEnvironment``) goes to `onDeviceError` and returns
+    /// false: sales then end with ``CoreError/deviceNotReady``. Otherwise `onDeviceConnected`
+    /// fires (or, with a monitor whose reader is missing, `onDeviceError` with the reader fault;
+    /// `onDeviceConnected` follows when ``runDeviceMonitor()`` sees the reader come) and it
+    /// returns true.
+    @discardableResult
+    public func initialise(terminal: CoreTerminal, saleListener: any CoreAPISaleListener,
+                           refundListener: (any CoreAPIRefundListener)? = nil,
+                           deviceListener: (any CoreAPIDeviceListener)? = nil) async -> Bool {
+        session.withLock { s in
+            s.terminal = terminal
+            s.saleListener = saleListener
+            s.refundListener = refundListener
+            s.deviceListener = deviceListener
+            s.ready = false
+            s.deviceStatus = nil
+        }
+        if let failure = environment.check() {
+            deviceListener?.onDeviceError(failure.error, withDescription: failure.description)
+            return false
+        }
+        let status = await deviceMonitor?.currentStatus() ?? .connected(info: [:])
+        session.withLock { $0.ready = true }
+        report(status)
+        return true
+    }
+
+    /// Whether `initialise` succeeded.
+    public var isInitialised: Bool { session.withLock { $0.ready } }
+
+    /// Follows the device monitor until the task is cancelled: `onDeviceConnected` when the reader
+    /// comes, `onDeviceError` and `onDeviceDisconnected` when it goes. Returns at once without a
+    /// monitor or before a successful `initialise`. Schedule it on a task of your own.
+    public func runDeviceMonitor() async {
+        guard let monitor = deviceMonitor, isInitialised else { return }
+        var known = await monitor.currentStatus()
+        report(known)
+        while !Task.isCancelled {
+            do {
+                known = try await monitor.waitForChange(from: known)
+            } catch {
+                return
+            }
+            report(known)
+        }
+    }
+
+    /// Tells the device listener about a new status, once per change.
+    private func report(_ status: CoreDeviceStatus) {
+        let (listener, wasConnected, changed) = session.withLock { s -> ((any CoreAPIDeviceListener)?, Bool, Bool) in
+            let before = s.deviceStatus
+            guard before != status else { return (s.deviceListener, before?.isConnected ?? false, false) }
+            s.deviceStatus = status
+            return (s.deviceListener, before?.isConnected ?? false, true)
+        }
+        guard changed else { return }
+        switch status {
+        case .connected(let info):
+            guard !wasConnected else { return }
+            listener?.onDeviceConnected(.appleTTP, withDeviceInfo: deviceInfo(info))
+        case .unavailable(let error, let description):
+            listener?.onDeviceError(error, withDescription: description)
+            if wasConnected { listener?.onDeviceDisconnected(.appleTTP) }
+        }
+    }
+
+    private func deviceInfo(_ extra: [String: String]) -> [String: String] {
+        var info = environment.deviceInfo
+        info["source"] = configuration.cardSource.name
+        info["deviceType"] = DeviceEnum.appleTTP.name
+        for (k, v) in extra { info[k] = v }
+        return info
+    }
+
+    /// A reader fault seen by a sale: the device error, and `onDeviceDisconnected` when the
+    /// device is gone.
+    private func deviceFailed(_ error: CardChannelError) {
+        guard let deviceError = CoreDeviceError(error) else { return }
+        let description = error.description
+        if deviceError.makesDeviceUnavailable {
+            report(.unavailable(deviceError, description: description))
+        } else {
+            session.withLock { $0.deviceListener }?.onDeviceError(deviceError, withDescription: description)
+        }
+    }
+
+    /// A card came through: the device is there.
+    private func deviceWorked() {
+        let wasUnavailable = session.withLock { s -> Bool in
+            guard s.ready, let st = s.deviceStatus else { return false }
+            return !st.isConnected
+        }
+        if wasUnavailable { report(.connected(info: [:])) }
+    }
+
+    // MARK: - processSale
+
+    /// Runs a sale: waits for a card, reads it, authorises, and calls the sale listener once
+    /// (see ``CoreAPISaleListener``). Returns the same outcome as a value.
+    ///
+    /// Before `initialise` succeeded it returns ``CoreError/deviceNotReady`` (and, without a
+    /// sale listener, calls nothing).
+    @discardableResult
+    public func processSale(_ sale: CoreSale) async -> CoreSaleOutcome {
+        let (listener, terminal, ready) = session.withLock { s in (s.saleListener, s.terminal, s.ready) }
+        guard let listener, let terminal, ready else {
+            let outcome = CoreSaleOutcome.error(.deviceNotReady, description: "the device is not ready: initialise did not succeed")
+            deliver(outcome, to: listener)
+            return outcome
+        }
+        let started = session.withLock { s -> Bool in
+            if s.busy { return false }
+            s.busy = true
+            s.explicitCancel = false
+            s.currentOrderId = sale.orderId
+            s.card = nil
+            return true
+        }
+        guard started else {
+            let outcome = CoreSaleOutcome.error(.transactionInProgress, description: "a sale is already in progress")
+            deliver(outcome, to: listener)
+            return outcome
+        }
+        let task = Task { await self.run(sale, terminal: terminal) }
+        let cancelNow = session.withLock { s -> Bool in
+            s.current = task
+            return s.explicitCancel
+        }
+        if cancelNow { task.cancel() }
+        let outcome = await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
+        }
+        session.withLock { s in
+            s.busy = false
+            s.current = nil
+            s.currentOrderId = nil
+            s.card = nil
+        }
+        deliver(outcome, to: listener)
+        return outcome
+    }
+
+    /// Cancels the sale in progress: before the submission point it ends with `onError(.cancelled)`;
+    /// after it, with `onTransactionCommError(.cancelled)` (the sale stays pending).
+    public func cancelSale() {
+        let task = session.withLock { s -> Task<CoreSaleOutcome, Never>? in
+            s.explicitCancel = true
+            return s.current
+        }
+        task?.cancel()
+    }
+
+    private func deliver(_ outcome: CoreSaleOutcome, to listener: (any CoreAPISaleListener)?) {
+        switch outcome {
+        case .response(let r): listener?.onSaleResponse(r)
+        case .error(let e, let d): listener?.onError(e, withDescription: d)
+        case .commError(let sale, let e, let m): listener?.onTransactionCommError(sale, withError: e, withMessage: m)
+        }
+    }
+
+    private func run(_ sale: CoreSale, terminal: CoreTerminal) async -> CoreSaleOutcome {
+        // 1. The sale, the terminal's settings, the token: before anything touches a card.
+        guard sale.amount > 0, sale.amount <= 999_999_999_999 else {
+            return .error(.invalidParameters, description: "the amount must be more than 0 and at most 12 digits (got \(sale.amount))")
+        }
+        let orderId = sale.orderId
+        guard !orderId.trimmingCharacters(in: .whitespaces).isEmpty, orderId.count <= 128,
+              !orderId.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            return .error(.invalidParameters, description: "the orderId must be 1 to 128 printable characters")
+        }
+        guard terminal.currency.uppercased() == configuration.currency.uppercased() else {
+            return .error(.terminalSettings,
+                          description: "the terminal's currency \(terminal.currency) is not the reader's \(configuration.currency)")
+        }
+        guard sale.currency.uppercased() == terminal.currency.uppercased() else {
+            return .error(.terminalSettings,
+                          description: "the sale is in \(sale.currency), the terminal takes \(terminal.currency)")
+        }
+        let claims: TokenClaims
+        do throws(CoreRestError) {
+            claims = try await RestConnector.authenticate(terminal)
+        } catch {
+            return .error(Task.isCancelled ? .cancelled : error.code, description: error.message)
+        }
+        if Task.isCancelled { return .error(.cancelled, description: "the sale was cancelled; no payment occurred") }
+
+        // 2. The card and the authorisation, on the shared engine.
+        var stored = sale
+        stored.currency = terminal.currency.uppercased()
+        stored.maskedPAN = nil
+        stored.cardType = nil
+        stored.uniqueRef = nil
+        let request = SaleRequest(orderId: orderId, amount: sale.amount, currency: stored.currency, callbackUrl: nil,
+                                  accountId: claims.accountId, origin: .coreAPI,
+                                  saleDictionary: stored.convertToDictionary())
+        var config = configuration
+        let forward = configuration.onEvent
+        config.onEvent = { event in
+            switch event {
+            case .reading:
+                self.deviceWorked()
+            case .cardRead(let brand, let masked, _):
+                self.session.withLock { $0.card = (masked, brand) }
+            default:
+                break
+            }
+            forward(event)
+        }
+        let engine = PaymentEngine(configuration: config)
+        do throws(SaleFailure) {
+            let outcome = try await engine.sale(request)
+            let r = outcome.response
+            stored.maskedPAN = r.maskedPAN
+            stored.cardType = r.cardBrand.rawValue
+            stored.uniqueRef = r.uniqueRef
+            return .response(CoreSaleResponse(
+                code: r.transactionCode.rawValue, sale: stored, orderId: r.orderId, uniqueRef: r.uniqueRef,
+                amount: r.amount, currency: r.currency, maskedPAN: r.maskedPAN, cardType: r.cardBrand.rawValue,
+                authCode: r.authorisationCode, responseCode: r.statusCode, responseText: r.statusMessage,
+                paymentId: r.paymentId))
+        } catch {
+            return outcome(for: error, sale: stored)
+        }
+    }
+
+    /// The callback for a failed sale.
+    private func outcome(for failure: SaleFailure, sale: CoreSale) -> CoreSaleOutcome {
+        switch failure {
+        case .beforeSubmission(let reason):
+            switch reason {
+            case .cancelled, .pinCancelled:
+                return .error(.cancelled, description: "the sale was cancelled; no payment occurred")
+            case .cardDeclined:
+                return .error(.cardDeclined, description: "the card declined the sale (offline decline); no payment occurred")
+            case .cvmFailed:
+                return .error(.cvmFailed, description: "the card asks for a cardholder verification this device cannot do")
+            case .reader(let e):
+                if e.code == .noCard {
+                    return .error(.timeout, description: "no card was presented in time: \(e)")
+                }
+                deviceFailed(e)
+                return .error(.cardReadFailed, description: "the card could not be read: \(e); no payment occurred")
+            case .kernel(let e):
+                return .error(.invalidEMVData, description: "the card's EMV data is invalid: \(e)")
+            case .pinTimeout:
+                return .error(.timeout, description: "no PIN was entered in time")
+            case .pinFailed:
+                return .error(.pinEntryFailed, description: "the PIN entry failed")
+            case .storage(let e):
+                return .error(.storageError, description: "the sale could not be stored on the device, so it was not sent: \(e)")
+            case .gateway(let e):
+                let rest = RestConnector.restError(e, doing: "the authorisation")
+                return .error(rest.code, description: rest.message)
+            }
+        case .afterSubmission(let orderId, let cause):
+            var sale = sale
+            if let card = session.withLock({ $0.card }) {
+                sale.maskedPAN = card.maskedPAN
+                sale.cardType = card.brand
+            } else if let pending = try? configuration.pendingStore.get(orderId: orderId) {
+                sale.maskedPAN = pending.maskedPAN
+                sale.cardType = pending.cardBrand
+            }
+            let tail = "the outcome of order \(orderId) is unknown and the card may be charged; the sale is pending on the device: resolve it (transaction list, then reversal) before charging again"
+            switch cause {
+            case .gateway(let e):
+                let code: CoreError = switch e.code {
+                case .timeout: .timeout
+                case .cancelled: .cancelled
+                default: .networkError
+                }
+                return .commError(sale, error: code, message: "\(e); \(tail)")
+            case .read(let e):
+                if let channel = e.channelError {
+                    deviceFailed(channel)
+                    return .commError(sale, error: .cardReadFailed, message: "the card failed after the request left: \(e); \(tail)")
+                }
+                return .commError(sale, error: .invalidEMVData, message: "the card broke the protocol after the request left: \(e); \(tail)")
+            case .cancelled:
+                return .commError(sale, error: .cancelled, message: "cancelled while the answer was awaited; \(tail)")
+            }
+        }
+    }
+
+    // MARK: - processRefund
+
+    /// A referenced refund of a sale by its uniqueRef; calls the refund listener once. A refund
+    /// that cannot reach the gateway ends with `onError` (``CoreError/networkError`` or
+    /// ``CoreError/timeout``): it may have been done — list the sale's transactions before
+    /// refunding again.
+    @discardableResult
+    public func processRefund(_ refund: CoreRefund) async -> CoreRefundOutcome {
+        let (listener, terminal) = session.withLock { s in (s.refundListener, s.terminal) }
+        let outcome = await refundOutcome(refund, terminal: terminal)
+        switch outcome {
+        case .response(let r): listener?.onRefundResponse(r)
+        case .error(let e, let d): listener?.onError(e, withDescription: d)
+        }
+        return outcome
+    }
+
+    private func refundOutcome(_ refund: CoreRefund, terminal: CoreTerminal?) async -> CoreRefundOutcome {
+        guard let terminal else { return .error(.deviceNotReady, description: "call initialise first") }
+        guard !refund.uniqueRef.isEmpty else { return .error(.invalidParameters, description: "the refund has no uniqueRef") }
+        if let a = refund.amount, a <= 0 {
+            return .error(.invalidParameters, description: "the refund amount must be more than 0 (got \(a))")
+        }
+        do throws(CoreRestError) {
+            _ = try await RestConnector.authenticate(terminal)
+        } catch {
+            return .error(error.code, description: error.message)
+        }
+        do {
+            let r = try await terminal.gateway.refund(uniqueRef: refund.uniqueRef, amount: refund.amount,
+                                                      options: terminal.requestOptions)
+            return .response(CoreRefundResponse(
+                code: TransactionCode.approved.rawValue, uniqueRef: r.uniqueRef, originalUniqueRef: r.originalUniqueRef,
+                orderId: r.orderId, amount: r.amount, currency: r.currency, remainingAmount: r.remainingAmount,
+                responseCode: r.statusCode, responseText: r.statusMessage))
+        } catch {
+            let rest = RestConnector.restError(error, doing: "the refund")
+            let message = error.isCommunicationFailure
+                ? "\(rest.message); the refund may have been done: list the sale's transactions before refunding again"
+                : rest.message
+            return .error(rest.code, description: message)
+        }
+    }
+
+    // MARK: - Pending sales
+
+    /// The sales stored on the device whose outcome is unknown, oldest first (the CoreAPI-style
+    /// ones; the MONEI-style face's pending payments are left out).
+    public func pendingSales() throws(GatewayError) -> [CoreSale] {
+        try configuration.pendingStore.all().filter { $0.origin == .coreAPI }.compactMap(CoreSale.init(pending:))
+    }
+
+    /// Runs the seeds' recovery for every pending sale (except the one in progress), with the
+    /// terminal given to `initialise` (without one, every request fails with
+    /// ``CoreError/invalidTokenSettings`` and every sale stays pending).
+    public func resolvePendingSales(variant: SeedVariant = .seed002) async throws(GatewayError) -> [PendingSaleReport] {
+        let (terminal, inFlight) = session.withLock { s in (s.terminal, s.currentOrderId) }
+        let resolver = PendingSaleResolver(terminal: terminal ?? self.terminal(token: nil),
+                                           store: configuration.pendingStore, variant: variant)
+        return try await resolver.resolvePending(skipping: inFlight.map { [$0] } ?? [])
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import PaymentGateway
+import TapToPay
+
+/// `tapemu resolve`: the seeds' recovery process for every pending sale.
+struct ResolveCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resolve",
+        abstract: "Resolve the pending sales: transaction list by orderId / last four, then reversal (seeds 002/003).",
+        usage: "[--seed 002|003] [--gateway-fault <fault>] [--token <token>] [--data-dir <dir>] [--json]",
+        discussion: """
+            For each pending CoreAPI-style sale, oldest first: look the transaction up \
+            (002: by orderId and the card's last four; 003: by orderId, then the amount and the \
+            card suffix must match), then: code A → reverse it (deviceType AppleTTP); code not A → \
+            declined, nothing to reverse; nothing found → the sale never reached the gateway and \
+            may run again. Resolved sales leave the device; a failed request (or, with 003, a \
+            transaction that does not match) leaves the sale pending for a later run. Running it \
+            again never reverses a sale twice.
+            """,
+        options: [
+            OptionHelp("--seed 002|003", "Which seed's process to run (default 002)."),
+            OptionHelp("--gateway-fault <fault>", "Inject a fault into every request: none, no-answer, lost-answer, slow, server-error."),
+            OptionHelp("--gateway-timeout <duration>", "How long to wait for the gateway (default 30s)."),
+            OptionHelp("--token <token>", "The terminal's token (default: one issued by the embedded gateway for this run)."),
+        ] + GatewayOptions.help + OutputOptions.help,
+        exitCodes: [(75, "some sales stay pending (a request failed, or a 003 mismatch): try again later")])
+
+    var variant: SeedVariant
+    var fault: GatewayFault?
+    var gatewayTimeout: Duration
+    var token: String?
+    var gateway: GatewayOptions
+    var output: OutputOptions
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
+        gateway = try GatewayOptions(arguments: &arguments)
+        let seed = try arguments.option("--seed", valueName: "002|003") ?? "002"
+        guard let variant = SeedVariant(rawValue: seed) else { throw UsageError("--seed must be 002 or 003, not '\(seed)'") }
+        self.variant = variant
+        if let name = try arguments.option("--gateway-fault", valueName: "<fault>") {
+            guard let f = GatewayFault(name: name) else {
+                throw UsageError("unknown --gateway-fault '\(name)' (\(GatewayFault.names.joined(separator: ", ")))")
+            }
+            fault = f
+        }
+        gatewayTimeout = try arguments.option("--gateway-timeout", valueName: "<duration>", {
+            (s: String) throws(UsageError) -> Duration in try Parse.duration(s, option: "--gateway-timeout")
+        }) ?? .seconds(30)
+        token = try arguments.option("--token", valueName: "<token>")
+        try arguments.finish()
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let gw = try gateway.openGateway()
+        let store = try gateway.openPendingStore()
+        let terminal = CoreTerminal(gateway: gw, token: token ?? gw.issueToken(accountId: "acct_tapemu_test"),
+                                    requestTimeout: gatewayTimeout, requestFault: fault)
+        let resolver = PendingSaleResolver(terminal: terminal, store: store, variant: variant)
+        let reports: [PendingSaleReport]
+        do {
+            reports = try await resolver.resolvePending()
+        } catch {
+            throw CommandFailure(exitCode: ExitCode.ioError, "cannot read the pending sales in \(gateway.dataDirectory): \(error)")
+        }
+        if output.json {
+            try JSONOutput.print(JSONValue.array(reports.map(Self.json)), to: console)
+        } else if reports.isEmpty {
+            console.print("no pending sales")
+        } else {
+            for r in reports { console.print(Self.line(r)) }
+        }
+        return reports.allSatisfy(\.isResolved) ? ExitCode.success : ExitCode.temporaryFailure
+    }
+
+    static func outcomeName(_ o: PendingSaleReport.Outcome) -> String {
+        switch o {
+        case .reversed: "reversed"
+        case .alreadyReversed: "alreadyReversed"
+        case .declined: "declined"
+        case .notFound: "notFound"
+        case .mismatch: "mismatch"
+        case .failed: "failed"
+        }
+    }
+
+    static func line(_ r: PendingSaleReport) -> String {
+        let s = r.sale
+        var line = "order \(s.orderId) (\(s.amount) \(s.currency), \(s.maskedPAN ?? "card unknown")), seed \(r.variant.rawValue): "
+        if let m = r.match {
+            line += "found code \(m.code) ref \(m.uniqueRef) \(m.amount) \(m.currency) \(m.cardNumber ?? "") → "
+        } else if case .failed = r.outcome {
+            line += ""
+        } else {
+            line += "nothing found → "
+        }
+        switch r.outcome {
+        case .reversed(let rev): line += "reversed (reversal ref \(rev.uniqueRef))"
+        case .alreadyReversed: line += "was reversed before; not reversed again"
+        case .declined(let code): line += "not approved (code \(code)): nothing to reverse"
+        case .notFound: line += "never reached the gateway: nothing to resolve; the sale may run again"
+        case .mismatch(let reason): line += "not this sale's transaction (\(reason)): nothing reversed"
+        case .failed(let e): line += "request failed (\(e)): try again later"
+        }
+        line += r.removedFromStore ? "; removed from the device" : (r.isResolved ? "" : "; still pending")
+        return line
+    }
+
+    static func json(_ r: PendingSaleReport) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "sale": CallbackPrinter.saleJSON(r.sale),
+            "seed": .string(r.variant.rawValue),
+            "filter": .object(["orderId": r.filter.orderId.map(JSONValue.string) ?? .null,
+                               "panLastFour": r.filter.panLastFour.map(JSONValue.string) ?? .null]),
+            "found": r.match.map { m in
+                JSONValue.object(["code": .string(m.code), "uniqueRef": .string(m.uniqueRef), "amount": .int(m.amount),
+                                  "currency": .string(m.currency), "cardNumber": m.cardNumber.map(JSONValue.string) ?? .null,
+                                  "orderId": .string(m.orderId)])
+            } ?? .null,
+            "outcome": .string(outcomeName(r.outcome)),
+            "resolved": .bool(r.isResolved),
+            "removedFromStore": .bool(r.removedFromStore),
+            "mayRunAgain": .bool(r.mayRunAgain),
+        ]
+        switch r.outcome {
+        case .reversed(let rev): o["reversalRef"] = .string(rev.uniqueRef)
+        case .declined(let code): o["code"] = .string(code)
+        case .mismatch(let reason): o["reason"] = .string(reason)
+        case .failed(let e):
+            o["error"] = .object(["code": .int(e.code.rawValue), "name": .string(e.code.name), "message": .string(e.message)])
+        case .alreadyReversed, .notFound: break
+        }
+        return .object(o)
+    }
+}

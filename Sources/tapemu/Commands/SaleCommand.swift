@@ -1,0 +1,429 @@
+import CardChannel
+import Dispatch
+import Foundation
+import PCSC
+import PaymentGateway
+import Synchronization
+import TapToPay
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tapemu sale`: one sale through the CoreAPI-style facade (seeds 002/003), printing every
+/// listener callback as it fires.
+struct SaleCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sale",
+        abstract: "Run a sale (CoreAPI-style processSale) and print each listener callback as it fires.",
+        usage: "--amount <cents> --order-id <id> [--currency <code>] \(CardSourceOptions.usage) [--gateway-fault <fault>] [--gateway-timeout <duration>] [--wait <duration>] [--pin <digits>] [--no-early-submit] [--device-condition <condition>] [--data-dir <dir>] [--json]",
+        discussion: """
+            Initialises the CoreAPI facade on the card source and the embedded gateway, runs one \
+            sale, and prints one line per callback (onDeviceConnected, onDeviceError, \
+            onDeviceDisconnected, onSaleResponse, onError, onTransactionCommError) on stdout as it \
+            fires; with --json, one array of the callbacks at the end. Progress goes to stderr.
+            A communication error leaves the sale pending on the device: see `tapemu pending` and \
+            resolve it with `tapemu resolve` (transaction list, then reversal).
+            With --reader, onDeviceConnected / onDeviceDisconnected follow the PC/SC reader's \
+            attach and detach while the sale runs.
+            Device conditions: \(CoreDeviceEnvironment.Condition.allCases.map(\.rawValue).joined(separator: ", ")).
+            Gateway test triggers (amount endings, test PANs) are listed by `tapemu gateway triggers`; \
+            amounts ending in 92 (approved) and 95 (declined) lose the host's answer.
+            For crash tests, the environment variable \(Self.killEnvironmentVariable)=<point> makes the \
+            process kill itself (SIGKILL) at that point: \(KillPoint.allCases.map(\.rawValue).joined(separator: ", ")).
+            """,
+        options: [
+            OptionHelp("--amount <cents>", "Amount in minor units, more than 0."),
+            OptionHelp("--order-id <id>", "The merchant's order reference."),
+            OptionHelp("--currency <code>", "The sale's currency (default EUR, the terminal's)."),
+        ] + CardSourceOptions.help + [
+            OptionHelp("--gateway-fault <fault>", "Inject a fault into the authorisation: none, no-answer, lost-answer, slow, server-error."),
+            OptionHelp("--gateway-timeout <duration>", "How long to wait for the gateway (default 30s)."),
+            OptionHelp("--wait <duration>", "How long to wait for a card (default 30s)."),
+            OptionHelp("--pin <digits>", "The online PIN when the card asks for one (else prompted on a terminal)."),
+            OptionHelp("--no-early-submit", "Authorise only once the whole card is read (default: as soon as the cryptogram is known)."),
+            OptionHelp("--device-condition <condition>", "Put the emulated iPhone in a condition (APPLE_TTP_ errors); default ready."),
+            OptionHelp("--token <token>", "The terminal's token (default: one issued by the embedded gateway for this run)."),
+        ] + GatewayOptions.help + OutputOptions.help,
+        exitCodes: [
+            (2, "the gateway answered, not approved (code D, R or E)"),
+            (3, "onError: no payment occurred"),
+            (4, "onTransactionCommError: the outcome is unknown, the sale is pending; run `tapemu resolve`"),
+        ])
+
+    static let notApproved: Int32 = 2
+    static let failedNoPayment: Int32 = 3
+    static let commError: Int32 = 4
+
+    /// The hidden crash switch of the process-kill tests.
+    static let killEnvironmentVariable = "TAPEMU_KILL_AT"
+
+    var amount: Int
+    var orderId: String
+    var currency: String
+    var source: CardSourceOptions
+    var fault: GatewayFault?
+    var gatewayTimeout: Duration
+    var wait: Duration
+    var pin: String?
+    var earlySubmit: Bool
+    var condition: CoreDeviceEnvironment.Condition
+    var token: String?
+    var gateway: GatewayOptions
+    var output: OutputOptions
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
+        earlySubmit = !arguments.flag("--no-early-submit")
+        source = try CardSourceOptions(arguments: &arguments)
+        gateway = try GatewayOptions(arguments: &arguments)
+        guard let amount = try arguments.option("--amount", valueName: "<cents>", {
+            (s: String) throws(UsageError) -> Int in try Parse.integer(s, option: "--amount")
+        }) else { throw UsageError("missing --amount <cents>") }
+        self.amount = amount
+        guard let orderId = try arguments.option("--order-id", valueName: "<id>") else {
+            throw UsageError("missing --order-id <id>")
+        }
+        self.orderId = orderId
+        currency = try arguments.option("--currency", valueName: "<code>") ?? "EUR"
+        if let name = try arguments.option("--gateway-fault", valueName: "<fault>") {
+            guard let f = GatewayFault(name: name) else {
+                throw UsageError("unknown --gateway-fault '\(name)' (\(GatewayFault.names.joined(separator: ", ")))")
+            }
+            fault = f
+        }
+        gatewayTimeout = try arguments.option("--gateway-timeout", valueName: "<duration>", {
+            (s: String) throws(UsageError) -> Duration in try Parse.duration(s, option: "--gateway-timeout")
+        }) ?? .seconds(30)
+        wait = try arguments.option("--wait", valueName: "<duration>", {
+            (s: String) throws(UsageError) -> Duration in try Parse.duration(s, option: "--wait")
+        }) ?? .seconds(30)
+        pin = try arguments.option("--pin", valueName: "<digits>")
+        let conditionName = try arguments.option("--device-condition", valueName: "<condition>") ?? "ready"
+        guard let condition = CoreDeviceEnvironment.Condition(rawValue: conditionName) else {
+            throw UsageError("unknown --device-condition '\(conditionName)' (\(CoreDeviceEnvironment.Condition.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        self.condition = condition
+        token = try arguments.option("--token", valueName: "<token>")
+        try arguments.finish()
+    }
+
+    func validate() throws(UsageError) {
+        // An amount of 0 or less and an empty orderId are the SDK's invalidParameters, reported
+        // through onError as the SDK does.
+        if let pin, PIN(pin) == nil { throw UsageError("--pin must be 4 to 12 digits") }
+        guard currency.utf8.count == 3, currency.allSatisfy({ $0.isASCII && $0.isLetter }) else {
+            throw UsageError("--currency takes an ISO 4217 code of three letters, not '\(currency)'")
+        }
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let killPoint = try KillPoint.fromEnvironment()
+        let gw = try gateway.openGateway()
+        let store = try gateway.openPendingStore()
+        let cardSource = try source.makeSource()
+        let pinProvider: any PINProvider = pin.flatMap(PIN.init).map { ScriptedPINProvider(.pin($0)) }
+            ?? TerminalPINProvider()
+        let authorisingGateway: any Gateway = killPoint.map { KillSwitchGateway(inner: gw, killAt: $0) } ?? gw
+        let config = TapToPay.Configuration(
+            cardSource: cardSource, gateway: authorisingGateway, pendingStore: store, pin: pinProvider,
+            timeouts: PaymentTimeouts(cardPresentation: wait, gatewayRequest: gatewayTimeout),
+            currency: currency.uppercased(), gatewayFault: fault, submitsEarly: earlySubmit,
+            checkpoint: { point in
+                if let killPoint, killPoint.rawValue == point.rawValue { KillPoint.killSelf(at: killPoint) }
+            },
+            onEvent: { event in console.printError("tapemu: \(PayCommand.describe(event))") })
+        let monitor: (any CoreDeviceMonitor)? = if case .reader(let query) = source.source {
+            PCSCDeviceMonitor(query: query)
+        } else {
+            nil
+        }
+        let core = CoreAPI(configuration: config, environment: CoreDeviceEnvironment(condition: condition),
+                           deviceMonitor: monitor)
+        let printer = CallbackPrinter(console: console, json: output.json)
+        let terminal = CoreTerminal(gateway: gw, token: token ?? gw.issueToken(accountId: "acct_tapemu_test"),
+                                    currency: currency.uppercased(), requestTimeout: gatewayTimeout)
+
+        let ready = await core.initialise(terminal: terminal, saleListener: printer, refundListener: printer,
+                                          deviceListener: printer)
+        let monitoring = ready && monitor != nil ? Task { await core.runDeviceMonitor() } : nil
+        let signals = SaleSignals()
+        signals.install { core.cancelSale() }
+        let outcome = await core.processSale(CoreSale(amount: amount, currency: currency.uppercased(), orderId: orderId))
+        signals.uninstall()
+        monitoring?.cancel()
+        await monitoring?.value
+
+        if output.json { try JSONOutput.print(printer.records, to: console) }
+        switch outcome {
+        case .response(let r):
+            return r.isApproved ? ExitCode.success : Self.notApproved
+        case .error:
+            return Self.failedNoPayment
+        case .commError(let sale, _, _):
+            if !output.json {
+                console.printError("tapemu: the sale \(sale.orderId) is pending on the device; resolve it with: tapemu resolve")
+            }
+            return Self.commError
+        }
+    }
+}
+
+// MARK: - Callbacks
+
+/// Prints each listener callback as one line when it fires (or keeps it for the `--json` array).
+final class CallbackPrinter: CoreAPISaleListener, CoreAPIRefundListener, CoreAPIDeviceListener {
+    private let console: Console
+    private let json: Bool
+    private let kept = Mutex<[JSONValue]>([])
+
+    init(console: Console, json: Bool) {
+        self.console = console
+        self.json = json
+    }
+
+    /// Every callback so far, in order.
+    var records: [JSONValue] { kept.withLock { $0 } }
+
+    private func emit(_ line: String, _ record: [String: JSONValue]) {
+        kept.withLock { $0.append(.object(record)) }
+        if !json { console.print(line) }
+    }
+
+    private static func optional(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
+
+    static func saleJSON(_ sale: CoreSale) -> JSONValue {
+        .object(["amount": .int(sale.amount), "currency": .string(sale.currency), "orderId": .string(sale.orderId),
+                 "maskedPAN": optional(sale.maskedPAN), "cardType": optional(sale.cardType),
+                 "uniqueRef": optional(sale.uniqueRef)])
+    }
+
+    func onSaleResponse(_ r: CoreSaleResponse) {
+        emit("onSaleResponse code=\(r.code) order=\(r.orderId) uniqueRef=\(r.uniqueRef) amount=\(r.amount) \(r.currency) card=\(r.cardType) \(r.maskedPAN) auth=\(r.authCode ?? "-") response=\(r.responseCode) \(r.responseText)",
+             ["callback": .string("onSaleResponse"), "code": .string(r.code), "approved": .bool(r.isApproved),
+              "orderId": .string(r.orderId), "uniqueRef": .string(r.uniqueRef), "amount": .int(r.amount),
+              "currency": .string(r.currency), "cardType": .string(r.cardType), "maskedPAN": .string(r.maskedPAN),
+              "authCode": Self.optional(r.authCode), "responseCode": .string(r.responseCode),
+              "responseText": .string(r.responseText), "paymentId": .string(r.paymentId)])
+    }
+
+    func onError(_ error: CoreError, withDescription message: String?) {
+        emit("onError \(error.rawValue) \(error.name): \(message ?? "")",
+             ["callback": .string("onError"), "error": .int(error.rawValue), "errorName": .string(error.name),
+              "description": Self.optional(message)])
+    }
+
+    func onTransactionCommError(_ sale: CoreSale, withError error: CoreError, withMessage message: String?) {
+        emit("onTransactionCommError order=\(sale.orderId) amount=\(sale.amount) \(sale.currency) card=\(sale.cardType ?? "?") \(sale.maskedPAN ?? "?") error=\(error.rawValue) \(error.name): \(message ?? "")",
+             ["callback": .string("onTransactionCommError"), "sale": Self.saleJSON(sale), "error": .int(error.rawValue),
+              "errorName": .string(error.name), "message": Self.optional(message)])
+    }
+
+    func onRefundResponse(_ r: CoreRefundResponse) {
+        emit("onRefundResponse code=\(r.code) uniqueRef=\(r.uniqueRef) of=\(r.originalUniqueRef) amount=\(r.amount) \(r.currency) remaining=\(r.remainingAmount)",
+             ["callback": .string("onRefundResponse"), "code": .string(r.code), "uniqueRef": .string(r.uniqueRef),
+              "originalUniqueRef": .string(r.originalUniqueRef), "amount": .int(r.amount), "currency": .string(r.currency),
+              "remainingAmount": .int(r.remainingAmount)])
+    }
+
+    func onDeviceError(_ deviceError: CoreDeviceError, withDescription message: String?) {
+        emit("onDeviceError \(deviceError.rawValue) \(deviceError.name): \(message ?? "")",
+             ["callback": .string("onDeviceError"), "error": .int(deviceError.rawValue),
+              "errorName": .string(deviceError.name), "description": Self.optional(message)])
+    }
+
+    func onDeviceConnected(_ type: DeviceEnum, withDeviceInfo deviceInfo: [String: String]) {
+        let info = deviceInfo.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        emit("onDeviceConnected \(type.name) \(info)",
+             ["callback": .string("onDeviceConnected"), "type": .string(type.name),
+              "deviceInfo": .object(deviceInfo.mapValues(JSONValue.string))])
+    }
+
+    func onDeviceDisconnected(_ type: DeviceEnum) {
+        emit("onDeviceDisconnected \(type.name)", ["callback": .string("onDeviceDisconnected"), "type": .string(type.name)])
+    }
+}
+
+// MARK: - Ctrl-C
+
+/// SIGINT / SIGTERM cancel the sale (`cancelSale()`): `onError(cancelled)` before the submission
+/// point, `onTransactionCommError(cancelled)` after it.
+final class SaleSignals: Sendable {
+    private struct Source: @unchecked Sendable { let source: any DispatchSourceSignal }
+    private let sources = Mutex<[Source]>([])
+
+    func install(_ handler: @escaping @Sendable () -> Void) {
+        let queue = DispatchQueue(label: "tapemu.sale.signals")
+        var made: [Source] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+            source.setEventHandler(handler: handler)
+            source.resume()
+            made.append(Source(source: source))
+        }
+        let all = made
+        sources.withLock { $0 = all }
+    }
+
+    func uninstall() {
+        let made = sources.withLock { s -> [Source] in defer { s = [] }; return s }
+        for s in made { s.source.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+}
+
+// MARK: - Crash switch
+
+/// Where `TAPEMU_KILL_AT` makes `tapemu sale` kill itself, from the card read to the host's
+/// answer: the payment flow's checkpoints, and two points inside the gateway call.
+enum KillPoint: String, CaseIterable, Sendable {
+    /// The card is read (with early submission the request may already be out).
+    case cardRead
+    /// The pending sale is durable; nothing sent yet.
+    case pendingWritten
+    /// The request has started leaving (the gateway may or may not have it yet).
+    case submitted
+    /// The request reached the gateway, which has not recorded it yet.
+    case gatewayReceived
+    /// The gateway recorded (approved or declined) the sale; the answer is not back yet.
+    case gatewayRecorded
+    /// The answer is back; the pending sale is not yet removed.
+    case answered
+
+    static func fromEnvironment() throws -> KillPoint? {
+        guard let value = ProcessInfo.processInfo.environment[SaleCommand.killEnvironmentVariable], !value.isEmpty else {
+            return nil
+        }
+        guard let point = KillPoint(rawValue: value) else {
+            throw UsageError("\(SaleCommand.killEnvironmentVariable)=\(value) is not a kill point (\(allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        return point
+    }
+
+    static func killSelf(at point: KillPoint) {
+        FileHandle.standardError.write(Data("tapemu: \(SaleCommand.killEnvironmentVariable): killed at \(point.rawValue)\n".utf8))
+        kill(getpid(), SIGKILL)
+    }
+}
+
+/// A gateway that kills the process just before or just after the inner gateway records an
+/// authorisation (the crash tests' `gatewayReceived` and `gatewayRecorded`).
+struct KillSwitchGateway: Gateway {
+    let inner: any Gateway
+    let killAt: KillPoint
+
+    func authorize(_ request: AuthorisationRequest, options: GatewayRequestOptions) async throws(GatewayError) -> AuthorisationResponse {
+        if killAt == .gatewayReceived { KillPoint.killSelf(at: killAt) }
+        let result: Result<AuthorisationResponse, GatewayError>
+        do throws(GatewayError) {
+            result = .success(try await inner.authorize(request, options: options))
+        } catch {
+            result = .failure(error)
+        }
+        if killAt == .gatewayRecorded { KillPoint.killSelf(at: killAt) }
+        return try result.get()
+    }
+
+    func charges(orderId: String, options: GatewayRequestOptions) async throws(GatewayError) -> [Payment] {
+        try await inner.charges(orderId: orderId, options: options)
+    }
+
+    func transactionList(_ filter: TransactionFilter, options: GatewayRequestOptions) async throws(GatewayError) -> [TransactionSummary] {
+        try await inner.transactionList(filter, options: options)
+    }
+
+    func reverse(uniqueRef: String, options: GatewayRequestOptions) async throws(GatewayError) -> ReversalResponse {
+        try await inner.reverse(uniqueRef: uniqueRef, options: options)
+    }
+
+    func refund(uniqueRef: String, amount: Int?, options: GatewayRequestOptions) async throws(GatewayError) -> RefundResponse {
+        try await inner.refund(uniqueRef: uniqueRef, amount: amount, options: options)
+    }
+
+    func validateToken(_ token: String, options: GatewayRequestOptions) async throws(GatewayError) -> TokenValidation {
+        try await inner.validateToken(token, options: options)
+    }
+
+    func checkSDKVersion(_ version: String, options: GatewayRequestOptions) async throws(GatewayError) {
+        try await inner.checkSDKVersion(version, options: options)
+    }
+
+    func termsAccepted(accountId: String, options: GatewayRequestOptions) async throws(GatewayError) -> Bool {
+        try await inner.termsAccepted(accountId: accountId, options: options)
+    }
+
+    func setTermsAccepted(_ accepted: Bool, accountId: String, options: GatewayRequestOptions) async throws(GatewayError) {
+        try await inner.setTermsAccepted(accepted, accountId: accountId, options: options)
+    }
+}
+
+// MARK: - PC/SC device monitor
+
+/// The reader `--reader` names, followed through pcscd: connected while pcscd has a reader that
+/// matches, unavailable (no reader, pcscd not running) otherwise. Waits on
+/// `SCardGetStatusChange` with the plug-and-play pseudo reader, so attach and detach are events,
+/// not polls; when pcscd itself is down it checks again every second.
+struct PCSCDeviceMonitor: CoreDeviceMonitor {
+    let query: String
+
+    func currentStatus() async -> CoreDeviceStatus {
+        let context: PCSCContext
+        do {
+            context = try await PCSCContext.establish()
+        } catch {
+            return Self.unavailable(CardChannelError(error, during: .service))
+        }
+        return await status(in: context).status
+    }
+
+    private func status(in context: PCSCContext) async -> (status: CoreDeviceStatus, states: [ReaderState]) {
+        let states: [ReaderState]
+        do {
+            states = try await context.readerStates()
+        } catch {
+            return (Self.unavailable(CardChannelError(error, during: .service)), [])
+        }
+        do {
+            let name = try ReaderSelection.resolve(query, among: states.map(\.reader))
+            return (.connected(info: ["reader": name, "interface": "pcsc"]), states)
+        } catch {
+            return (.unavailable(.noReader, description: error.description), states)
+        }
+    }
+
+    private static func unavailable(_ error: CardChannelError) -> CoreDeviceStatus {
+        .unavailable(CoreDeviceError(error) ?? .serviceUnavailable, description: error.description)
+    }
+
+    func waitForChange(from known: CoreDeviceStatus) async throws -> CoreDeviceStatus {
+        while true {
+            try Task.checkCancellation()
+            let context: PCSCContext
+            do {
+                context = try await PCSCContext.establish()
+            } catch {
+                let now = Self.unavailable(CardChannelError(error, during: .service))
+                if now != known { return now }
+                // pcscd is down: nothing to wait on but time.
+                try await Task.sleep(for: .seconds(1))
+                continue
+            }
+            var (now, states) = await status(in: context)
+            while now == known {
+                let woke: [ReaderState]
+                do {
+                    woke = try await context.waitForChange(from: states, watchReaderList: true)
+                } catch {
+                    if error.code == .cancelled { throw CancellationError() }
+                    break   // pcscd went away or the context broke: start again
+                }
+                // Fresh states for the readers there now, and the plug-and-play entry as it woke.
+                let fresh: [ReaderState]
+                (now, fresh) = await status(in: context)
+                states = fresh + woke.filter(\.isPlugAndPlay)
+            }
+            if now != known { return now }
+        }
+    }
+}
