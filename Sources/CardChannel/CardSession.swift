@@ -1,8 +1,9 @@
 public import ISO7816
 import Synchronization
 
-/// One exchange on the wire: a command, what came back, and when.
-public struct Exchange: Hashable, Sendable {
+/// One exchange on the wire: a command, what came back, and when. Its description shows the
+/// command header and the status word, never response data (it may hold a PAN).
+public struct Exchange: Hashable, Sendable, CustomStringConvertible {
     public var command: CommandAPDU
     /// The response, or nil when the exchange failed (see ``failure``).
     public var response: ResponseAPDU?
@@ -20,6 +21,13 @@ public struct Exchange: Hashable, Sendable {
         self.failure = failure
         self.start = start
         self.duration = duration
+    }
+
+    public var description: String {
+        let c = command
+        let header = Hex.encode([c.instructionClass, c.instructionCode, c.p1Parameter, c.p2Parameter])
+        let outcome = response.map { "SW \($0.statusWord.hex), \($0.data.count) byte(s)" } ?? "failed: \(failure?.name ?? "?")"
+        return "\(header)… → \(outcome) in \(micros) µs"
     }
 
     /// Whole microseconds of ``duration``.

@@ -31,6 +31,9 @@ public struct ResponseAPDU: Hashable, Sendable {
     public var bytes: [UInt8] { data + [sw1, sw2] }
 }
 
-extension ResponseAPDU: CustomStringConvertible {
-    public var description: String { Hex.encode(bytes) }
+extension ResponseAPDU: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The length and status word only: response data can hold a PAN or track 2, so it never
+    /// reaches a log through string interpolation. Use `Hex.encode(bytes)` where the bytes belong.
+    public var description: String { "\(data.count) byte(s), SW \(statusWord.hex)" }
+    public var debugDescription: String { "ResponseAPDU(\(description))" }
 }
