@@ -1,30 +1,32 @@
 #!/bin/sh
 # Records the corpus through the real PC/SC path: each virtual card is served into a vpcd reader
-# slot and read by `tapemu read --reader … --record …` through pcscd and the PC/SC channel.
-# Traces recorded from a reader are redacted by default.
+# slot by `tapemu emulate` and read by `tapemu read --reader … --record …` through pcscd and the
+# PC/SC channel. Traces recorded from a reader are redacted by default.
 #
-#   SERVE="<command that serves: card PROFILE SLOT [REMOVE_AFTER]>" TAPEMU=path/to/tapemu \
-#     apdu-traces/record-corpus.sh
+#   TAPEMU=path/to/tapemu OUT=apdu-traces apdu-traces/record-corpus.sh
 #
-# SERVE stands for `tapemu emulate`; the corpus was recorded with a small VPCDCardServer driver
-# taking `card PROFILE SLOT [REMOVE_AFTER]` (REMOVE_AFTER n: the card tears away when command
-# n+1 arrives). Needs pcscd with vsmartcard-vpcd; uses slot 1 (Virtual PCD 00 01, port 35964).
+# Needs pcscd with vsmartcard-vpcd; uses slot 1 (Virtual PCD 00 01, port 35964).
+# `--remove-after n` tears the card away when command n+1 arrives.
 set -eu
-cd "$(dirname "$0")"
 TAPEMU=${TAPEMU:-tapemu}
+OUT=${OUT:-$(dirname "$0")}
 SLOT=1
 READER="Virtual PCD 00 01"
 
 record() {   # record NAME PROFILE REMOVE_AFTER|- [read options…]
   name=$1; profile=$2; remove=$3; shift 3
-  if [ "$remove" = "-" ]; then $SERVE card "$profile" $SLOT 2>/dev/null & else $SERVE card "$profile" $SLOT "$remove" 2>/dev/null & fi
+  if [ "$remove" = "-" ]; then
+    "$TAPEMU" emulate --card "$profile" --slot $SLOT >/dev/null 2>&1 &
+  else
+    "$TAPEMU" emulate --card "$profile" --slot $SLOT --remove-after "$remove" >/dev/null 2>&1 &
+  fi
   pid=$!
   sleep 1
-  "$TAPEMU" read --reader "$READER" --wait 10s --record "$name.apdu" "$@" >/dev/null 2>&1 || true
+  "$TAPEMU" read --reader "$READER" --wait 10s --record "$OUT/$name.apdu" "$@" >/dev/null 2>&1 || true
   kill $pid 2>/dev/null || true
   wait $pid 2>/dev/null || true
   sleep 1   # pcscd polls the slot every ~400 ms: let it see the slot empty
-  echo "$name: $(grep '^@outcome' "$name.apdu" | cut -d' ' -f2-)"
+  echo "$name: $(grep '^@outcome' "$OUT/$name.apdu" | cut -d' ' -f2-)"
 }
 
 record visa-qvsdc          visa-qvsdc       -

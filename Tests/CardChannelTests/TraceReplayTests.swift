@@ -1,7 +1,6 @@
 import Testing
 import BERTLV
 import ISO7816
-import VirtualCard
 @testable import CardChannel
 
 @Suite("Trace replay: matching modes, events, pacing")
@@ -251,25 +250,5 @@ struct TraceReplayTests {
         #expect(data[.transactionCurrencyCode] == [0x09, 0x78])
         #expect(data[.unpredictableNumber] == [0x12, 0x34, 0x56, 0x78])   // the GPO's, first wins
         #expect(data[.transactionTime] == [0x10, 0x15, 0x00])              // from the CDOL1 data
-    }
-
-    @Test func theTraceCardServesTheRecordedCardAndStartsOverAtPowerOn() {
-        let card = TraceCard(trace: S.visa, paced: false)
-        #expect(card.atr == S.visa.atr)
-        let run = Self.session()
-        #expect(card.process(run[0].bytes).responseBytes?.suffix(2) == [0x90, 0x00])
-        // Another command than the recorded one: 6F00, and the mismatch is kept.
-        #expect(card.process(S.readRecord1.bytes) == .response([0x6F, 0x00], cardTime: .zero))
-        #expect(card.mismatches.count == 1)
-        for c in run.dropFirst() { #expect(card.process(c.bytes).responseBytes?.suffix(2) == [0x90, 0x00]) }
-        // Then the recorded tear; after it the card stays away.
-        #expect(card.process(S.readRecord1.bytes) == .removed)
-        #expect(card.process(S.readRecord1.bytes) == .removed)
-        card.powerOn()
-        #expect(card.progress == (0, 6))
-        #expect(card.process(run[0].bytes).responseBytes?.suffix(2) == [0x90, 0x00])
-        // Paced, replies carry the recorded card time.
-        let paced = TraceCard(trace: S.visa)
-        #expect(paced.process(run[0].bytes) == .response(try! Hex.decode("6F23840E325041592E5359532E4444463031A511BF0C0E610C4F07A00000000310108701019000"), cardTime: .microseconds(4100)))
     }
 }
