@@ -168,6 +168,38 @@ struct PCSCIntegrationTests {
         }
     }
 
+    @Test("the card side of a trace behind vpcd: recorded answers, 6F00 for a stray command, the recorded tear")
+    func traceBehindVPCD() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let trace = try APDUTrace(parsing: """
+            @format tapemu-apdu-trace/1
+            @atr 3B8180018080
+            0.000000 > 00A404000E325041592E5359532E444446303100
+            0.000400 < 6F0A840E325041592E5359539000
+            0.001000 > 00A4040007A000000003101000
+            0.001200 ! card-removed
+            """)
+        let problems = ProblemLog()
+        let responder = TraceCardResponder(trace: trace, onProblem: { problems.append($0.code) })
+        #expect(responder.atr == [0x3B, 0x81, 0x80, 0x01, 0x80, 0x80])
+        try await RealPCSC.serving(responder, context: context) { reader in
+            let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
+            defer { channel.close() }
+            #expect(channel.atr == responder.atr)
+            let first = try await channel.transmit(.selectPPSE)
+            #expect(first.bytes == (try Hex.decode("6F0A840E325041592E5359539000")))
+            let stray = try await channel.transmit(CommandAPDU(cla: 0x00, ins: 0xB2, p1: 1, p2: 0x0C, le: 0))
+            #expect(stray.statusWord == StatusWord(sw1: 0x6F, sw2: 0x00))
+            #expect(problems.codes == [.traceMismatch])
+            do throws(CardChannelError) {
+                _ = try await channel.transmit(.select(name: [0xA0, 0x00, 0x00, 0x00, 0x03, 0x10, 0x10]))
+                Issue.record("the recorded tear did not happen")
+            } catch {
+                #expect(error.code == .cardRemoved, "\(error)")
+            }
+        }
+    }
+
     @Test("a response shorter than SW1 SW2 is malformed when the card is still there")
     func shortResponse() async throws {
         guard let context = await RealPCSC.context() else { return }
@@ -268,6 +300,12 @@ struct PCSCIntegrationTests {
         let hex = afterPrompt.components(separatedBy: " : ").first ?? ""
         #expect(try Hex.decode(hex.filter { !$0.isWhitespace }) == expected, "scriptor said: \(output.stdout)")
     }
+}
+
+final class ProblemLog: Sendable {
+    private let list = Mutex<[CardChannelError.Code]>([])
+    func append(_ c: CardChannelError.Code) { list.withLock { $0.append(c) } }
+    var codes: [CardChannelError.Code] { list.withLock { $0 } }
 }
 
 /// A card that answers every command with a single byte (a broken reader's answer).

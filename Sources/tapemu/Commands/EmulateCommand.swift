@@ -169,13 +169,21 @@ private final class EmulationLog: Sendable {
         case .exchange(let command, let response, let cardTime):
             let n = state.withLock { s -> Int in s.exchanges += 1; return s.exchanges }
             let sw = response.count >= 2 ? Hex.encode(response.suffix(2)) : "(no SW)"
-            let slow = cardTime > .zero ? ", card time \(cardTime)" : ""
+            let slow = cardTime > .zero ? ", card time \(Self.milliseconds(cardTime)) ms" : ""
             line("#\(n) > \(Self.show(command)) < \(sw) (\(response.count) bytes\(slow))")
         case .mute(let command):
             line("> \(Self.show(command)) — the card is mute: no answer")
         case .removed(let n):
             line("Card torn away (connection reset) after \(n) exchange(s).")
         }
+    }
+
+    /// `0.04`, `150.00`: a duration in milliseconds, two decimals.
+    static func milliseconds(_ d: Duration) -> String {
+        let (s, atto) = d.components
+        let hundredths = s * 100_000 + atto / 10_000_000_000_000
+        let frac = hundredths % 100
+        return "\(hundredths / 100).\(frac < 10 ? "0" : "")\(frac)"
     }
 
     /// A command for the log: in full, except the data of VERIFY / CHANGE REFERENCE DATA (PINs).
