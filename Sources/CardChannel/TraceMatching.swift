@@ -33,6 +33,12 @@ public struct TraceMatching: Hashable, Sendable {
         self.maskedTags = maskedTags
     }
 
+    /// The matching a trace asks for with `@match strict|masked|structural` (a capture of
+    /// another terminal says `structural`); masked when it says nothing.
+    public static func declared(by trace: APDUTrace) -> TraceMatching {
+        TraceMatching(mode: trace[header: "match"].flatMap(TraceMatchMode.init(rawValue:)) ?? .masked)
+    }
+
     /// `mode`, ignoring the volatile data, plus the amount and currency when `overridesAmount`.
     public init(mode: TraceMatchMode, overridesAmount: Bool) {
         self.init(mode: mode, maskedTags: overridesAmount ? Self.volatileTags.union(Self.amountTags) : Self.volatileTags)

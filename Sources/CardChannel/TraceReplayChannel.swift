@@ -16,8 +16,10 @@ public final class TraceReplayChannel: CardChannel {
     public let clock: MonotonicClock
     private let responder: Mutex<TraceResponder>
 
-    public init(trace: APDUTrace, matching: TraceMatching = TraceMatching(), paced: Bool = false,
+    /// - Parameter matching: nil: what the trace declares (``TraceMatching/declared(by:)``).
+    public init(trace: APDUTrace, matching: TraceMatching? = nil, paced: Bool = false,
                 clock: MonotonicClock = .continuous) {
+        let matching = matching ?? .declared(by: trace)
         self.trace = trace
         self.matching = matching
         self.paced = paced
@@ -25,7 +27,7 @@ public final class TraceReplayChannel: CardChannel {
         self.responder = Mutex(TraceResponder(trace: trace, matching: matching))
     }
 
-    public convenience init(contentsOfFile path: String, matching: TraceMatching = TraceMatching(),
+    public convenience init(contentsOfFile path: String, matching: TraceMatching? = nil,
                             paced: Bool = false, clock: MonotonicClock = .continuous) throws(TraceError) {
         self.init(trace: try APDUTrace(contentsOfFile: path), matching: matching, paced: paced, clock: clock)
     }

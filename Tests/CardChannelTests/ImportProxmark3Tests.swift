@@ -60,8 +60,9 @@ struct ImportProxmark3Tests {
         #expect(try await channel.transmit(.select(name: try Hex.decode("A0000000031010"))).statusWord == .success)
         let gpo = CommandAPDU.getProcessingOptions(pdolData: [UInt8](repeating: 0x11, count: 0x35))
         #expect(try await channel.transmit(gpo).statusWord == StatusWord(0x6986))
+        #expect(t[header: "match"] == "structural")   // what a plain replay uses
         // Masked matching refuses it: the TTQ and amount are this terminal's, not the capture's.
-        let masked = TraceReplayChannel(trace: t)
+        let masked = TraceReplayChannel(trace: t, matching: TraceMatching(mode: .masked))
         _ = try await masked.transmit(.selectPPSE)
         _ = try await masked.transmit(.select(name: try Hex.decode("A0000000031010")))
         await #expect(throws: CardChannelError.self) { try await masked.transmit(gpo) }

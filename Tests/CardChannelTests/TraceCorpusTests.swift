@@ -32,8 +32,7 @@ struct TraceCorpusTests {
         if let c = recorded[.transactionCurrencyCode].flatMap(BCD.value) { configuration.currencyCode = UInt16(c) }
         if let c = recorded[.terminalCountryCode].flatMap(BCD.value) { configuration.countryCode = UInt16(c) }
         let amount = recorded[.amountAuthorised].flatMap(BCD.value) ?? 1000
-        let mode = trace[header: "match"].flatMap(TraceMatchMode.init(rawValue:)) ?? .masked
-        let channel = TraceReplayChannel(trace: trace, matching: TraceMatching(mode: mode))
+        let channel = TraceReplayChannel(trace: trace)   // masked, or the trace's @match
 
         let outcome: String
         do throws(KernelError) {

@@ -251,4 +251,16 @@ struct TraceReplayTests {
         #expect(data[.unpredictableNumber] == [0x12, 0x34, 0x56, 0x78])   // the GPO's, first wins
         #expect(data[.transactionTime] == [0x10, 0x15, 0x00])              // from the CDOL1 data
     }
+
+    @Test func aTraceDeclaresItsMatching() async throws {
+        var t = S.visa
+        t[header: "match"] = "structural"
+        let channel = TraceReplayChannel(trace: t)
+        #expect(channel.matching.mode == .structural)
+        let foreign = Self.session(S.gpo(ttq: "B6C04000"))
+        for c in foreign { _ = try await channel.transmit(c) }
+        // An explicit matching wins over the header.
+        #expect(TraceReplayChannel(trace: t, matching: TraceMatching(mode: .strict)).matching.mode == .strict)
+        #expect(TraceMatching.declared(by: S.visa).mode == .masked)
+    }
 }

@@ -159,7 +159,7 @@ struct TraceReplayer: Sendable {
         if let c = recorded[.terminalCountryCode].flatMap(BCD.value) { configuration.countryCode = UInt16(c) }
         let recordedAmount = recorded[.amountAuthorised].flatMap(BCD.value)
         let transaction = Transaction(amount: amount ?? min(recordedAmount ?? 1000, 999_999_999_999))
-        let mode = self.mode ?? trace[header: "match"].flatMap(TraceMatchMode.init(rawValue:)) ?? .masked
+        let mode = self.mode ?? TraceMatching.declared(by: trace).mode
         let matching = TraceMatching(mode: mode, overridesAmount: amount != nil)
         let channel = TraceReplayChannel(trace: trace, matching: matching, paced: paced)
         let reader = EMVReader(configuration: configuration)
