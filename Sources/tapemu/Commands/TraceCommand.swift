@@ -9,7 +9,7 @@ struct TraceImportCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "trace import",
         abstract: "Convert a pcsc-spy log or a Proxmark3 tracelog into a tapemu .apdu trace.",
-        usage: "--from pcsc-spy|proxmark3 [-o <out.apdu>] [--no-redact] [--json] <file>",
+        usage: "[--from pcsc-spy|proxmark3] [-o <out.apdu>] [--no-redact] [--json] <file>",
         discussion: """
             pcsc-spy: the raw log libpcscspy writes to the ~/pcsc-spy FIFO (`cat ~/pcsc-spy > LOG` \
             while the program runs; wall-clock timing), or the printed output of `pcsc-spy -n LOG` \
