@@ -157,10 +157,10 @@ private final class EmulationLog: Sendable {
         case .connected(let at):
             state.withLock { $0.connections += 1; $0.failing = false }
             line("Connected to vpcd at \(at).")
-        case .connectFailed(let reason, let retry):
+        case .connectFailed(let reason, _):
             // Once per outage, not on every retry.
             let first = state.withLock { s -> Bool in defer { s.failing = true }; return !s.failing }
-            if first { line("vpcd is not reachable (\(reason)); retrying every \(retry)… (is pcscd running with vsmartcard-vpcd?)") }
+            if first { line("vpcd is not reachable (\(reason)); retrying with backoff… (is pcscd running with vsmartcard-vpcd?)") }
         case .disconnected(let reason):
             line("vpcd closed the connection (\(reason)); reconnecting (pcscd restarted?)")
         case .powerOn: line("Card powered on.")
