@@ -187,14 +187,18 @@ public final class TapToPay: Sendable {
     // MARK: - Steps before the card
 
     private func ensureLocation() async throws(TapToPayError) {
-        if session.withLock({ $0.locationReady }) { return }
+        // The permission is checked on every call (the user may take it back in Settings after
+        // `prepare`); only the fix is kept once got.
         let provider = configuration.location
         var state = await provider.authorization()
         if state == .notDetermined { state = await provider.requestAuthorization() }
         switch state {
         case .authorized: break
-        case .denied, .notDetermined, .missingUsageDescription: throw .locationDenied
+        case .denied, .notDetermined, .missingUsageDescription:
+            session.withLock { $0.locationReady = false }
+            throw .locationDenied
         }
+        if session.withLock({ $0.locationReady }) { return }
         configuration.onEvent(.waitingForLocation)
         switch await withTimeout(configuration.timeouts.locationFix, clock: configuration.clock, {
             try await provider.currentLocation()
@@ -222,7 +226,10 @@ public final class TapToPay: Sendable {
         do {
             try await gateway.setTermsAccepted(true, accountId: accountId, options: options)
         } catch {
-            throw failureBeforeSubmission(.unknown)
+            // The seed: termsDeclined also when "the link of the account failed"; the next
+            // acceptPayment shows the terms again.
+            try checkCancelled()
+            throw .termsDeclined
         }
     }
 
