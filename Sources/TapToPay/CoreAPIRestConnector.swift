@@ -1,4 +1,4 @@
-public import PaymentGateway
+import PaymentGateway
 
 /// The gateway's REST requests of the CoreAPI-style SDK: the transaction list and reversals, the
 /// two steps of the seeds' recovery process.

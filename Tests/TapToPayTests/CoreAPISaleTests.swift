@@ -147,11 +147,13 @@ import VirtualCard
     @Test func aVerificationTheDeviceCannotDoIsCVMFailed() async throws {
         let dir = CoreTempDir()
         let rig = try await CoreRig.make(dir, source: CoreRig.card("visa-online-pin")) { config in
-            // A terminal that can do neither online PIN nor signature.
+            // A terminal that can do neither online PIN, nor signature, nor a consumer device CVM.
             config.terminal.terminalCapabilities[1] &= ~0x60
             config.terminal.terminalTransactionQualifiers[0] &= ~0x04
+            config.terminal.terminalTransactionQualifiers[2] &= ~0x40
         }
-        #expect(coreErrorCode(await rig.core.processSale(CoreSale(amount: 100, orderId: "o"))) == .cvmFailed)
+        // Above the CVM limit (50.00), the card asks for a verification.
+        #expect(coreErrorCode(await rig.core.processSale(CoreSale(amount: 6000, orderId: "o"))) == .cvmFailed)
         #expect(try rig.gateway.ledger.allPayments().isEmpty)
     }
 
@@ -161,7 +163,8 @@ import VirtualCard
         let rig = try await CoreRig.make(dir, source: CoreRig.card("visa-online-pin")) { config in
             config.pin = ScriptedPINProvider(answer)
         }
-        #expect(coreErrorCode(await rig.core.processSale(CoreSale(amount: 100, orderId: "o"))) == expected)
+        // Above the CVM limit (50.00), the card asks for its online PIN.
+        #expect(coreErrorCode(await rig.core.processSale(CoreSale(amount: 6000, orderId: "o"))) == expected)
         #expect(try rig.gateway.ledger.allPayments().isEmpty)
         #expect(try rig.store.all().isEmpty)
     }
@@ -171,7 +174,7 @@ import VirtualCard
         let rig = try await CoreRig.make(dir, source: CoreRig.card("visa-online-pin")) { config in
             config.pin = ScriptedPINProvider(.pin(PIN("1234")!))
         }
-        guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 100, orderId: "o")) else {
+        guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 6000, orderId: "o")) else {
             Issue.record("no response: \(rig.sales.events)")
             return
         }
@@ -232,8 +235,11 @@ import VirtualCard
 
     @Test func aTornCardBeforeTheCryptogramIsCardRemoved() async throws {
         let dir = CoreTempDir()
-        // `torn` leaves the field at the GPO, before any cryptogram: nothing was sent.
-        let rig = try await CoreRig.make(dir, source: CoreRig.card("torn"))
+        // The card leaves the field after the application is selected: the GPO, which would
+        // carry the cryptogram, never gets an answer, so nothing was sent.
+        let card = VirtualCardSource(profile: CardProfiles.named("visa-qvsdc")!.withTear(afterExchange: 2),
+                                     simulatesCardTime: false)
+        let rig = try await CoreRig.make(dir, source: card)
         #expect(coreErrorCode(await rig.core.processSale(CoreSale(amount: 100, orderId: "o"))) == .cardReadFailed)
         #expect(rig.device.errors == [.cardRemoved])
         #expect(try rig.gateway.ledger.allPayments().isEmpty)

@@ -259,9 +259,9 @@ struct CoreRig {
     let store: PendingPaymentStore
     let core: CoreAPI
     let terminal: CoreTerminal
-    let sales = CoreSaleRecorder()
-    let refunds = CoreRefundRecorder()
-    let device = CoreDeviceRecorder()
+    let sales: CoreSaleRecorder
+    let refunds: CoreRefundRecorder
+    let device: CoreDeviceRecorder
     let initialised: Bool
 
     static let profileName = "visa-qvsdc"
