@@ -1,0 +1,141 @@
+import Foundation
+import PaymentGateway
+
+/// `tapemu gateway triggers`: the embedded gateway's documented test triggers.
+struct GatewayTriggersCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gateway triggers",
+        abstract: "List the embedded gateway's test triggers (amount endings and test PANs).",
+        usage: "[--json]",
+        discussion: "A fault given with --gateway-fault wins over a trigger. Every other amount is approved.",
+        options: OutputOptions.help)
+
+    var output: OutputOptions
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
+        try arguments.finish()
+    }
+
+    struct Row: Encodable {
+        var match: String
+        var result: String
+        var statusCode: String?
+        var fault: String?
+        var summary: String
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let rows = EmbeddedGateway.triggers.map { t -> Row in
+            let match: String
+            switch t.match {
+            case .amountEnding(let n): match = String(format: "amount ending %02d", n)
+            case .pan(let p): match = "PAN \(p)"
+            }
+            return Row(match: match, result: t.decline == nil ? "approve" : "decline",
+                       statusCode: t.decline?.statusCode, fault: t.fault?.name, summary: t.summary)
+        }
+        if output.json {
+            try JSONOutput.print(rows, to: console)
+        } else {
+            console.write(TapemuCLI.table(rows.map { ($0.match, $0.summary) }))
+        }
+        return ExitCode.success
+    }
+}
+
+/// `tapemu gateway webhooks`: the signed webhooks in the embedded gateway's outbox.
+struct GatewayWebhooksCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gateway webhooks",
+        abstract: "Show the signed webhooks in the gateway's outbox (body and MONEI-Signature header).",
+        usage: "[--order-id <id>] [--pending] [--data-dir <dir>] [--json]",
+        options: [
+            OptionHelp("--order-id <id>", "Only this order's webhooks."),
+            OptionHelp("--pending", "Only webhooks not delivered yet."),
+        ] + GatewayOptions.help + OutputOptions.help)
+
+    var orderId: String?
+    var pendingOnly: Bool
+    var gateway: GatewayOptions
+    var output: OutputOptions
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
+        gateway = try GatewayOptions(arguments: &arguments)
+        orderId = try arguments.option("--order-id", valueName: "<id>")
+        pendingOnly = arguments.flag("--pending")
+        try arguments.finish()
+    }
+
+    struct Row: Encodable {
+        var id: Int64
+        var orderId: String
+        var paymentId: String
+        var event: String
+        var url: String
+        var signature: String
+        var body: String
+        var delivered: Bool
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let gw = try gateway.openGateway()
+        let hooks: [Webhook]
+        do {
+            hooks = try gw.webhooks(orderId: orderId, pendingOnly: pendingOnly)
+        } catch {
+            throw CommandFailure(exitCode: ExitCode.ioError, "cannot read the outbox: \(error)")
+        }
+        let rows = hooks.map {
+            Row(id: $0.id, orderId: $0.orderId, paymentId: $0.paymentId, event: "\($0.event)", url: $0.url,
+                signature: $0.signature, body: $0.body, delivered: $0.deliveredAt != nil)
+        }
+        if output.json {
+            try JSONOutput.print(rows, to: console)
+        } else if rows.isEmpty {
+            console.print("no webhooks")
+        } else {
+            for r in rows {
+                console.print("#\(r.id) \(r.event) order \(r.orderId) → \(r.url)\(r.delivered ? " (delivered)" : "")")
+                console.print("  \(Webhook.signatureHeaderName): \(r.signature)")
+                console.print("  \(r.body)")
+            }
+        }
+        return ExitCode.success
+    }
+}
+
+/// `tapemu gateway token`: a token for `prepare(token:)` signed by the embedded gateway.
+struct GatewayTokenCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gateway token",
+        abstract: "Issue a token for prepare(token:) from the embedded gateway.",
+        usage: "[--account <id>] [--live] [--ttl <duration>] [--data-dir <dir>]",
+        options: [
+            OptionHelp("--account <id>", "The merchant account (default acct_tapemu_test)."),
+            OptionHelp("--live", "A live-mode token (default test)."),
+            OptionHelp("--ttl <duration>", "How long it stays valid (default 1h)."),
+        ] + GatewayOptions.help)
+
+    var account: String
+    var live: Bool
+    var ttl: Duration
+    var gateway: GatewayOptions
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        gateway = try GatewayOptions(arguments: &arguments)
+        account = try arguments.option("--account", valueName: "<id>") ?? "acct_tapemu_test"
+        live = arguments.flag("--live")
+        ttl = try arguments.option("--ttl", valueName: "<duration>", {
+            (s: String) throws(UsageError) -> Duration in try Parse.duration(s, option: "--ttl")
+        }) ?? .seconds(3600)
+        try arguments.finish()
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let gw = try gateway.openGateway()
+        console.print(gw.issueToken(accountId: account, mode: live ? .live : .test, ttl: ttl))
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import PaymentGateway
+import Testing
+@testable import tapemu
+
+@Suite("tapemu gateway")
+struct GatewayCommandTests {
+    @Test("triggers lists every documented trigger")
+    func triggers() async throws {
+        let r = await runCLI(["gateway", "triggers", "--json"])
+        #expect(r.status == 0)
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [[String: Any]])
+        #expect(rows.count == EmbeddedGateway.triggers.count)
+        #expect(rows.contains { ($0["match"] as? String) == "amount ending 51" && ($0["result"] as? String) == "decline" })
+    }
+
+    @Test("a paid order's webhook is in the outbox, signed so that receivers can verify it")
+    func webhookAfterPay() async throws {
+        let dir = try temporaryDirectory()
+        let pay = await runCLI(["pay", "--amount", "1000", "--order-id", "hook-1", "--callback-url",
+                                "https://merchant.test/hooks", "--data-dir", dir])
+        #expect(pay.status == 0)
+        let r = await runCLI(["gateway", "webhooks", "--order-id", "hook-1", "--data-dir", dir, "--json"])
+        #expect(r.status == 0)
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [[String: Any]])
+        let hook = try #require(rows.first)
+        #expect(hook["url"] as? String == "https://merchant.test/hooks")
+        let body = try #require(hook["body"] as? String)
+        let header = try #require(hook["signature"] as? String)
+        let secret = try EmbeddedGateway(dataDirectory: dir).webhookSecret
+        _ = try WebhookSignature.verify(header: header, body: Array(body.utf8), secret: secret,
+                                    tolerance: .seconds(86_400 * 365 * 10))
+        var tampered = Array(body.utf8)
+        tampered[tampered.count / 2] ^= 0x01
+        #expect(throws: WebhookSignatureError.self) {
+            _ = try WebhookSignature.verify(header: header, body: tampered, secret: secret,
+                                        tolerance: .seconds(86_400 * 365 * 10))
+        }
+    }
+
+    @Test("a token it issues prepares a payment")
+    func token() async throws {
+        let dir = try temporaryDirectory()
+        let t = await runCLI(["gateway", "token", "--data-dir", dir])
+        #expect(t.status == 0)
+        let token = t.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let pay = await runCLI(["pay", "--amount", "1000", "--order-id", "tok-1", "--token", token,
+                                "--data-dir", dir, "--json"])
+        #expect(pay.status == 0)
+    }
+}
