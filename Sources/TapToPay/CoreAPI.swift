@@ -134,11 +134,19 @@ public final class CoreAPI: Sendable {
         }
     }
 
-    /// Tells the device listener about a new status, once per change.
+    /// Tells the device listener about a new status, once per change (a reader that stays missing
+    /// is one `onDeviceError`, however often it is seen, and whatever its description says).
     private func report(_ status: CoreDeviceStatus) {
+        func same(_ a: CoreDeviceStatus?, _ b: CoreDeviceStatus) -> Bool {
+            switch (a, b) {
+            case (.connected?, .connected): true
+            case (.unavailable(let x, _)?, .unavailable(let y, _)): x == y
+            default: false
+            }
+        }
         let (listener, wasConnected, changed) = session.withLock { s -> ((any CoreAPIDeviceListener)?, Bool, Bool) in
             let before = s.deviceStatus
-            guard before != status else { return (s.deviceListener, before?.isConnected ?? false, false) }
+            guard !same(before, status) else { return (s.deviceListener, before?.isConnected ?? false, false) }
             s.deviceStatus = status
             return (s.deviceListener, before?.isConnected ?? false, true)
         }

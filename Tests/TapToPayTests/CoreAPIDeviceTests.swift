@@ -65,6 +65,9 @@ import Testing
         let core = rig.core
         let following = Task { await core.runDeviceMonitor() }
         await monitor.waitForWaiter()
+        // Still no reader, said otherwise: not a new error.
+        monitor.set(.unavailable(.noReader, description: "no reader matches 'ACR'"))
+        await monitor.waitForWaiter()
         monitor.set(.connected(info: ["reader": "ACS ACR1252 1S CL Reader PICC 00 00"]))
         await rig.device.log.waitForCount(2)
         guard case .connected(.appleTTP, let info) = rig.device.events[1] else {
