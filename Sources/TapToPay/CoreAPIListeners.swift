@@ -32,7 +32,9 @@ public protocol CoreAPIRefundListener: Sendable {
     func onError(_ error: CoreError, withDescription message: String?)
 }
 
-/// Hears about the device (the reader standing in for the iPhone's NFC).
+/// Hears about the device (the reader standing in for the iPhone's NFC). Callbacks come from the
+/// task that found the change: `initialise`, a sale that met a reader fault, or
+/// ``CoreAPI/runDeviceMonitor()`` — possibly while a sale runs on another task.
 public protocol CoreAPIDeviceListener: Sendable {
     /// A device failure: a reader fault, or an `APPLE_TTP_` condition at initialise.
     func onDeviceError(_ deviceError: CoreDeviceError, withDescription message: String?)
