@@ -54,7 +54,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "tapemu-bench",
-            dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "PCSC", "BERTLV", "ISO7816"],
+            dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "PCSC", "BERTLV", "ISO7816", "CPCSCLite"],
             swiftSettings: swiftSettings),
 
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"], swiftSettings: swiftSettings),

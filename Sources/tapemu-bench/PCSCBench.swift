@@ -1,0 +1,123 @@
+import CardChannel
+import EMVKernel
+import ISO7816
+import PCSC
+import VirtualCard
+
+/// A PC/SC round trip through the real pcscd and vpcd: the same emulated card (visa-qvsdc, served
+/// in process by ``VPCDCardServer``) read by a plain C `SCardTransmit` loop and by tapemu's
+/// `PCSCCardChannel` (and `CardSession`, which adds the per-APDU deadline and the 61xx/6Cxx
+/// handling), in interleaved batches within one run, so the ratio is measured side by side.
+enum PCSCBench {
+    struct Result {
+        var reader: String
+        var exchanges: Int
+        var rounds: Int
+        var c: LatencyPercentiles
+        var channel: LatencyPercentiles
+        var session: LatencyPercentiles
+        /// A full kernel read over the PC/SC channel.
+        var read: LatencyPercentiles
+        var readAirFloor: Duration
+        var channelRatio: Double { channel.p50.inNanoseconds / c.p50.inNanoseconds }
+        var sessionRatio: Double { session.p50.inNanoseconds / c.p50.inNanoseconds }
+    }
+
+    enum Outcome {
+        case measured(Result)
+        case skipped(String)
+    }
+
+    static func run(slot: Int, batch: Int, rounds: Int, reads: Int) async -> Outcome {
+        let reader = VPCDEndpoint.readerName(slot: slot)
+        // Is pcscd there, with an empty vpcd slot?
+        let report: [ReaderReport]
+        do {
+            report = try await PCSC.readerReport()
+        } catch {
+            return .skipped("pcscd: \(error)")
+        }
+        guard let slotState = report.first(where: { $0.name == reader }) else {
+            return .skipped("no reader '\(reader)' (is vsmartcard-vpcd installed and pcscd running?)")
+        }
+        if slotState.state.flags.contains(.present) {
+            return .skipped("'\(reader)' already holds a card (another program serves that slot); try --slot")
+        }
+        guard let profile = CardProfiles.named("visa-qvsdc") else { return .skipped("no visa-qvsdc profile") }
+        let server = VPCDCardServer(card: EmulatedCard(profile: profile), endpoint: VPCDEndpoint(slot: slot))
+        let serving = Task { await server.run() }
+        let outcome = await measure(reader: reader, batch: batch, rounds: rounds, reads: reads)
+        serving.cancel()
+        _ = await serving.value   // the slot is empty again
+        return outcome
+    }
+
+    private static func measure(reader: String, batch: Int, rounds: Int, reads: Int) async -> Outcome {
+        let channel: PCSCCardChannel
+        do {
+            channel = try await PCSC.openChannel(reader: reader, wait: .seconds(10))
+        } catch {
+            return .skipped("could not open \(reader): \(error)")
+        }
+        defer { channel.close() }
+        let c: CTransmitLoop
+        do {
+            c = try await CTransmitLoop.connect(reader: reader)
+        } catch {
+            return .skipped("plain C loop: \(error)")
+        }
+
+        do {
+            // The commands of one read (PPSE, SELECT AID, GPO, READ RECORD): both sides send these.
+            let sample = try await EMVReader().read(channel: channel, transaction: Transaction(amount: 1000))
+            let commands = sample.exchanges.map(\.command)
+            let commandBytes = commands.map(\.bytes)
+            let session = CardSession(channel: channel)
+
+            // Warm-up of every path.
+            guard await c.run(commandBytes, count: 50) != nil else { return .skipped("SCardTransmit failed in warm-up") }
+            for i in 0..<50 { _ = try await channel.transmit(commands[i % commands.count]) }
+            for i in 0..<50 { _ = try await session.send(commands[i % commands.count]) }
+
+            var cSamples: [Duration] = [], channelSamples: [Duration] = [], sessionSamples: [Duration] = []
+            let clock = ContinuousClock()
+            for round in 0..<rounds {
+                // Rotate which path goes first, so neither always follows the other.
+                for path in 0..<3 {
+                    switch (path + round) % 3 {
+                    case 0:
+                        guard let s = await c.run(commandBytes, count: batch) else { return .skipped("SCardTransmit failed") }
+                        cSamples += s
+                    case 1:
+                        for i in 0..<batch {
+                            let start = clock.now
+                            let r = try await channel.transmit(commands[i % commands.count])
+                            channelSamples.append(start.duration(to: clock.now))
+                            Sink.add(r.data.count)
+                        }
+                    default:
+                        for i in 0..<batch {
+                            let start = clock.now
+                            let r = try await session.send(commands[i % commands.count])
+                            sessionSamples.append(start.duration(to: clock.now))
+                            Sink.add(r.data.count)
+                        }
+                    }
+                }
+            }
+            // Whole reads over PC/SC.
+            let kernel = EMVReader()
+            let readSamples = try await Harness.each(warmup: 5, count: reads) { () async throws -> Int in
+                try await kernel.read(channel: channel, transaction: Transaction(amount: 1000)).exchanges.count
+            }
+            await c.close()
+            return .measured(Result(reader: reader, exchanges: batch * rounds, rounds: rounds,
+                                    c: LatencyPercentiles(cSamples)!, channel: LatencyPercentiles(channelSamples)!,
+                                    session: LatencyPercentiles(sessionSamples)!, read: LatencyPercentiles(readSamples)!,
+                                    readAirFloor: ContactlessAirTime().read(sample.exchanges)))
+        } catch {
+            await c.close()
+            return .skipped("exchange failed: \(error)")
+        }
+    }
+}

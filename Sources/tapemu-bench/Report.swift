@@ -1,0 +1,137 @@
+import EMVKernel
+import Foundation
+
+/// The printed table, section by section, and the targets of issue 7 with what was measured.
+struct Report {
+    private var targets: [(name: String, measured: String, met: Bool)] = []
+    private let width = 44
+
+    func header() {
+        var build = "release build"
+        #if DEBUG
+        build = "DEBUG build"
+        #endif
+        let cpu = Self.cpuModel().map { ", \($0)" } ?? ""
+        print("tapemu-bench · \(build) · \(ProcessInfo.processInfo.activeProcessorCount) CPUs\(cpu) · \(Self.now())")
+        print("Times are per call: the median (p50) of all timed samples, after a warm-up; p90/p99 where")
+        print("every call was timed on its own. Figures only: nothing here is asserted.")
+    }
+
+    func section(_ title: String) {
+        print("")
+        print(title)
+    }
+
+    func note(_ text: String) {
+        print("  " + text)
+    }
+
+    private func row(_ name: String, _ cells: [String]) {
+        let padded = name.count >= width ? name + " " : name + String(repeating: " ", count: width - name.count)
+        print("  " + padded + cells.map { $0.count >= 10 ? $0 + " " : String(repeating: " ", count: 10 - $0.count) + $0 + " " }.joined())
+    }
+
+    func micro(_ r: MicroBench.Row, note: String) {
+        var cells = [Figure.time(r.perCall.median), "best " + Figure.time(r.perCall.best)]
+        if let b = r.bytesPerCall, r.perCall.median > .zero {
+            cells.append(String(format: "%.0f MB/s", Double(b) / r.perCall.median.inNanoseconds * 1e3))
+        }
+        row(r.name, cells)
+        print("  " + String(repeating: " ", count: width) + "  (\(note))")
+    }
+
+    mutating func kernel(_ r: KernelBench.Result) {
+        if r.profile == "visa-qvsdc" {
+            row("", ["p50", "p90", "p99", "max", "reads/s"])
+        }
+        let perSecond = 1e9 / r.reads.p50.inNanoseconds
+        row("\(r.profile) full read (\(r.exchangesPerRead) exchanges)",
+            [Figure.time(r.reads.p50), Figure.time(r.reads.p90), Figure.time(r.reads.p99), Figure.time(r.reads.max),
+             Figure.rate(perSecond)])
+        row("  kernel alone (recorded answers)", [Figure.time(r.kernelAlone.median)])
+        row("  card alone (its \(r.exchangesPerRead) answers)", [Figure.time(r.cardAlone.median)])
+        row("  on the air it would need at least", [Figure.time(r.airFloor)])
+        if r.profile == "visa-qvsdc" {
+            targets.append(("in-process Visa qVSDC read, median < 20 µs", Figure.time(r.reads.p50),
+                            r.reads.p50 < .microseconds(20)))
+        }
+    }
+
+    mutating func replay(_ r: ReplayBench.Unpaced) {
+        row("unpaced: \(r.exchanges) exchanges in \(r.rounds) rounds",
+            [Figure.rate(r.exchangesPerSecond).replacingOccurrences(of: "/s", with: " exch/s"),
+             Figure.time(r.elapsed / max(1, r.exchanges)) + "/exch"])
+        if !r.diverged.isEmpty {
+            note("diverged from their recording: \(r.diverged.joined(separator: ", "))")
+        }
+        targets.append(("replay ≥ 100,000 exchanges/s unpaced",
+                        String(format: "%.0f/s", r.exchangesPerSecond), r.exchangesPerSecond >= 100_000))
+    }
+
+    mutating func paced(_ r: ReplayBench.Paced) {
+        row("", ["p50", "p90", "p99", "max"])
+        row("paced, |replayed − recorded| per exchange",
+            [Figure.time(r.error.p50), Figure.time(r.error.p90), Figure.time(r.error.p99), Figure.time(r.error.max)])
+        note("\(r.exchanges) exchanges, \(Figure.time(r.elapsed)) in all; worst: \(r.worst)")
+        targets.append(("paced replay within 1 ms per exchange", "max " + Figure.time(r.error.max),
+                        r.error.max <= .milliseconds(1)))
+    }
+
+    mutating func pcsc(_ r: PCSCBench.Result) {
+        note("\(r.reader): \(r.rounds) interleaved rounds, \(r.exchanges) exchanges per path (PPSE, SELECT, GPO, READ RECORD in turn)")
+        row("", ["p50", "p90", "p99", "vs C p50"])
+        row("plain C SCardTransmit loop", [Figure.time(r.c.p50), Figure.time(r.c.p90), Figure.time(r.c.p99), "1.00×"])
+        row("PCSCCardChannel.transmit", [Figure.time(r.channel.p50), Figure.time(r.channel.p90), Figure.time(r.channel.p99),
+                                         Figure.ratio(r.channelRatio)])
+        row("CardSession.send (deadline, 61xx/6Cxx)", [Figure.time(r.session.p50), Figure.time(r.session.p90),
+                                                       Figure.time(r.session.p99), Figure.ratio(r.sessionRatio)])
+        row("full kernel read over PC/SC (\(r.read.count) reads)", [Figure.time(r.read.p50), Figure.time(r.read.p90),
+                                                                      Figure.time(r.read.p99)])
+        note("(the same read on a real contactless reader needs at least \(Figure.time(r.readAirFloor)) on the air)")
+        targets.append(("PC/SC median per exchange within 10% of plain C",
+                        "channel " + Figure.ratio(r.channelRatio) + ", session " + Figure.ratio(r.sessionRatio),
+                        r.channelRatio <= 1.10))
+    }
+
+    mutating func memory(_ r: MemoryBench.Result) {
+        func mb(_ b: Int) -> String { String(format: "%.1f MB", Double(b) / 1_048_576) }
+        row("resident set size before / half-way / after", [mb(r.before), mb(r.middle), mb(r.after)])
+        row("growth over the second half", [String(format: "%+.2f B/read", r.bytesPerRead)])
+        note("(\(Figure.time(r.elapsed)) for \(r.reads) reads)")
+        // Flat: less than 1 byte per read over the second half (allocator noise is pages, not reads).
+        targets.append(("memory flat over \(r.reads) reads", String(format: "%+.2f B/read", r.bytesPerRead),
+                        r.bytesPerRead < 1))
+    }
+
+    func finish() {
+        if !targets.isEmpty {
+            print("")
+            print("Targets (issue 7)")
+            for t in targets {
+                let name = t.name.count >= width ? t.name : t.name + String(repeating: " ", count: width - t.name.count)
+                print("  \(name)  \(t.measured)  \(t.met ? "met" : "MISSED")")
+            }
+        }
+        print("")
+        print("checksum \(Sink.value)")
+    }
+
+    static func shortPath(_ p: String) -> String {
+        let cwd = FileManager.default.currentDirectoryPath + "/"
+        return p.hasPrefix(cwd) ? String(p.dropFirst(cwd.count)) : p
+    }
+
+    static func cpuModel() -> String? {
+        guard let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return nil }
+        for line in info.split(separator: "\n") where line.hasPrefix("model name") {
+            return line.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        return nil
+    }
+
+    static func now() -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f.string(from: Date())
+    }
+}
