@@ -71,7 +71,17 @@ struct PaymentEngine: Sendable {
         config.onEvent(.waitingForCard(source: config.cardSource.name))
         let channel: any CardChannel
         do {
-            channel = try await config.cardSource.waitForCard(timeout: config.timeouts.cardPresentation, clock: config.clock)
+            // The source applies the presentation timeout; the flow keeps its own deadline too
+            // (with a little grace), so a source that overstays cannot hang the payment.
+            let source = config.cardSource
+            let timeout = config.timeouts.cardPresentation
+            let clock = config.clock
+            channel = try await withDeadline(
+                clock.now + timeout + .seconds(1), on: clock,
+                onTimeout: { CardChannelError(.noCard, "no card was presented within \(timeout)") }
+            ) { () async throws(CardChannelError) -> CardChannelBox in
+                CardChannelBox(channel: try await source.waitForCard(timeout: timeout, clock: clock))
+            }.channel
         } catch {
             throw .beforeSubmission(error.code == .cancelled || Task.isCancelled ? .cancelled : .reader(error))
         }
@@ -212,6 +222,11 @@ struct PaymentEngine: Sendable {
             throw .beforeSubmission(.pinFailed)
         }
     }
+}
+
+/// A channel as a value the deadline helper can return.
+private struct CardChannelBox: Sendable {
+    let channel: any CardChannel
 }
 
 /// The authorisation of one sale: not started, refused before sending, or in flight.

@@ -70,8 +70,10 @@ public final class TapToPay: Sendable {
         }
         switch validation {
         case .valid(let claims):
-            try await ensureLocation()
+            // The token is good and kept whatever the location does: a location problem is
+            // reported as such, now and by the next acceptPayment, not as a missing token.
             session.withLock { $0.claims = claims }
+            try await ensureLocation()
         case .expired:
             session.withLock { $0.claims = nil }
             throw .tokenExpired

@@ -48,6 +48,17 @@ struct LocationDeniedTests {
         #expect(location.fixes.count == 0)
     }
 
+    /// A location refusal in `prepare` keeps the (valid) token: the next `acceptPayment` reports
+    /// the location again, not a missing token.
+    @Test func aLocationRefusalInPrepareIsReportedAgainByAcceptPayment() async throws {
+        let h = try Harness()
+        let location = SwitchableLocationProvider(.denied)
+        let tapToPay = TapToPay(configuration: h.configuration(location: location))
+        await #expect(throws: TapToPayError.locationDenied) { try await tapToPay.prepare(token: h.token()) }
+        expectFailure(await pay(tapToPay, orderId: "loc-again-1"), .locationDenied)
+        try await h.expectNoPayment("loc-again-1")
+    }
+
     @Test func theNotDeterminedPromptAllowedLetsPrepareSucceed() async throws {
         let h = try Harness()
         let location = SwitchableLocationProvider(.notDetermined, prompt: .authorized)
