@@ -20,6 +20,7 @@ enum CommandRegistry {
             TraceShowCommand.self,
             ReadersCommand.self,
             EmulateCommand.self,
+            BenchCommand.self,
         ]
     }
 }

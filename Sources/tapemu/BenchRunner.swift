@@ -1,0 +1,269 @@
+import CardChannel
+import EMVKernel
+import Foundation
+import ISO7816
+import PCSC
+import PaymentGateway
+import Synchronization
+import TapToPay
+
+/// Runs `tapemu bench`'s reads or payments and times each one, split into on-air floor, card
+/// time and host overhead (``ReadTiming``).
+struct BenchRunner: Sendable, CustomStringConvertible {
+    enum Kind: String, Sendable {
+        case virtualCard
+        case trace
+        case reader
+    }
+
+    let command: BenchCommand
+    let kind: Kind
+    let name: String
+    private let makeSource: @Sendable () throws -> any CardSource
+
+    /// A virtual card serves at most this many reads before a fresh one takes over: its 2-byte
+    /// ATC would run out at 65 535, after which a card refuses every transaction.
+    static let readsPerVirtualCard = 50_000
+
+    init(command: BenchCommand) throws {
+        self.command = command
+        let options = command.source
+        let paced = !command.unpaced
+        let first = try options.makeSource(paced: paced)
+        name = first.name
+        switch options.source {
+        case .virtualCard: kind = .virtualCard
+        case .trace: kind = .trace
+        case .reader: kind = .reader
+        }
+        makeSource = { try options.makeSource(paced: paced) }
+    }
+
+    /// `visa-qvsdc (virtual card, in process)`, `trace visa.apdu (paced)`, `reader Virtual PCD 00 00`.
+    var description: String {
+        switch kind {
+        case .virtualCard: "\(name) (virtual card, in process)"
+        case .trace: "trace \(name) (\(command.unpaced ? "unpaced" : "paced"))"
+        case .reader: "reader \(name)"
+        }
+    }
+
+    /// Whether ISO 14443 radio is between tapemu and the card: a real contactless reader, not
+    /// vpcd's virtual one.
+    static func airInPath(_ channel: any CardChannel) -> Bool {
+        guard let pcsc = channel as? PCSCCardChannel else { return false }
+        return !pcsc.reader.hasPrefix("Virtual PCD")
+    }
+
+    /// The card's own time spent during the read that just ended on `channel`; nil when unknown.
+    static func cardTime(of channel: any CardChannel, before: Duration) -> Duration? {
+        if let virtual = channel as? VirtualCardChannel {
+            return virtual.simulatesCardTime ? virtual.cardTime - before : .zero
+        }
+        if let replay = channel as? TraceReplayChannel {
+            return replay.paced ? TraceReplaySetup.recordedCardTime(of: replay.trace, played: replay.progress.played) : .zero
+        }
+        return nil
+    }
+
+    func run(count: Int, warmup: Int, onEach: @Sendable () -> Void) async throws -> [ReadTiming] {
+        command.pay ? try await payments(count: count, warmup: warmup, onEach: onEach)
+            : try await reads(count: count, warmup: warmup, onEach: onEach)
+    }
+
+    // MARK: Reads
+
+    private func reads(count: Int, warmup: Int, onEach: @Sendable () -> Void) async throws -> [ReadTiming] {
+        let clock = MonotonicClock.continuous
+        let transaction = Transaction(amount: command.amount)
+        var source = try makeSource()
+        var reader = EMVReader()
+        if kind == .trace, let trace = (source as? TraceCardSource)?.trace {
+            // Run the kernel as the recorded reader did, so the commands match.
+            let setup = TraceReplaySetup(trace: trace)
+            reader = EMVReader(configuration: setup.configuration)
+        }
+        let traceTransaction = (source as? TraceCardSource).map { TraceReplaySetup(trace: $0.trace).transaction }
+        var kept: (any CardChannel)?
+        defer { (kept as? PCSCCardChannel)?.close() }
+        var timings: [ReadTiming] = []
+        timings.reserveCapacity(count)
+        for i in 0..<(warmup + count) {
+            if kind == .virtualCard, i > 0, i % Self.readsPerVirtualCard == 0 { source = try makeSource() }
+            let channel: any CardChannel
+            if let kept {
+                channel = kept
+            } else {
+                do {
+                    channel = try await source.waitForCard(timeout: command.wait, clock: clock)
+                } catch {
+                    throw CommandFailure(exitCode: ReadCommand.exitCode(for: error.code), "\(source.name): \(error)")
+                }
+                // A PC/SC connection serves every read; virtual cards and traces start afresh.
+                if kind == .reader { kept = channel }
+            }
+            let cardBefore = (channel as? VirtualCardChannel)?.cardTime ?? .zero
+            let start = ContinuousClock.now
+            let read: CardRead
+            do {
+                read = try await reader.read(channel: channel, transaction: traceTransaction ?? transaction,
+                                             apduTimeout: command.apduTimeout, clock: clock)
+            } catch {
+                throw Self.failure(error, run: i, warmup: warmup)
+            }
+            let total = start.duration(to: .now)
+            if i >= warmup {
+                timings.append(ReadTiming(total: total, exchanges: read.exchanges,
+                                          card: Self.cardTime(of: channel, before: cardBefore),
+                                          airInPath: Self.airInPath(channel)))
+            }
+            onEach()
+        }
+        return timings
+    }
+
+    static func failure(_ error: KernelError, run: Int, warmup: Int) -> CommandFailure {
+        let which = run < warmup ? "warm-up read \(run + 1)" : "read \(run - warmup + 1)"
+        let code: Int32
+        switch error.code {
+        case .channelFailed: code = ReadCommand.exitCode(for: error.channelError?.code)
+        case .cardDeclinedOffline: code = ExitCode.failure
+        default: code = ExitCode.dataError
+        }
+        return CommandFailure(exitCode: code, "\(which) failed: \(error)")
+    }
+
+    // MARK: Payments
+
+    private func payments(count: Int, warmup: Int, onEach: @Sendable () -> Void) async throws -> [ReadTiming] {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("tapemu-bench-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let gateway: EmbeddedGateway
+        let store: PendingPaymentStore
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            gateway = try EmbeddedGateway(dataDirectory: directory)
+            store = try PendingPaymentStore(dataDirectory: directory)
+        } catch {
+            throw CommandFailure(exitCode: ExitCode.ioError, "cannot set up the embedded gateway in \(directory): \(error)")
+        }
+        let probe = BenchCardSource(base: try makeSource())
+        let events = BenchPaymentEvents()
+        let pin = PIN("1234").map { ScriptedPINProvider(.pin($0)) } ?? ScriptedPINProvider(.cancel)
+        let configuration = TapToPay.Configuration(
+            cardSource: probe, gateway: gateway, pendingStore: store, pin: pin,
+            timeouts: PaymentTimeouts(cardPresentation: command.wait, apdu: command.apduTimeout),
+            onEvent: { events.record($0) })
+        let tapToPay = TapToPay(configuration: configuration)
+        do {
+            try await tapToPay.prepare(token: gateway.issueToken(accountId: "acct_tapemu_bench"))
+        } catch {
+            throw CommandFailure(exitCode: ExitCode.failure, "prepare failed: \(error.code): \(error)")
+        }
+        let run = UUID().uuidString.prefix(8).lowercased()
+        var timings: [ReadTiming] = []
+        timings.reserveCapacity(count)
+        for i in 0..<(warmup + count) {
+            if kind == .virtualCard, i > 0, i % Self.readsPerVirtualCard == 0 { probe.replace(try makeSource()) }
+            probe.reset()
+            events.reset()
+            let start = ContinuousClock.now
+            do {
+                _ = try await tapToPay.acceptPayment(amount: Int(command.amount), orderId: "bench-\(run)-\(i)")
+            } catch {
+                let which = i < warmup ? "warm-up payment \(i + 1)" : "payment \(i - warmup + 1)"
+                throw CommandFailure(exitCode: ExitCode.failure, "\(which) failed: \(error.code): \(error)")
+            }
+            let total = start.duration(to: .now)
+            if i >= warmup {
+                let (exchanges, card, airInPath) = probe.observed
+                timings.append(ReadTiming(total: total, exchanges: exchanges, card: card, airInPath: airInPath,
+                                          other: events.gatewayTime))
+            }
+            onEach()
+        }
+        return timings
+    }
+}
+
+/// A card source that times every exchange of the channels it hands out (payments do not return
+/// their exchanges) and remembers the channel, for its card time.
+final class BenchCardSource: CardSource {
+    private struct State {
+        var base: any CardSource
+        var channel: (any CardChannel)?
+        var cardBefore: Duration = .zero
+        var exchanges: [Exchange] = []
+    }
+    private let state: Mutex<State>
+
+    init(base: any CardSource) { state = Mutex(State(base: base)) }
+
+    var name: String { state.withLock { $0.base.name } }
+
+    func replace(_ base: any CardSource) { state.withLock { $0.base = base } }
+
+    func reset() { state.withLock { $0.exchanges = [] } }
+
+    /// The exchanges since ``reset()``, the card's time, and whether radio is in the path.
+    var observed: (exchanges: [Exchange], card: Duration?, airInPath: Bool) {
+        state.withLock { s in
+            guard let channel = s.channel else { return (s.exchanges, nil, false) }
+            return (s.exchanges, BenchRunner.cardTime(of: channel, before: s.cardBefore), BenchRunner.airInPath(channel))
+        }
+    }
+
+    func record(_ exchange: Exchange) { state.withLock { $0.exchanges.append(exchange) } }
+
+    func waitForCard(timeout: Duration, clock: MonotonicClock) async throws(CardChannelError) -> any CardChannel {
+        let base = state.withLock { $0.base }
+        let channel = try await base.waitForCard(timeout: timeout, clock: clock)
+        state.withLock {
+            $0.channel = channel
+            $0.cardBefore = (channel as? VirtualCardChannel)?.cardTime ?? .zero
+        }
+        return BenchTimingChannel(base: channel, source: self)
+    }
+}
+
+/// Passes every exchange through and times it for ``BenchCardSource``.
+struct BenchTimingChannel: CardChannel {
+    let base: any CardChannel
+    let source: BenchCardSource
+
+    var atr: [UInt8] { base.atr }
+
+    func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
+        let start = ContinuousClock.now
+        do {
+            let response = try await base.transmit(command)
+            source.record(Exchange(command: command, response: response, start: .zero, duration: start.duration(to: .now)))
+            return response
+        } catch {
+            source.record(Exchange(command: command, response: nil, failure: error.code, start: .zero,
+                                   duration: start.duration(to: .now)))
+            throw error
+        }
+    }
+}
+
+/// The gateway's share of a payment: from the authorisation request leaving to its answer.
+final class BenchPaymentEvents: Sendable {
+    private let state = Mutex<(sent: ContinuousClock.Instant?, time: Duration)>((nil, .zero))
+
+    func reset() { state.withLock { $0 = (nil, .zero) } }
+
+    func record(_ event: PaymentEvent) {
+        let now = ContinuousClock.now
+        state.withLock { s in
+            switch event {
+            case .authorising: s.sent = now
+            case .answered: if let sent = s.sent { s.time += sent.duration(to: now); s.sent = nil }
+            default: break
+            }
+        }
+    }
+
+    var gatewayTime: Duration { state.withLock { $0.time } }
+}

@@ -1,0 +1,168 @@
+import CardChannel
+import EMVKernel
+import Foundation
+import PCSC
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tapemu bench`: N full reads (or payments) of one card, and where each read's time goes.
+struct BenchCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Time N full reads (or payments) of a card: percentiles, per exchange kind, and where the time goes.",
+        usage: "\(CardSourceOptions.usage) [-n <reads>] [--warmup <reads>] [--pay] [--unpaced] [--amount <cents>] [--wait <duration>] [--plot <file.svg>] [--json]",
+        discussion: """
+            Runs the EMV kernel N times on the card (after a warm-up that is not counted) and \
+            prints p50, p90, p99 and max of the whole read and of each exchange kind (SELECT, GPO, \
+            READ RECORD, GENERATE AC, GET RESPONSE). With --pay each run is a whole payment through \
+            the MONEI-style API and an embedded gateway in a temporary directory, a fresh order id \
+            each time.
+            The median read's time is split three ways. The on-air floor is the least time ISO \
+            14443-A at 106 kbit/s needs for the read's bytes: 9 etu of 128/13.56 MHz per byte \
+            (84.96 µs), 3 bytes of ISO-DEP framing per block (PCB, CRC_A), 2 etu of start and end \
+            of frame, chaining above 253 bytes (FSC = FSD = 256) with an R(ACK) per extra block, \
+            and a frame delay of at least 1172/fc (86.4 µs) each way; it is spent only on a real \
+            contactless reader (in process and behind vpcd it is shown for comparison). The card's \
+            own time is known for a virtual card (its profile's card time) and a paced trace (the \
+            recorded time); on a real card it is part of the rest. Host overhead is the rest: \
+            tapemu's code, PC/SC, the reader.
+            A progress bar goes to stderr when it is a terminal. Traces replay paced (their recorded \
+            timing) unless --unpaced. Figures only: nothing is asserted.
+            """,
+        options: CardSourceOptions.help + [
+            OptionHelp("-n <reads>", "How many reads (or payments) to time (default 1000; 100 with --reader or --pay)."),
+            OptionHelp("--warmup <reads>", "Reads before timing starts, not counted (default 10% of N, at most 100)."),
+            OptionHelp("--pay", "Time whole payments instead of reads (embedded gateway, temporary ledger)."),
+            OptionHelp("--unpaced", "With --trace: replay as fast as possible (no card time)."),
+            OptionHelp("--amount <cents>", "The amount the card sees (default 1000 = 10.00 EUR)."),
+            OptionHelp("--wait <duration>", "How long to wait for a card (default 30s)."),
+            OptionHelp("--apdu-timeout <duration>", "How long one APDU may take (default 2s)."),
+            OptionHelp("--plot <file.svg>", "Write an SVG histogram of the read times with p50, p90 and p99 marked."),
+        ] + OutputOptions.help,
+        exitCodes: [
+            (ExitCode.failure, "a read or payment failed"),
+            (ExitCode.dataError, "the card broke the protocol, or the trace diverged"),
+            (ExitCode.unavailable, "no reader, or the PC/SC service is not running"),
+            (ExitCode.ioError, "the plot could not be written"),
+            (ExitCode.temporaryFailure, "no card came, the card was removed, or it did not answer in time"),
+        ])
+
+    var source: CardSourceOptions
+    var count: Int?
+    var warmup: Int?
+    var pay: Bool
+    var unpaced: Bool
+    var amount: UInt64
+    var wait: Duration
+    var apduTimeout: Duration
+    var plot: String?
+    var output: OutputOptions
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
+        source = try CardSourceOptions(arguments: &arguments)
+        pay = arguments.flag("--pay")
+        unpaced = arguments.flag("--unpaced")
+        count = try arguments.option("-n", "--count", valueName: "<reads>") { v throws(UsageError) in
+            try Parse.integer(v, option: "-n", in: 1...10_000_000)
+        }
+        warmup = try arguments.option("--warmup", valueName: "<reads>") { v throws(UsageError) in
+            try Parse.integer(v, option: "--warmup", in: 0...1_000_000)
+        }
+        amount = UInt64(try arguments.option("--amount", valueName: "<cents>") { v throws(UsageError) in
+            try Parse.integer(v, option: "--amount", in: 1...999_999_999_999)
+        } ?? 1000)
+        wait = try arguments.option("--wait", valueName: "<duration>") { v throws(UsageError) in
+            try Parse.duration(v, option: "--wait")
+        } ?? .seconds(30)
+        apduTimeout = try arguments.option("--apdu-timeout", valueName: "<duration>") { v throws(UsageError) in
+            try Parse.duration(v, option: "--apdu-timeout")
+        } ?? .seconds(2)
+        plot = try arguments.option("--plot", valueName: "<file.svg>")
+        try arguments.finish()
+    }
+
+    func validate() throws(UsageError) {
+        guard apduTimeout > .zero else { throw UsageError("--apdu-timeout must be more than 0") }
+        if unpaced {
+            guard case .trace = source.source else { throw UsageError("--unpaced only goes with --trace") }
+        }
+    }
+
+    /// N and the warm-up after the defaults.
+    var runs: (count: Int, warmup: Int) {
+        let slow: Bool
+        if case .reader = source.source { slow = true } else { slow = pay }
+        let n = count ?? (slow ? 100 : 1000)
+        return (n, warmup ?? min(100, max(1, n / 10)))
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let (n, warm) = runs
+        let runner = try BenchRunner(command: self)
+        let progress = BenchProgress(total: warm + n, label: pay ? "payments" : "reads")
+        let timings: [ReadTiming]
+        do {
+            timings = try await runner.run(count: n, warmup: warm) { progress.advance() }
+        } catch {
+            progress.finish()
+            throw error
+        }
+        progress.finish()
+        guard let report = ReadTimingReport(timings) else {
+            throw CommandFailure(exitCode: ExitCode.failure, "nothing was timed")
+        }
+        if let plot {
+            let svg = BenchPlot.svg(samples: timings.map(\.total), report: report,
+                                    title: "\(runner.description): \(n) \(pay ? "payments" : "reads")")
+            do {
+                try svg.write(toFile: plot, atomically: true, encoding: .utf8)
+            } catch {
+                throw CommandFailure(exitCode: ExitCode.ioError, "cannot write the plot to \(plot): \(error.localizedDescription)")
+            }
+        }
+        if output.json {
+            try JSONOutput.print(BenchRender.json(report, runner: runner, warmup: warm, pay: pay, plot: plot), to: console)
+        } else {
+            console.write(BenchRender.text(report, runner: runner, warmup: warm, pay: pay, plot: plot))
+        }
+        return ExitCode.success
+    }
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal, at most every 100 ms.
+final class BenchProgress: @unchecked Sendable {
+    private let total: Int
+    private let label: String
+    private let enabled: Bool
+    private var done = 0
+    private var lastDraw = ContinuousClock.now
+    private let started = ContinuousClock.now
+
+    init(total: Int, label: String) {
+        self.total = total
+        self.label = label
+        enabled = isatty(STDERR_FILENO) == 1 && total > 1
+    }
+
+    /// One more read done (called from one task at a time).
+    func advance() {
+        done += 1
+        guard enabled else { return }
+        let now = ContinuousClock.now
+        guard done == total || lastDraw.duration(to: now) >= .milliseconds(100) else { return }
+        lastDraw = now
+        // Only draw once the run looks long enough to be worth watching.
+        guard started.duration(to: now) >= .milliseconds(300) else { return }
+        let width = 30
+        let filled = width * done / total
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        FileHandle.standardError.write(Data("\r\(bar) \(done)/\(total) \(label)".utf8))
+    }
+
+    func finish() {
+        guard enabled, started.duration(to: .now) >= .milliseconds(300) else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}
