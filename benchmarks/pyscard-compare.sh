@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The same emulated card through pcscd, read by tapemu and by third-party PC/SC stacks.
+#
+# `tapemu emulate` serves visa-qvsdc into a vsmartcard-vpcd slot; then, in interleaved rounds,
+# `tapemu bench --reader` (the EMV kernel over tapemu's PC/SC channel), pyscard (PyPI, in a
+# virtual environment) and, when it installs, python-emv send the same commands (those of one
+# recorded tapemu read) to it. Prints the median time per exchange kind, per exchange and per
+# read of each, and each stack's ratio to tapemu (above 1: tapemu is faster).
+#
+# Usage: benchmarks/pyscard-compare.sh            (READS=1000 ROUNDS=5 SLOT=1 by default)
+# Needs: pcscd running with vsmartcard-vpcd, python3-venv, and for building pyscard
+# libpcsclite-dev and swig (installed with apt-get when missing and running as root).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+READS=${READS:-1000}
+ROUNDS=${ROUNDS:-5}
+SLOT=${SLOT:-1}
+SCRATCH=${SCRATCH:-$ROOT/.build}
+VENV=${VENV:-$SCRATCH/pyscard-venv}
+READER="Virtual PCD 00 $(printf %02d "$SLOT")"
+PER_ROUND=$(( (READS + ROUNDS - 1) / ROUNDS ))
+WORK=$(mktemp -d)
+
+say() { printf '%s\n' "$*" >&2; }
+die() { say "pyscard-compare: $*"; exit 1; }
+
+# --- prerequisites ---------------------------------------------------------------------------
+pgrep -x pcscd >/dev/null || die "pcscd is not running (scripts/dev test starts it; or: pcscd)"
+need_apt=()
+command -v swig >/dev/null || need_apt+=(swig)
+[ -e /usr/include/PCSC/winscard.h ] || need_apt+=(libpcsclite-dev)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
+if [ ${#need_apt[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ]; then
+        say "installing ${need_apt[*]} (to build pyscard) ..."
+        apt-get install -y --no-install-recommends "${need_apt[@]}" >/dev/null
+    else
+        say "missing: ${need_apt[*]}; run: sudo apt-get install -y ${need_apt[*]}"
+        say "(going on: pip may still find a prebuilt pyscard wheel)"
+    fi
+fi
+
+# --- the stacks --------------------------------------------------------------------------------
+if [ ! -x "$VENV/bin/python" ]; then
+    say "creating $VENV with pyscard ..."
+    python3 -m venv "$VENV"
+fi
+"$VENV/bin/pip" install --quiet --disable-pip-version-check pyscard || die "pyscard did not install"
+# python-emv pins an old pyscard: it gets a virtual environment of its own.
+EMV_VENV="$VENV-emv"
+HAVE_EMV=0
+if [ -x "$EMV_VENV/bin/python" ] || python3 -m venv "$EMV_VENV"; then
+    if "$EMV_VENV/bin/pip" install --quiet --disable-pip-version-check emv >"$WORK/emv-install.log" 2>&1 \
+        && "$EMV_VENV/bin/python" -c 'import emv.transmission' 2>/dev/null; then
+        HAVE_EMV=1
+    else
+        say "python-emv did not install cleanly (see below); it is left out"
+        tail -3 "$WORK/emv-install.log" >&2 || true
+    fi
+fi
+PYSCARD_VERSION=$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("pyscard"))')
+
+say "building tapemu (release) ..."
+swift build -c release --package-path "$ROOT" --scratch-path "$SCRATCH" --product tapemu >/dev/null
+TAPEMU="$SCRATCH/release/tapemu"
+
+# --- the card ----------------------------------------------------------------------------------
+card_present() {
+    "$TAPEMU" readers --json | "$VENV/bin/python" -c '
+import json, sys
+name = sys.argv[1]
+readers = json.load(sys.stdin)["readers"]
+sys.exit(0 if any(r["name"] == name and r["cardPresent"] for r in readers) else 1)' "$READER"
+}
+card_present && die "$READER already holds a card (another program serves slot $SLOT); try SLOT=0"
+
+"$TAPEMU" emulate --card visa-qvsdc --slot "$SLOT" >"$WORK/emulate.log" 2>&1 &
+EMULATE=$!
+cleanup() {
+    kill "$EMULATE" 2>/dev/null || true
+    wait "$EMULATE" 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+for _ in $(seq 1 50); do card_present && break; sleep 0.2; done
+card_present || die "the emulated card did not show up in $READER (see $WORK/emulate.log)"
+
+# The commands every stack sends: those of one tapemu read of this card.
+"$TAPEMU" read --reader "$READER" --record "$WORK/read.apdu" >/dev/null
+
+# --- interleaved rounds ------------------------------------------------------------------------
+say "$ROUNDS rounds of $PER_ROUND reads per stack on $READER ..."
+for r in $(seq 1 "$ROUNDS"); do
+    "$TAPEMU" bench --reader "$READER" -n "$PER_ROUND" --warmup 20 --json >"$WORK/tapemu-$r.json"
+    "$VENV/bin/python" "$ROOT/benchmarks/pyscard_read.py" --stack pyscard --reader "$READER" \
+        --trace "$WORK/read.apdu" --reads "$PER_ROUND" >"$WORK/pyscard-$r.json"
+    if [ "$HAVE_EMV" = 1 ]; then
+        "$EMV_VENV/bin/python" "$ROOT/benchmarks/pyscard_read.py" --stack emv --reader "$READER" \
+            --trace "$WORK/read.apdu" --reads "$PER_ROUND" >"$WORK/emv-$r.json"
+    fi
+done
+
+# --- the table ---------------------------------------------------------------------------------
+"$VENV/bin/python" - "$WORK" "$ROUNDS" "$HAVE_EMV" "$PYSCARD_VERSION" "$READER" <<'PY'
+import json, statistics, sys
+work, rounds, have_emv, pyscard_version, reader = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4], sys.argv[5]
+
+def load(stack):
+    return [json.load(open(f"{work}/{stack}-{r}.json")) for r in range(1, rounds + 1)]
+
+def med(values):
+    return statistics.median_low(values)
+
+tapemu = load("tapemu")
+stacks = [("pyscard " + pyscard_version, load("pyscard"))]
+if have_emv:
+    stacks.append(("python-emv", load("emv")))
+
+kinds = [k for k in ["SELECT", "GPO", "READ RECORD", "GENERATE AC", "GET RESPONSE"] if k in tapemu[0]["exchanges"]]
+rows = []
+for kind in kinds:
+    rows.append((kind, med([t["exchanges"][kind]["p50Micros"] for t in tapemu]),
+                 [med([s["kinds"][kind] for s in runs if kind in s["kinds"]]) for _, runs in stacks]))
+# One exchange, all kinds together: tapemu's per-read median over its exchange count.
+per_exchange_tapemu = med([t["total"]["p50Micros"] / t["median"]["exchanges"] for t in tapemu])
+rows.append(("per exchange", per_exchange_tapemu, [med([s["exchangeP50Micros"] for s in runs]) for _, runs in stacks]))
+rows.append(("whole read", med([t["total"]["p50Micros"] for t in tapemu]),
+             [med([s["readP50Micros"] for s in runs]) for _, runs in stacks]))
+
+reads = sum(t["reads"] for t in tapemu)
+print(f"Same card (visa-qvsdc via tapemu emulate) in {reader}, {rounds} interleaved rounds, {reads} reads per stack.")
+print("Medians (median of the rounds' medians), microseconds; ratio = stack / tapemu (above 1: tapemu is faster).")
+print("tapemu: the EMV kernel over its PC/SC channel (CardSession: deadline, 61xx/6Cxx, TLV parsing of every answer).")
+print("pyscard: CardConnection.transmit only. python-emv: TransmissionProtocol.exchange and its TLV decoding.")
+print()
+head = f"{'':14}{'tapemu':>10}" + "".join(f"{name:>22}" for name, _ in stacks)
+print(head)
+for name, t, others in rows:
+    cells = "".join(f"{o:>12.1f} ({o / t:4.2f}×)" for o in others)
+    print(f"{name:14}{t:>10.1f}{cells}")
+PY
