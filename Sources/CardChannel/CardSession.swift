@@ -48,6 +48,8 @@ public final class CardSession: Sendable {
     /// Deadline for each APDU, command out to response in.
     public let apduTimeout: Duration
     public let clock: MonotonicClock
+    /// The channel, when it can answer on the spot.
+    private let immediate: (any ImmediateCardChannel)?
     private let log = Mutex<[Exchange]>([])
 
     /// - Parameters:
@@ -57,6 +59,7 @@ public final class CardSession: Sendable {
     public init(channel: any CardChannel, apduTimeout: Duration = .seconds(2),
                 clock: MonotonicClock = .continuous) {
         self.channel = channel
+        self.immediate = channel as? any ImmediateCardChannel
         self.apduTimeout = apduTimeout
         self.clock = clock
     }
@@ -97,17 +100,22 @@ public final class CardSession: Sendable {
         return ResponseAPDU(data: data, statusWord: response.statusWord)
     }
 
-    /// One timed exchange on the wire, within the APDU deadline, logged.
+    /// One timed exchange on the wire, within the APDU deadline, logged. A channel that answers
+    /// on the spot (``ImmediateCardChannel``) is not raced against the deadline: only an answer
+    /// that needs waiting is.
     private func exchange(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
         let start = clock.now
-        let channel = self.channel
-        let timeout = apduTimeout
-        do {
-            let response = try await withDeadline(
-                start + timeout, on: clock,
-                onTimeout: { CardChannelError(.timeout, "the card did not answer within \(timeout)") }
-            ) { () async throws(CardChannelError) -> ResponseAPDU in
-                try await channel.transmit(command)
+        do throws(CardChannelError) {
+            let response: ResponseAPDU
+            switch immediate?.transmitImmediately(command) {
+            case .response(let r)?: response = r
+            case .failure(let e)?: throw e
+            case .later(let wait)?: response = try await withinDeadline(from: start, wait)
+            case nil:
+                let channel = self.channel
+                response = try await withinDeadline(from: start) { () async throws(CardChannelError) -> ResponseAPDU in
+                    try await channel.transmit(command)
+                }
             }
             let end = clock.now
             log.withLock { $0.append(Exchange(command: command, response: response, start: start, duration: end - start)) }
@@ -119,5 +127,15 @@ public final class CardSession: Sendable {
             }
             throw error
         }
+    }
+
+    /// `operation` raced against the APDU deadline that started at `start`.
+    private func withinDeadline(
+        from start: Duration, _ operation: @escaping @Sendable () async throws(CardChannelError) -> ResponseAPDU
+    ) async throws(CardChannelError) -> ResponseAPDU {
+        let timeout = apduTimeout
+        return try await withDeadline(
+            start + timeout, on: clock,
+            onTimeout: { CardChannelError(.timeout, "the card did not answer within \(timeout)") }, operation)
     }
 }

@@ -9,7 +9,7 @@ import Synchronization
 /// `reader-removed` → `.readerRemoved`, `transmit-error NAME` → `.transmitFailed`); past the
 /// end, `.traceEnded`. Paced replay spends the recorded card time on `clock` before each
 /// answer; unpaced replay answers at once.
-public final class TraceReplayChannel: CardChannel {
+public final class TraceReplayChannel: ImmediateCardChannel {
     public let trace: APDUTrace
     public let matching: TraceMatching
     public let paced: Bool
@@ -43,26 +43,33 @@ public final class TraceReplayChannel: CardChannel {
     public var isFinished: Bool { responder.withLock { $0.isFinished } }
 
     public func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
-        if Task.isCancelled { throw CardChannelError(.cancelled, "cancelled before the command was sent") }
+        try await transmitImmediately(command).get()
+    }
+
+    /// The recorded answer at once (unpaced), or after the recorded card time (paced).
+    public func transmitImmediately(_ command: CommandAPDU) -> ImmediateReply {
+        if Task.isCancelled { return .failure(CardChannelError(.cancelled, "cancelled before the command was sent")) }
         let reply = responder.withLock { $0.respond(to: command.bytes) }
         switch reply {
         case .response(let response, let cardTime):
-            try await pace(cardTime)
-            return response
+            return paced(.response(response), after: cardTime)
         case .event(_, let error, let cardTime):
-            try await pace(cardTime)
-            throw error
+            return paced(.failure(error), after: cardTime)
         case .mismatch(let error), .ended(let error):
-            throw error
+            return .failure(error)
         }
     }
 
-    private func pace(_ cardTime: Duration) async throws(CardChannelError) {
-        guard paced, cardTime > .zero else { return }
-        do {
-            try await clock.sleep(for: cardTime)
-        } catch {
-            throw CardChannelError(.cancelled, "cancelled while the recorded card was working")
+    private func paced(_ answer: ImmediateReply, after cardTime: Duration) -> ImmediateReply {
+        guard paced, cardTime > .zero else { return answer }
+        let clock = self.clock
+        return .later { () async throws(CardChannelError) -> ResponseAPDU in
+            do {
+                try await clock.sleep(for: cardTime)
+            } catch {
+                throw CardChannelError(.cancelled, "cancelled while the recorded card was working")
+            }
+            return try await answer.get()
         }
     }
 }

@@ -8,7 +8,7 @@ import Synchronization
 /// `simulatesCardTime`, spent on the clock, so the session's timing and deadlines see it. A torn
 /// card throws `.cardRemoved` from then on; a mute card never answers (the session's deadline
 /// ends the wait).
-public final class VirtualCardChannel: CardChannel {
+public final class VirtualCardChannel: ImmediateCardChannel {
     public let card: EmulatedCard
     public let clock: MonotonicClock
     public let simulatesCardTime: Bool
@@ -27,32 +27,44 @@ public final class VirtualCardChannel: CardChannel {
     public var cardTime: Duration { state.withLock { $0.cardTime } }
 
     public func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
+        try await transmitImmediately(command).get()
+    }
+
+    /// The card's answer at once, or — a card that spends its time, a mute card — what to await.
+    public func transmitImmediately(_ command: CommandAPDU) -> ImmediateReply {
         if state.withLock({ $0.removed }) {
-            throw CardChannelError(.cardRemoved, "the card was removed from the field")
+            return .failure(CardChannelError(.cardRemoved, "the card was removed from the field"))
         }
-        if Task.isCancelled { throw CardChannelError(.cancelled, "cancelled before the command was sent") }
+        if Task.isCancelled { return .failure(CardChannelError(.cancelled, "cancelled before the command was sent")) }
         switch card.process(command.bytes) {
         case .response(let bytes, let cardTime):
             state.withLock { $0.cardTime += cardTime }
-            if simulatesCardTime && cardTime > .zero {
+            let answer: ImmediateReply
+            do {
+                answer = .response(try ResponseAPDU(bytes: bytes))
+            } catch {
+                answer = .failure(CardChannelError(.malformedResponse, error.reason))
+            }
+            guard simulatesCardTime && cardTime > .zero else { return answer }
+            let clock = self.clock
+            return .later { () async throws(CardChannelError) -> ResponseAPDU in
                 do { try await clock.sleep(for: cardTime) } catch {
                     throw CardChannelError(.cancelled, "cancelled while the card was working")
                 }
-            }
-            do {
-                return try ResponseAPDU(bytes: bytes)
-            } catch {
-                throw CardChannelError(.malformedResponse, error.reason)
+                return try await answer.get()
             }
         case .removed:
             state.withLock { $0.removed = true }
-            throw CardChannelError(.cardRemoved, "the card was removed from the field")
+            return .failure(CardChannelError(.cardRemoved, "the card was removed from the field"))
         case .mute:
             // A mute card: wait until the caller gives up (deadline or cancellation).
-            do {
-                while true { try await clock.sleep(for: .seconds(3600)) }
-            } catch {
-                throw CardChannelError(.cancelled, "cancelled while waiting for a mute card")
+            let clock = self.clock
+            return .later { () async throws(CardChannelError) -> ResponseAPDU in
+                do {
+                    while true { try await clock.sleep(for: .seconds(3600)) }
+                } catch {
+                    throw CardChannelError(.cancelled, "cancelled while waiting for a mute card")
+                }
             }
         }
     }
