@@ -6,7 +6,10 @@ public struct PAN: Hashable, Sendable, CustomStringConvertible, CustomDebugStrin
 
     /// A PAN from its digits (12...19 of them). Returns nil for anything else.
     public init?(_ digits: some StringProtocol) {
-        guard (12...19).contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        // ASCII digits only, checked on the UTF-8 bytes (no Unicode property lookups).
+        guard (12...19).contains(digits.utf8.count), digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            return nil
+        }
         self.digits = String(digits)
     }
 
@@ -66,24 +69,27 @@ public enum Luhn {
 public enum BCD {
     /// The digits of BCD bytes. With `allowingTrailingF`, an `F` nibble ends the digits (cn).
     public static func digits(_ bytes: some Collection<UInt8>, allowingTrailingF: Bool = false) throws(TLVError) -> String {
-        var s = ""
+        var ascii: [UInt8] = []
+        ascii.reserveCapacity(bytes.count * 2)
         var ended = false
-        for b in bytes {
-            for nib in [b >> 4, b & 0x0F] {
-                if ended {
-                    guard nib == 0xF else { throw TLVError(.badValue, "a digit after the F padding") }
-                    continue
-                }
-                if nib <= 9 {
-                    s.append(Character(Unicode.Scalar(0x30 + nib)))
-                } else if nib == 0xF && allowingTrailingF {
-                    ended = true
-                } else {
-                    throw TLVError(.badValue, "nibble \(String(nib, radix: 16, uppercase: true)) is not a BCD digit")
-                }
+        func take(_ nib: UInt8) throws(TLVError) {
+            if ended {
+                guard nib == 0xF else { throw TLVError(.badValue, "a digit after the F padding") }
+                return
+            }
+            if nib <= 9 {
+                ascii.append(0x30 + nib)
+            } else if nib == 0xF && allowingTrailingF {
+                ended = true
+            } else {
+                throw TLVError(.badValue, "nibble \(String(nib, radix: 16, uppercase: true)) is not a BCD digit")
             }
         }
-        return s
+        for b in bytes {
+            try take(b >> 4)
+            try take(b & 0x0F)
+        }
+        return String(decoding: ascii, as: UTF8.self)
     }
 
     /// A number as n-format BCD of `length` bytes (right-justified, zero-padded).
@@ -102,6 +108,15 @@ public enum BCD {
 
     /// Digits as n-format BCD of `length` bytes.
     public static func encodeNumeric(digits: String, length: Int) -> [UInt8] {
+        if digits.utf8.allSatisfy({ $0 < 0x80 }) {
+            // ASCII: nibbles straight from the bytes (a non-digit counts as 0, as below).
+            var nibbles = digits.utf8.map { (0x30...0x39).contains($0) ? $0 - 0x30 : 0 }
+            if nibbles.count % 2 == 1 { nibbles.insert(0, at: 0) }
+            var out: [UInt8] = []
+            out.reserveCapacity(nibbles.count / 2)
+            for i in stride(from: 0, to: nibbles.count, by: 2) { out.append(nibbles[i] << 4 | nibbles[i + 1]) }
+            return DataObjectList.fit(out, to: length, format: .n)
+        }
         var padded = digits
         if padded.count % 2 == 1 { padded = "0" + padded }
         var out: [UInt8] = []
@@ -149,32 +164,38 @@ public struct Track2: Hashable, Sendable, CustomStringConvertible, CustomDebugSt
     public let bytes: [UInt8]
 
     public init(bytes: some Collection<UInt8>) throws(TLVError) {
-        var s = ""
-        for b in bytes {
-            for nib in [b >> 4, b & 0xF] {
-                switch nib {
-                case 0...9: s.append(Character(Unicode.Scalar(0x30 + nib)))
-                case 0xD: s.append("D")
-                case 0xF: s.append("F")
-                default: throw TLVError(.badValue, "track 2 holds nibble \(String(nib, radix: 16, uppercase: true))")
-                }
+        // The nibbles as ASCII ('0'...'9', 'D', 'F'), worked on as bytes: no per-character strings.
+        var s: [UInt8] = []
+        s.reserveCapacity(bytes.count * 2)
+        func take(_ nib: UInt8) throws(TLVError) {
+            switch nib {
+            case 0...9: s.append(0x30 + nib)
+            case 0xD: s.append(UInt8(ascii: "D"))
+            case 0xF: s.append(UInt8(ascii: "F"))
+            default: throw TLVError(.badValue, "track 2 holds nibble \(String(nib, radix: 16, uppercase: true))")
             }
         }
-        if s.hasSuffix("F") { s.removeLast() }
-        guard !s.contains("F") else { throw TLVError(.badValue, "track 2 has F padding inside its data") }
-        let parts = s.split(separator: "D", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else { throw TLVError(.badValue, "track 2 has no field separator D") }
-        guard let pan = PAN(parts[0]) else {
-            throw TLVError(.badValue, "track 2 PAN of \(parts[0].count) digit(s) (12 to 19 expected)")
+        for b in bytes {
+            try take(b >> 4)
+            try take(b & 0xF)
         }
-        let rest = parts[1]
-        guard rest.count >= 7, !rest.contains("D") else {
+        if s.last == UInt8(ascii: "F") { s.removeLast() }
+        guard !s.contains(UInt8(ascii: "F")) else { throw TLVError(.badValue, "track 2 has F padding inside its data") }
+        guard let separator = s.firstIndex(of: UInt8(ascii: "D")) else {
+            throw TLVError(.badValue, "track 2 has no field separator D")
+        }
+        let panDigits = s[..<separator]
+        guard let pan = PAN(String(decoding: panDigits, as: UTF8.self)) else {
+            throw TLVError(.badValue, "track 2 PAN of \(panDigits.count) digit(s) (12 to 19 expected)")
+        }
+        let rest = s[(separator + 1)...]
+        guard rest.count >= 7, !rest.contains(UInt8(ascii: "D")) else {
             throw TLVError(.badValue, "track 2 too short after the separator (expiry and service code need 7 digits)")
         }
         self.pan = pan
-        self.expiry = String(rest.prefix(4))
-        self.serviceCode = String(rest.dropFirst(4).prefix(3))
-        self.discretionaryData = String(rest.dropFirst(7))
+        self.expiry = String(decoding: rest.prefix(4), as: UTF8.self)
+        self.serviceCode = String(decoding: rest.dropFirst(4).prefix(3), as: UTF8.self)
+        self.discretionaryData = String(decoding: rest.dropFirst(7), as: UTF8.self)
         self.bytes = Array(bytes)
     }
 

@@ -18,17 +18,17 @@ public struct Tag: Hashable, Sendable, Comparable, RawRepresentable, Expressible
 
     /// The encoded bytes.
     public var bytes: [UInt8] {
-        var v = rawValue
-        var out: [UInt8] = []
-        repeat {
-            out.append(UInt8(v & 0xFF))
-            v >>= 8
-        } while v != 0
-        return out.reversed()
+        let count = byteCount
+        return (0..<count).map { UInt8(truncatingIfNeeded: rawValue >> (8 * UInt32(count - 1 - $0))) }
+    }
+
+    /// How many bytes the encoding has (1...4).
+    public var byteCount: Int {
+        rawValue > 0xFF_FFFF ? 4 : rawValue > 0xFFFF ? 3 : rawValue > 0xFF ? 2 : 1
     }
 
     /// The first byte of the encoding.
-    public var firstByte: UInt8 { bytes[0] }
+    public var firstByte: UInt8 { UInt8(truncatingIfNeeded: rawValue >> (8 * UInt32(byteCount - 1))) }
 
     /// Bit 6 of the first byte: the value holds TLV objects.
     public var isConstructed: Bool { firstByte & 0x20 != 0 }
