@@ -84,6 +84,12 @@ public enum ApplicationCryptogram {
         return Crypto.retailMAC(key: sk, message: data)
     }
 
+    /// The 8-byte application cryptogram under an ICC master key already derived (a card keeps
+    /// its own; see ``iccMasterKey(issuerMasterKey:pan:panSequenceNumber:)``).
+    public static func compute(iccMasterKey: [UInt8], atc: UInt16, data: [UInt8]) -> [UInt8] {
+        Crypto.retailMAC(key: sessionKey(iccMasterKey: iccMasterKey, atc: atc), message: data)
+    }
+
     /// Whether `cryptogram` is the one ``compute(issuerMasterKey:pan:panSequenceNumber:atc:data:)``
     /// gives (compared in constant time). Out-of-range inputs are simply not valid: false.
     public static func verify(cryptogram: [UInt8], issuerMasterKey: [UInt8], pan: PAN, panSequenceNumber: UInt8,

@@ -111,11 +111,10 @@ public enum Crypto {
         precondition(k.count == 16, "the retail MAC takes a 16-byte key, not \(k.count)")
         let left = Array(k[0..<8]), right = Array(k[8..<16])
         let padded = padISO9797Method2(message, blockSize: 8)
-        var h = [UInt8](repeating: 0, count: 8)
-        for start in stride(from: 0, to: padded.count, by: 8) {
-            for i in 0..<8 { h[i] ^= padded[start + i] }
-            h = des(encrypt: true, key: left, data: h)
-        }
+        // CBC with the left half over every block at once (DES as triple DES with three equal
+        // keys); the chaining value is the last block.
+        var h = Array(run(EVP_des_ede3_cbc(), key: left + left + left, iv: [UInt8](repeating: 0, count: 8),
+                          data: padded, blockSize: 8, encrypt: true).suffix(8))
         h = des(encrypt: false, key: right, data: h)
         return des(encrypt: true, key: left, data: h)
     }
@@ -166,14 +165,17 @@ public enum Crypto {
 
     private static func run(_ cipher: OpaquePointer?, key: [UInt8], iv: [UInt8]?, data: [UInt8],
                             blockSize: Int, encrypt: Bool) -> [UInt8] {
-        precondition(data.count % blockSize == 0, "ECB data must be whole \(blockSize)-byte blocks, not \(data.count) bytes")
+        precondition(data.count % blockSize == 0, "cipher data must be whole \(blockSize)-byte blocks, not \(data.count) bytes")
         guard !data.isEmpty else { return [] }
         guard let ctx = EVP_CIPHER_CTX_new() else { fatalError("EVP_CIPHER_CTX_new failed") }
         defer { EVP_CIPHER_CTX_free(ctx) }
         var out = [UInt8](repeating: 0, count: data.count + blockSize)
         var produced: Int32 = 0, final: Int32 = 0
         let ok: Bool = key.withUnsafeBufferPointer { kp in
-            guard EVP_CipherInit_ex(ctx, cipher, nil, kp.baseAddress, nil, encrypt ? 1 : 0) == 1,
+            let initialised = iv.map { iv in
+                iv.withUnsafeBufferPointer { EVP_CipherInit_ex(ctx, cipher, nil, kp.baseAddress, $0.baseAddress, encrypt ? 1 : 0) }
+            } ?? EVP_CipherInit_ex(ctx, cipher, nil, kp.baseAddress, nil, encrypt ? 1 : 0)
+            guard initialised == 1,
                   EVP_CIPHER_CTX_set_padding(ctx, 0) == 1 else { return false }
             return data.withUnsafeBufferPointer { dp in
                 out.withUnsafeMutableBufferPointer { op in

@@ -95,6 +95,9 @@ struct CardImage: Sendable {
     /// Parsed DOLs; nil when the profile's bytes do not parse (an unvalidated profile).
     let pdols: [DataObjectList?]
     let cdols: [DataObjectList?]
+    /// Each application's ICC master key, derived once (nil when the profile's issuer key or PSN
+    /// cannot make one: the card then makes no cryptogram).
+    let iccMasterKeys: [[UInt8]?]
 
     init(profile: CardProfile) {
         let entries = profile.applications.map { app -> TLV in
@@ -129,6 +132,11 @@ struct CardImage: Sendable {
         }
         pdols = profile.applications.map { try? DataObjectList(bytes: $0.pdol) }
         cdols = profile.applications.map { try? DataObjectList(bytes: $0.cdol1) }
+        iccMasterKeys = profile.applications.map { app in
+            guard profile.issuerMasterKey.count == 16, app.panSequenceNumber <= 99 else { return nil }
+            return ApplicationCryptogram.iccMasterKey(issuerMasterKey: profile.issuerMasterKey, pan: app.pan,
+                                                      panSequenceNumber: app.panSequenceNumber)
+        }
     }
 }
 
@@ -284,7 +292,7 @@ struct CardState: Sendable {
             var objects = [TLV(tag: .applicationInterchangeProfile, value: app.aip)]
             if !app.afl.isEmpty { objects.append(TLV(tag: .applicationFileLocator, value: app.afl)) }
             if app.cryptogram == .getProcessingOptions {
-                guard let c = makeCryptogram(app: index, values: values, requested: 0x80, profile: profile) else {
+                guard let c = makeCryptogram(app: index, values: values, requested: 0x80, profile: profile, image: image) else {
                     return Answer(.conditionsOfUseNotSatisfied)
                 }
                 objects += [TLV(tag: .applicationTransactionCounter, value: c.atcBytes),
@@ -339,7 +347,7 @@ struct CardState: Sendable {
         guard app.cryptogram == .generateAC else { return Answer(.instructionNotSupported) }
         guard let cdol = image.cdols[index] else { return Answer(.noPreciseDiagnosis) }
         guard !apdu.data.isEmpty, let values = cdol.split(apdu.data) else { return Answer(.wrongLength) }
-        guard let c = makeCryptogram(app: index, values: values, requested: p1 & 0xC0, profile: profile) else {
+        guard let c = makeCryptogram(app: index, values: values, requested: p1 & 0xC0, profile: profile, image: image) else {
             return Answer(.conditionsOfUseNotSatisfied)
         }
         selection = .completed(app: index)
@@ -400,9 +408,8 @@ struct CardState: Sendable {
     /// Increments the application's ATC and computes the cryptogram over the terminal values the
     /// card received. `requested`: P1 bits 8-7 (00 AAC, 40 TC, 80 ARQC). Nil when the ATC is spent.
     mutating func makeCryptogram(app index: Int, values: [Tag: [UInt8]], requested: UInt8,
-                                 profile: CardProfile) -> Cryptogram? {
-        guard atcs[index] < 0xFFFF, profile.issuerMasterKey.count == 16,
-              profile.applications[index].panSequenceNumber <= 99 else { return nil }
+                                 profile: CardProfile, image: CardImage) -> Cryptogram? {
+        guard atcs[index] < 0xFFFF, let masterKey = image.iccMasterKeys[index] else { return nil }
         atcs[index] += 1
         let atc = atcs[index]
         let app = profile.applications[index]
@@ -410,8 +417,7 @@ struct CardState: Sendable {
         let cid: UInt8 = profile.behaviour.declinesOffline || requested == 0x00 ? 0x00 : 0x80
         let data = ApplicationCryptogram.transactionData(values, aip: app.aip, atc: atc,
                                                          issuerApplicationData: app.issuerApplicationData)
-        let ac = ApplicationCryptogram.compute(issuerMasterKey: profile.issuerMasterKey, pan: app.pan,
-                                               panSequenceNumber: app.panSequenceNumber, atc: atc, data: data)
+        let ac = ApplicationCryptogram.compute(iccMasterKey: masterKey, atc: atc, data: data)
         return Cryptogram(cid: cid, atcBytes: [UInt8(atc >> 8), UInt8(atc & 0xFF)], ac: ac)
     }
 }
