@@ -32,6 +32,12 @@ func parseTemplate(_ data: [UInt8], _ tag: Tag, step: KernelStep, what: String) 
 /// Text of an `an`/`ans` field: bytes read as ISO 8859-1, control characters dropped, trailing
 /// spaces trimmed.
 func text(_ bytes: some Collection<UInt8>) -> String {
+    if bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+        // Printable ASCII, the usual case: the bytes are the UTF-8 text.
+        var s = String(decoding: bytes, as: UTF8.self)
+        while s.last == " " { s.removeLast() }
+        return s
+    }
     var s = String(String.UnicodeScalarView(bytes.compactMap { b in
         (b >= 0x20 && b != 0x7F && !(0x80..<0xA0).contains(b)) ? Unicode.Scalar(b) : nil
     }))
