@@ -58,8 +58,12 @@ private final class Race<T: Sendable>: Sendable {
 
     func attach(work: Task<Void, Never>, timer: Task<Void, Never>) {
         let cancelNow = state.withLock { s -> Bool in
-            s.work = work
-            s.timer = timer
+            // Once finished, keep no handles: the tasks capture this race, and holding them
+            // here would keep both alive in a cycle.
+            if !s.done {
+                s.work = work
+                s.timer = timer
+            }
             return s.done
         }
         if cancelNow { work.cancel(); timer.cancel() }
@@ -69,6 +73,7 @@ private final class Race<T: Sendable>: Sendable {
         let (c, work, timer) = state.withLock { s -> (CheckedContinuation<Result<T, CardChannelError>, Never>?, Task<Void, Never>?, Task<Void, Never>?) in
             guard !s.done else { return (nil, nil, nil) }
             s.done = true
+            defer { s.work = nil; s.timer = nil }
             if let c = s.continuation {
                 s.continuation = nil
                 return (c, s.work, s.timer)
