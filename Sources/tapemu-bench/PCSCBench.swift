@@ -37,11 +37,19 @@ enum PCSCBench {
         } catch {
             return .skipped("pcscd: \(error)")
         }
-        guard let slotState = report.first(where: { $0.name == reader }) else {
+        guard report.contains(where: { $0.name == reader }) else {
             return .skipped("no reader '\(reader)' (is vsmartcard-vpcd installed and pcscd running?)")
         }
-        if slotState.state.flags.contains(.present) {
-            return .skipped("'\(reader)' already holds a card (another program serves that slot); try --slot")
+        // pcscd polls a vpcd slot about every 400 ms: a card that just left may still show.
+        var busy = true
+        for _ in 0..<10 {
+            let state = (try? await PCSC.readerReport())?.first { $0.name == reader }
+            busy = state?.state.flags.contains(.present) ?? true
+            if !busy { break }
+            try? await Task.sleep(for: .milliseconds(300))
+        }
+        if busy {
+            return .skipped("'\(reader)' holds a card (another program serves that slot); try --slot")
         }
         guard let profile = CardProfiles.named("visa-qvsdc") else { return .skipped("no visa-qvsdc profile") }
         let server = VPCDCardServer(card: EmulatedCard(profile: profile), endpoint: VPCDEndpoint(slot: slot))

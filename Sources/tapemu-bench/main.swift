@@ -121,8 +121,10 @@ do {
 
     if options.sections.contains("pcsc") {
         report.section("PC/SC round trip through pcscd + vpcd (visa-qvsdc served in process)")
-        let outcome = await PCSCBench.run(slot: options.slot, batch: options.quick ? 100 : 250,
-                                          rounds: options.quick ? 3 : 12, reads: options.quick ? 50 : 300)
+        // Small batches, many rounds: the paths take turns often, so a change in machine load
+        // weighs on all three alike.
+        let outcome = await PCSCBench.run(slot: options.slot, batch: 20, rounds: options.quick ? 20 : 150,
+                                          reads: options.quick ? 50 : 300)
         switch outcome {
         case .measured(let r): report.pcsc(r)
         case .skipped(let why): report.note("skipped: \(why)")
