@@ -26,9 +26,10 @@ struct Report {
         print("  " + text)
     }
 
-    private func row(_ name: String, _ cells: [String]) {
+    private func row(_ name: String, _ cells: [String], suffix: String = "") {
         let padded = name.count >= width ? name + " " : name + String(repeating: " ", count: width - name.count)
-        print("  " + padded + cells.map { $0.count >= 10 ? $0 + " " : String(repeating: " ", count: 10 - $0.count) + $0 + " " }.joined())
+        let line = "  " + padded + cells.map { $0.count >= 10 ? $0 + " " : String(repeating: " ", count: 10 - $0.count) + $0 + " " }.joined()
+        print((line + suffix).trimmingTrailingSpaces)
     }
 
     func micro(_ r: MicroBench.Row, note: String) {
@@ -103,6 +104,14 @@ struct Report {
                         r.bytesPerRead < 1))
     }
 
+    func air(_ rows: [AirFloorBench.Row]) {
+        row("", ["exchanges", "bytes out", "bytes in", "floor"])
+        for r in rows {
+            row(r.profile, [String(r.exchanges), String(r.commandBytes), String(r.responseBytes), Figure.time(r.floor)],
+                suffix: r.ended.map { "  (ends: \($0))" } ?? "")
+        }
+    }
+
     func finish() {
         if !targets.isEmpty {
             print("")
@@ -133,5 +142,13 @@ struct Report {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime]
         return f.string(from: Date())
+    }
+}
+
+extension String {
+    var trimmingTrailingSpaces: String {
+        var s = self
+        while s.last == " " { s.removeLast() }
+        return s
     }
 }

@@ -23,9 +23,9 @@ struct Options {
     var corpus = Corpus.defaultDirectory()
     var reads = 20_000
 
-    static let all: Set<String> = ["tlv", "apdu", "kernel", "replay", "pcsc", "memory"]
+    static let all: Set<String> = ["tlv", "apdu", "kernel", "replay", "pcsc", "memory", "air"]
     static let usage = """
-        usage: tapemu-bench [--quick] [--only tlv,apdu,kernel,replay,pcsc,memory] [--slot N]
+        usage: tapemu-bench [--quick] [--only tlv,apdu,kernel,replay,pcsc,memory,air] [--slot N]
                             [--corpus DIR] [--reads N]
           --quick     fewer iterations (a smoke run; quote the full run)
           --only      run these sections only
@@ -135,6 +135,10 @@ do {
         let reads = options.quick ? 10_000 : 100_000
         report.section("Memory over \(reads) in-process reads (visa-qvsdc)")
         report.memory(try await MemoryBench.run(reads: reads, warmup: 2_000))
+    }
+    if options.sections.contains("air") {
+        report.section("On-air floor of one read of each built-in profile (ISO 14443-A, 106 kbit/s, FSC = FSD = 256)")
+        report.air(await AirFloorBench.run())
     }
 } catch {
     report.note("failed: \(error)")
