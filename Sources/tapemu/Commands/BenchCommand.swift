@@ -11,7 +11,7 @@ struct BenchCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Time N full reads (or payments) of a card: percentiles, per exchange kind, and where the time goes.",
-        usage: "\(CardSourceOptions.usage) [-n <reads>] [--warmup <reads>] [--pay] [--unpaced] [--amount <cents>] [--wait <duration>] [--plot <file.svg>] [--json]",
+        usage: "\(CardSourceOptions.usage) [-n <reads>] [--warmup <reads>] [--pay] [--unpaced] [--amount <cents>] [--wait <duration>] [--apdu-timeout <duration>] [--plot <file.svg>] [--json]",
         discussion: """
             Runs the EMV kernel N times on the card (after a warm-up that is not counted) and \
             prints p50, p90, p99 and max of the whole read and of each exchange kind (SELECT, GPO, \
