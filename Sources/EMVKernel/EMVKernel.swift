@@ -547,8 +547,8 @@ public struct EMVKernel: Sendable {
         guard atc.count == 2 else {
             throw KernelError(.malformedResponse, step: step, "the ATC 9F36 is \(atc.count) byte(s), not 2")
         }
-        var requested = Set(application.fci.pdol.entries.map(\.tag))
-        if let c = d[.cdol1], let cdol = try? DataObjectList(bytes: c) { requested.formUnion(cdol.entries.map(\.tag)) }
+        var requested = application.fci.pdol.entries.map(\.tag)
+        if let c = d[.cdol1], let cdol = try? DataObjectList(bytes: c) { requested += cdol.entries.map(\.tag) }
         return Cryptogram(cid: cid, kind: kind, atc: UInt16(atc[0]) << 8 | UInt16(atc[1]), ac: ac,
                           iad: d[.issuerApplicationData] ?? [], unpredictableNumber: terminal[.unpredictableNumber] ?? [],
                           source: source,

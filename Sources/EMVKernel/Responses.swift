@@ -323,28 +323,48 @@ func parseGenerateAC(_ data: [UInt8]) throws(KernelError) -> [TLV] {
 /// The primitive data objects the card gave, in order, at most one value per tag.
 public struct CardDataStore: Hashable, Sendable {
     public private(set) var objects: [TLV] = []
-    private var index: [Tag: Int] = [:]
+    /// The tags and values of `objects`, in the same order. A card gives a few dozen objects: a
+    /// scan of their 4-byte tags is cheaper than hashing, and the values are handed out as they are.
+    private var tags: [Tag] = []
+    private var values: [[UInt8]] = []
 
     public init() {}
 
-    public subscript(_ tag: Tag) -> [UInt8]? { index[tag].map { objects[$0].valueBytes } }
+    public subscript(_ tag: Tag) -> [UInt8]? {
+        guard let i = position(of: tag) else { return nil }
+        return values[i]
+    }
 
-    public func contains(_ tag: Tag) -> Bool { index[tag] != nil }
+    public func contains(_ tag: Tag) -> Bool { position(of: tag) != nil }
+
+    private func position(of tag: Tag) -> Int? {
+        tags.withUnsafeBufferPointer { p in
+            for i in p.indices where p[i] == tag { return i }
+            return nil
+        }
+    }
 
     /// Adds every primitive object of `tlvs` (constructed ones are opened). A data object the
     /// card already gave with another value is `inconsistentData` (EMV Book 3 §7.5); the same
     /// value twice is tolerated.
     mutating func add(_ tlvs: [TLV], step: KernelStep) throws(KernelError) {
-        for o in tlvs.flattened where !o.isConstructed {
-            if let i = index[o.tag] {
-                guard objects[i].value.elementsEqual(o.value) else {
+        // Depth first in document order, as `flattened` walks, without building that list.
+        for o in tlvs {
+            if o.isConstructed {
+                try add(o.children, step: step)
+                continue
+            }
+            if let i = position(of: o.tag) {
+                guard values[i].elementsEqual(o.value) else {
                     throw KernelError(.inconsistentData, step: step,
                                       "the card gave data object \(o.tag.hex) twice with different values")
                 }
                 continue
             }
-            index[o.tag] = objects.count
-            objects.append(TLV(tag: o.tag, value: o.valueBytes))
+            let value = o.valueBytes
+            tags.append(o.tag)
+            values.append(value)
+            objects.append(TLV(tag: o.tag, value: value))
         }
     }
 }

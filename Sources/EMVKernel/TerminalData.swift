@@ -58,29 +58,34 @@ enum TerminalData {
         .terminalType, .amountOther,
     ]
 
+    /// The online data objects in the customary field 55 order, each with whether the terminal's
+    /// value goes even when the card did not ask for it (``alwaysOnline``).
+    static let onlineOrder: [(tag: Tag, always: Bool)] = [
+        .applicationCryptogram, .cryptogramInformationData, .issuerApplicationData, .unpredictableNumber,
+        .applicationTransactionCounter, .terminalVerificationResults, .transactionDate, .transactionType,
+        .amountAuthorised, .transactionCurrencyCode, .applicationInterchangeProfile, .terminalCountryCode,
+        .cvmResults, .terminalCapabilities, .terminalType, .amountOther, .dedicatedFileName,
+        .panSequenceNumber, .formFactorIndicator, .terminalTransactionQualifiers, .cardTransactionQualifiers,
+        .applicationVersionNumberICC, .applicationVersionNumberTerminal, .interfaceDeviceSerialNumber,
+        .transactionTime, .transactionSequenceCounter, Tag(0x9F53), .customerExclusiveData,
+        .cardAuthenticationRelatedData, Tag(0x9F24), Tag(0x9F19), Tag(0x9F25),
+    ].map { (tag: $0, always: alwaysOnline.contains($0)) }
+
     /// The data objects for online authorisation, in the customary field 55 order, from the card
     /// (`store`), the selected application's DF name, and the terminal. Never the PAN or track 2.
+    /// `requested`: the tags of the card's PDOL and CDOL1 (a short list, scanned).
     static func onlineData(store: CardDataStore, dfName: [UInt8], terminal: [Tag: [UInt8]], cid: UInt8,
-                           requested: Set<Tag>) -> [TLV] {
-        let order: [Tag] = [
-            .applicationCryptogram, .cryptogramInformationData, .issuerApplicationData, .unpredictableNumber,
-            .applicationTransactionCounter, .terminalVerificationResults, .transactionDate, .transactionType,
-            .amountAuthorised, .transactionCurrencyCode, .applicationInterchangeProfile, .terminalCountryCode,
-            .cvmResults, .terminalCapabilities, .terminalType, .amountOther, .dedicatedFileName,
-            .panSequenceNumber, .formFactorIndicator, .terminalTransactionQualifiers, .cardTransactionQualifiers,
-            .applicationVersionNumberICC, .applicationVersionNumberTerminal, .interfaceDeviceSerialNumber,
-            .transactionTime, .transactionSequenceCounter, Tag(0x9F53), .customerExclusiveData,
-            .cardAuthenticationRelatedData, Tag(0x9F24), Tag(0x9F19), Tag(0x9F25),
-        ]
+                           requested: [Tag]) -> [TLV] {
         var out: [TLV] = []
-        for tag in order {
+        out.reserveCapacity(onlineOrder.count)
+        for (tag, always) in onlineOrder {
             if tag == .dedicatedFileName {
                 out.append(TLV(tag: tag, value: dfName))
             } else if let v = store[tag] {
                 out.append(TLV(tag: tag, value: v))
             } else if tag == .cryptogramInformationData {
                 out.append(TLV(tag: tag, value: [cid]))
-            } else if let v = terminal[tag], alwaysOnline.contains(tag) || requested.contains(tag) {
+            } else if always || requested.contains(tag), let v = terminal[tag] {
                 out.append(TLV(tag: tag, value: v))
             }
         }
