@@ -71,8 +71,8 @@ public enum ApplicationCryptogram {
         var left = r, right = r
         left[2] = 0xF0
         right[2] = 0x0F
-        return Crypto.withOddParity(Crypto.tripleDES(encrypt: true, key: iccMasterKey, data: left)
-                                    + Crypto.tripleDES(encrypt: true, key: iccMasterKey, data: right))
+        // ECB: both halves in one call.
+        return Crypto.withOddParity(Crypto.tripleDES(encrypt: true, key: iccMasterKey, data: left + right))
     }
 
     /// The 8-byte application cryptogram over `data` (normally ``transactionData(_:aip:atc:issuerApplicationData:)``).

@@ -68,7 +68,7 @@ public enum Crypto {
     public static func tripleDES(encrypt: Bool, key: some Collection<UInt8>, data: some Collection<UInt8>) -> [UInt8] {
         let k = Array(key)
         precondition(k.count == 16 || k.count == 24, "a triple-DES key has 16 or 24 bytes, not \(k.count)")
-        let cipher = k.count == 16 ? EVP_des_ede_ecb() : EVP_des_ede3_ecb()
+        let cipher = k.count == 16 ? Fetched.desEDE.cipher : Fetched.desEDE3.cipher
         return run(cipher, key: k, iv: nil, data: Array(data), blockSize: 8, encrypt: encrypt)
     }
 
@@ -77,7 +77,7 @@ public enum Crypto {
     public static func des(encrypt: Bool, key: some Collection<UInt8>, data: some Collection<UInt8>) -> [UInt8] {
         let k = Array(key)
         precondition(k.count == 8, "a DES key has 8 bytes, not \(k.count)")
-        return run(EVP_des_ede3_ecb(), key: k + k + k, iv: nil, data: Array(data), blockSize: 8, encrypt: encrypt)
+        return run(Fetched.desEDE3.cipher, key: k + k + k, iv: nil, data: Array(data), blockSize: 8, encrypt: encrypt)
     }
 
     /// AES in ECB mode. `key`: 16, 24 or 32 bytes; `data`: a multiple of 16 bytes.
@@ -109,14 +109,19 @@ public enum Crypto {
     public static func retailMAC(key: some Collection<UInt8>, message: some Collection<UInt8>) -> [UInt8] {
         let k = Array(key)
         precondition(k.count == 16, "the retail MAC takes a 16-byte key, not \(k.count)")
-        let left = Array(k[0..<8]), right = Array(k[8..<16])
+        let left = Array(k[0..<8])
         let padded = padISO9797Method2(message, blockSize: 8)
-        // CBC with the left half over every block at once (DES as triple DES with three equal
-        // keys); the chaining value is the last block.
-        var h = Array(run(EVP_des_ede3_cbc(), key: left + left + left, iv: [UInt8](repeating: 0, count: 8),
-                          data: padded, blockSize: 8, encrypt: true).suffix(8))
-        h = des(encrypt: false, key: right, data: h)
-        return des(encrypt: true, key: left, data: h)
+        // CBC with the left half over every block but the last (DES as triple DES with three
+        // equal keys, in one call); x = the last block xor that chaining value (zeros for one block).
+        var x = Array(padded.suffix(8))
+        if padded.count > 8 {
+            let chain = run(Fetched.desEDE3CBC.cipher, key: left + left + left, iv: [UInt8](repeating: 0, count: 8),
+                            data: Array(padded.dropLast(8)), blockSize: 8, encrypt: true)
+            let last = chain.count - 8
+            for i in 0..<8 { x[i] ^= chain[last + i] }
+        }
+        // The last block: E_L(x), then D_R, then E_L — triple DES with the key left, right (, left).
+        return tripleDES(encrypt: true, key: k, data: x)
     }
 
     /// AES-CMAC (NIST SP 800-38B, RFC 4493). Returns 16 bytes.
@@ -162,6 +167,21 @@ public enum Crypto {
     }
 
     // MARK: Internals
+
+    /// A cipher fetched from the default provider once: OpenSSL 3 fetches the cipher behind
+    /// `EVP_des_ede3_cbc()` and the like again at every initialisation (a locked name lookup).
+    /// A fetched `EVP_CIPHER` is immutable and safe to share between threads.
+    private struct Fetched: @unchecked Sendable {
+        let cipher: OpaquePointer?
+
+        init(_ name: String, fallback: @autoclosure () -> OpaquePointer?) {
+            cipher = EVP_CIPHER_fetch(nil, name, nil) ?? fallback()
+        }
+
+        static let desEDE = Fetched("DES-EDE-ECB", fallback: EVP_des_ede_ecb())
+        static let desEDE3 = Fetched("DES-EDE3-ECB", fallback: EVP_des_ede3_ecb())
+        static let desEDE3CBC = Fetched("DES-EDE3-CBC", fallback: EVP_des_ede3_cbc())
+    }
 
     private static func run(_ cipher: OpaquePointer?, key: [UInt8], iv: [UInt8]?, data: [UInt8],
                             blockSize: Int, encrypt: Bool) -> [UInt8] {

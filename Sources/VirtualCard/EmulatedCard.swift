@@ -98,6 +98,14 @@ struct CardImage: Sendable {
     /// Each application's ICC master key, derived once (nil when the profile's issuer key or PSN
     /// cannot make one: the card then makes no cryptogram).
     let iccMasterKeys: [[UInt8]?]
+    /// Each application's records as READ RECORD returns them, encoded once.
+    let records: [[EncodedRecord]]
+
+    struct EncodedRecord: Sendable {
+        var sfi: UInt8
+        var number: UInt8
+        var bytes: [UInt8]
+    }
 
     init(profile: CardProfile) {
         let entries = profile.applications.map { app -> TLV in
@@ -129,6 +137,9 @@ struct CardImage: Sendable {
                 TLV(tag: .dedicatedFileName, value: app.aid),
                 TLV(tag: .fciProprietaryTemplate, children: proprietary),
             ]).encoded
+        }
+        records = profile.applications.map { app in
+            app.records.map { EncodedRecord(sfi: $0.sfi, number: $0.number, bytes: $0.encoded) }
         }
         pdols = profile.applications.map { try? DataObjectList(bytes: $0.pdol) }
         cdols = profile.applications.map { try? DataObjectList(bytes: $0.cdol1) }
@@ -202,7 +213,7 @@ struct CardState: Sendable {
             answer = getProcessingOptions(apdu, profile: profile, image: image)
         case 0xB2:
             guard cla == 0x00 else { return StatusWord.classNotSupported.bytes }
-            answer = readRecord(apdu, profile: profile)
+            answer = readRecord(apdu, image: image)
         case 0xAE:
             guard cla == 0x80 else { return StatusWord.classNotSupported.bytes }
             answer = generateAC(apdu, profile: profile, image: image)
@@ -235,7 +246,12 @@ struct CardState: Sendable {
                 return Array(data[..<256]) + [0x61, UInt8(truncatingIfNeeded: min(pending.count, 256))]
             }
         }
-        return data + answer.sw.bytes
+        var out: [UInt8] = []
+        out.reserveCapacity(data.count + 2)
+        out += data
+        out.append(answer.sw.sw1)
+        out.append(answer.sw.sw2)
+        return out
     }
 
     // MARK: Commands
@@ -316,7 +332,7 @@ struct CardState: Sendable {
         }
     }
 
-    func readRecord(_ apdu: CommandAPDU, profile: CardProfile) -> Answer {
+    func readRecord(_ apdu: CommandAPDU, image: CardImage) -> Answer {
         let number = apdu.p1Parameter, sfi = apdu.p2Parameter >> 3
         guard number != 0, apdu.p2Parameter & 0x07 == 0x04, (1...30).contains(sfi) else { return Answer(.incorrectP1P2) }
         let index: Int
@@ -325,10 +341,12 @@ struct CardState: Sendable {
         case .directory: return Answer(.fileNotFound)
         case .initiated(let a), .completed(let a): index = a
         }
-        let app = profile.applications[index]
-        guard app.records.contains(where: { $0.sfi == sfi }) else { return Answer(.fileNotFound) }
-        guard let record = app.record(sfi: sfi, number: number) else { return Answer(.recordNotFound) }
-        return Answer(record.encoded)
+        let records = image.records[index]
+        guard records.contains(where: { $0.sfi == sfi }) else { return Answer(.fileNotFound) }
+        guard let record = records.first(where: { $0.sfi == sfi && $0.number == number }) else {
+            return Answer(.recordNotFound)
+        }
+        return Answer(record.bytes)
     }
 
     mutating func generateAC(_ apdu: CommandAPDU, profile: CardProfile, image: CardImage) -> Answer {
