@@ -95,7 +95,9 @@ public final class TapToPay: Sendable {
         async throws(TapToPayError) -> PaymentResult
     {
         guard isSupported else { throw .notSupported }
-        guard amount > 0, !orderId.trimmingCharacters(in: .whitespaces).isEmpty else { throw .invalidArgument }
+        // EMV carries the amount in 12 digits (9F02): anything larger cannot be sent to a card.
+        guard amount > 0, amount <= 999_999_999_999,
+              !orderId.trimmingCharacters(in: .whitespaces).isEmpty else { throw .invalidArgument }
         let started = session.withLock { s -> Bool in
             if s.busy { return false }
             s.busy = true

@@ -130,6 +130,8 @@ struct TermsDeclinedTests {
 struct InvalidArgumentTests {
     static let cases: [(amount: Int, orderId: String)] = [
         (0, "order-0"), (-1, "order-neg"), (Int.min, "order-min"), (1000, ""),
+        // EMV's amount (9F02) has 12 digits: more is refused, never sent to the kernel.
+        (1_000_000_000_000, "order-13-digits"), (Int.max, "order-max"),
         // Only white space: as good as empty.
         (1000, "   "),
     ]

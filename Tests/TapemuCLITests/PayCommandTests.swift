@@ -68,6 +68,7 @@ struct PayCommandTests {
 
     @Test("a failure with no payment exits 3 with its code", arguments: [
         (["--amount", "0"], "invalidArgument"),
+        (["--amount", "9999999999999"], "invalidArgument"),
         (["--amount", "1000", "--card", "offline-decline"], "paymentFailed.cardDeclined"),
         (["--amount", "1000", "--location", "denied"], "locationDenied"),
         (["--amount", "1000", "--terms", "decline"], "termsDeclined"),

@@ -48,7 +48,7 @@ struct PayCommand: TapemuCommand {
             Gateway test triggers (amount endings, test PANs) are listed by `tapemu gateway triggers`.
             """,
         options: [
-            OptionHelp("--amount <cents>", "Amount in minor units, more than 0."),
+            OptionHelp("--amount <cents>", "Amount in minor units, more than 0 and at most 12 digits."),
             OptionHelp("--order-id <id>", "The merchant's order reference (the gateway never charges one twice)."),
             OptionHelp("--callback-url <url>", "Where the gateway's signed webhook goes."),
         ] + CardSourceOptions.help + [
