@@ -18,7 +18,25 @@ struct Console: Sendable {
     static let standard = Console(
         out: { FileHandle.standardOutput.write(Data($0.utf8)) },
         err: { FileHandle.standardError.write(Data($0.utf8)) },
-        stdin: { Array(FileHandle.standardInput.readDataToEndOfFile()) })
+        stdin: { try readAll(FileHandle.standardInput) })
+
+    /// Everything left in `handle`. A descriptor that cannot be read (stdin closed, a
+    /// directory) throws instead of trapping as `readDataToEndOfFile()` does.
+    static func readAll(_ handle: FileHandle) throws -> [UInt8] {
+        do {
+            return Array(try handle.readToEnd() ?? Data())
+        } catch {
+            // Foundation wraps the errno in two NSErrors: say just what read(2) said.
+            let posix = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+            throw ReadError(reason: posix.map { String(cString: strerror(Int32($0.code))) } ?? "\(error)")
+        }
+    }
+
+    /// Why a descriptor could not be read, in one line.
+    struct ReadError: Error, CustomStringConvertible {
+        var reason: String
+        var description: String { reason }
+    }
 
     /// Writes `line` and a newline to stdout.
     func print(_ line: String = "") { writeOut(line + "\n") }
