@@ -1,5 +1,7 @@
+import BERTLV
 import CardChannel
 import Dispatch
+import EMVKernel
 import Foundation
 import PCSC
 import PaymentGateway
@@ -34,7 +36,7 @@ struct SaleCommand: TapemuCommand {
         options: [
             OptionHelp("--amount <cents>", "Amount in minor units, more than 0."),
             OptionHelp("--order-id <id>", "The merchant's order reference."),
-            OptionHelp("--currency <code>", "The sale's currency (default EUR, the terminal's)."),
+            OptionHelp("--currency <code>", "The sale's currency, ISO 4217 (default EUR); the terminal gives it to the card too."),
         ] + CardSourceOptions.help + [
             OptionHelp("--gateway-fault <fault>", "Inject a fault into the authorisation: none, no-answer, lost-answer, slow, server-error."),
             OptionHelp("--gateway-timeout <duration>", "How long to wait for the gateway (default 30s)."),
@@ -114,6 +116,21 @@ struct SaleCommand: TapemuCommand {
         guard currency.utf8.count == 3, currency.allSatisfy({ $0.isASCII && $0.isLetter }) else {
             throw UsageError("--currency takes an ISO 4217 code of three letters, not '\(currency)'")
         }
+        // The terminal writes the currency's numeric code (5F2A) for the card: it must know it.
+        guard ISOCodes.currency(code: currency) != nil else {
+            throw UsageError("--currency '\(currency)' is not an ISO 4217 currency tapemu knows")
+        }
+    }
+
+    /// The terminal's EMV settings for the sale's currency (5F2A, 5F36), so the card's
+    /// cryptogram covers the currency the gateway is asked to charge.
+    var terminal: TerminalConfiguration {
+        var t = TerminalConfiguration.default
+        if let c = ISOCodes.currency(code: currency) {
+            t.currencyCode = UInt16(c.numeric)
+            t.currencyExponent = UInt8(c.exponent)
+        }
+        return t
     }
 
     func run(_ console: Console) async throws -> Int32 {
@@ -126,7 +143,7 @@ struct SaleCommand: TapemuCommand {
         let authorisingGateway: any Gateway = killPoint.map { KillSwitchGateway(inner: gw, killAt: $0) } ?? gw
         let config = TapToPay.Configuration(
             cardSource: cardSource, gateway: authorisingGateway, pendingStore: store, pin: pinProvider,
-            timeouts: PaymentTimeouts(cardPresentation: wait, gatewayRequest: gatewayTimeout),
+            timeouts: PaymentTimeouts(cardPresentation: wait, gatewayRequest: gatewayTimeout), terminal: terminal,
             currency: currency.uppercased(), gatewayFault: fault, submitsEarly: earlySubmit,
             checkpoint: { point in
                 if let killPoint, killPoint.rawValue == point.rawValue { KillPoint.killSelf(at: killPoint) }
