@@ -196,7 +196,7 @@ enum APDUExplainer {
                 s += "  Data (TLV):\n"
                 s += TLVRender.text(tlv, indent: 2)
             case .failure(let error):
-                s += "  Data \(Hex.encode(r.data))\n"
+                s += "  Data \(maskingDigitRuns(Hex.encode(r.data)))\n"
                 s += "       (not BER-TLV: \(error))\n"
             }
         }
@@ -222,11 +222,29 @@ enum APDUExplainer {
                     d["data"] = .string(Hex.encode(r.data))
                 }
             case .failure(let error):
-                d["data"] = .string(Hex.encode(r.data))
+                d["data"] = .string(maskingDigitRuns(Hex.encode(r.data)))
                 d["tlvError"] = .string(error.description)
             }
         }
         return .object(d)
+    }
+
+    /// Hex of response data that is not BER-TLV (a truncated record, say), where the PAN and
+    /// track 2 cannot be found by tag: every run of 12 or more decimal digits — in BCD, a PAN
+    /// reads as its digits — keeps its first 6 and last 4 and hides the rest.
+    static func maskingDigitRuns(_ hex: String) -> String {
+        var chars = Array(hex)
+        var start = 0
+        while start < chars.count {
+            guard chars[start].isASCII, chars[start].isNumber else { start += 1; continue }
+            var end = start
+            while end < chars.count, chars[end].isASCII, chars[end].isNumber { end += 1 }
+            if end - start >= 12 {
+                for i in (start + 6)..<(end - 4) { chars[i] = "*" }
+            }
+            start = end
+        }
+        return String(chars)
     }
 
     static func parseData(_ data: [UInt8]) -> Result<[TLV], TLVError> {

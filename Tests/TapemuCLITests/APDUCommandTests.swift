@@ -1,0 +1,28 @@
+import Testing
+@testable import tapemu
+
+@Suite("tapemu apdu decode")
+struct APDUCommandTests {
+    // A READ RECORD answer whose template announces 2 bytes more than it holds: not BER-TLV,
+    // so the PAN (5A) cannot be found by tag; it must not be printed whole anyway.
+    static let brokenRecord = "70125A0847617390010100105F24032812319000"
+    // The same with track 2 (57) cut short.
+    static let brokenTrack2 = "701557114761739001010010D281220110000123459000"
+
+    @Test("response data that is not BER-TLV never shows a full PAN",
+          arguments: [brokenRecord, brokenTrack2], [true, false])
+    func brokenResponseMasksPAN(hex: String, json: Bool) async {
+        let r = await runCLI(["apdu", "decode", "--response", hex] + (json ? ["--json"] : []))
+        #expect(r.status == 0)
+        #expect(r.out.contains("not BER-TLV") || r.out.contains("tlvError"))
+        #expect(!r.out.contains("4761739001010010"))
+        #expect(r.out.contains("****"))
+    }
+
+    @Test("short digit runs and non-digit hex are shown as they are")
+    func maskingLeavesOtherBytes() {
+        #expect(APDUExplainer.maskingDigitRuns("6F0A") == "6F0A")
+        #expect(APDUExplainer.maskingDigitRuns("5F2403281231") == "5F2403281231")
+        #expect(APDUExplainer.maskingDigitRuns("4761739001010010") == "476173******0010")
+    }
+}
