@@ -53,7 +53,8 @@ struct GatewayWebhooksCommand: TapemuCommand {
         options: [
             OptionHelp("--order-id <id>", "Only this order's webhooks."),
             OptionHelp("--pending", "Only webhooks not delivered yet."),
-        ] + GatewayOptions.help + OutputOptions.help)
+        ] + GatewayOptions.help + OutputOptions.help,
+        exitCodes: GatewayOptions.exitCodes)
 
     var orderId: String?
     var pendingOnly: Bool
@@ -116,7 +117,8 @@ struct GatewayTokenCommand: TapemuCommand {
             OptionHelp("--account <id>", "The merchant account (default acct_tapemu_test)."),
             OptionHelp("--live", "A live-mode token (default test)."),
             OptionHelp("--ttl <duration>", "How long it stays valid (default 1h)."),
-        ] + GatewayOptions.help)
+        ] + GatewayOptions.help,
+        exitCodes: GatewayOptions.exitCodes)
 
     var account: String
     var live: Bool

@@ -13,6 +13,11 @@ struct GatewayOptions: Sendable {
                    "Where the embedded gateway keeps its ledger (default $XDG_DATA_HOME/tapemu, else ~/.local/share/tapemu)."),
     ]
 
+    /// `openGateway` and `openPendingStore` fail with 74.
+    static let exitCodes: [(code: Int32, meaning: String)] = [
+        (ExitCode.ioError, "the ledger in --data-dir cannot be opened or read (not a directory, damaged file)"),
+    ]
+
     init(arguments: inout Arguments) throws(UsageError) {
         dataDirectory = try arguments.option("--data-dir", valueName: "<dir>") ?? DataDirectory.defaultPath()
     }
@@ -39,7 +44,7 @@ struct PayCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "pay",
         abstract: "Run a payment (MONEI-style TapToPay.acceptPayment) on a card and the embedded gateway.",
-        usage: "--amount <cents> --order-id <id> [--callback-url <url>] \(CardSourceOptions.usage) [--gateway-fault <fault>] [--pin <digits>] [--wait <duration>] [--location <state>] [--terms accept|decline] [--data-dir <dir>] [--json]",
+        usage: "--amount <cents> --order-id <id> [--callback-url <url>] \(CardSourceOptions.usage) [--gateway-fault <fault>] [--pin <digits>] [--wait <duration>] [--gateway-timeout <duration>] [--location <state>] [--terms accept|decline] [--token <token>] [--data-dir <dir>] [--json]",
         discussion: """
             Reads the card, authorises with the embedded gateway, and prints the result. Progress \
             goes to stderr. A declined payment is a result, not an error. Any failure after the \
@@ -64,7 +69,8 @@ struct PayCommand: TapemuCommand {
             (2, "declined by the issuer (the payment exists)"),
             (3, "failed: no payment occurred"),
             (4, "outcome unknown: the card may have been charged; do not retry"),
-        ])
+            (ExitCode.dataError, "the --trace or --card file cannot be read or is not valid"),
+        ] + GatewayOptions.exitCodes)
 
     static let declined: Int32 = 2
     static let failedNoPayment: Int32 = 3
@@ -217,7 +223,8 @@ struct ChargesCommand: TapemuCommand {
         commandName: "charges",
         abstract: "Show what the gateway holds for an order (the charges query by orderId).",
         usage: "--order-id <id> [--data-dir <dir>] [--json]",
-        options: [OptionHelp("--order-id <id>", "The order to look up.")] + GatewayOptions.help + OutputOptions.help)
+        options: [OptionHelp("--order-id <id>", "The order to look up.")] + GatewayOptions.help + OutputOptions.help,
+        exitCodes: [(ExitCode.unavailable, "the charges query failed")] + GatewayOptions.exitCodes)
 
     var orderId: String
     var gateway: GatewayOptions

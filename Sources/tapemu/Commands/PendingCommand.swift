@@ -16,7 +16,8 @@ struct PendingCommand: TapemuCommand {
             (`tapemu pay`), which resolve through the charges query (`tapemu charges`).
             """,
         options: [OptionHelp("--all", "Also list the MONEI-style pending payments.")] + GatewayOptions.help
-            + OutputOptions.help)
+            + OutputOptions.help,
+        exitCodes: GatewayOptions.exitCodes)
 
     var all: Bool
     var gateway: GatewayOptions

@@ -7,7 +7,7 @@ struct ResolveCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "resolve",
         abstract: "Resolve the pending sales: transaction list by orderId / last four, then reversal (seeds 002/003).",
-        usage: "[--seed 002|003] [--gateway-fault <fault>] [--token <token>] [--data-dir <dir>] [--json]",
+        usage: "[--seed 002|003] [--gateway-fault <fault>] [--gateway-timeout <duration>] [--token <token>] [--data-dir <dir>] [--json]",
         discussion: """
             For each pending CoreAPI-style sale, oldest first: look the transaction up \
             (002: by orderId and the card's last four; 003: by orderId, then the amount and the \
@@ -23,7 +23,8 @@ struct ResolveCommand: TapemuCommand {
             OptionHelp("--gateway-timeout <duration>", "How long to wait for the gateway (default 30s)."),
             OptionHelp("--token <token>", "The terminal's token (default: one issued by the embedded gateway for this run)."),
         ] + GatewayOptions.help + OutputOptions.help,
-        exitCodes: [(75, "some sales stay pending (a request failed, or a 003 mismatch): try again later")])
+        exitCodes: [(75, "some sales stay pending (a request failed, or a 003 mismatch): try again later")]
+            + GatewayOptions.exitCodes)
 
     var variant: SeedVariant
     var fault: GatewayFault?

@@ -17,7 +17,7 @@ struct SaleCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "sale",
         abstract: "Run a sale (CoreAPI-style processSale) and print each listener callback as it fires.",
-        usage: "--amount <cents> --order-id <id> [--currency <code>] \(CardSourceOptions.usage) [--gateway-fault <fault>] [--gateway-timeout <duration>] [--wait <duration>] [--pin <digits>] [--no-early-submit] [--device-condition <condition>] [--data-dir <dir>] [--json]",
+        usage: "--amount <cents> --order-id <id> [--currency <code>] \(CardSourceOptions.usage) [--gateway-fault <fault>] [--gateway-timeout <duration>] [--wait <duration>] [--pin <digits>] [--no-early-submit] [--device-condition <condition>] [--token <token>] [--data-dir <dir>] [--json]",
         discussion: """
             Initialises the CoreAPI facade on the card source and the embedded gateway, runs one \
             sale, and prints one line per callback (onDeviceConnected, onDeviceError, \
@@ -50,7 +50,8 @@ struct SaleCommand: TapemuCommand {
             (2, "the gateway answered, not approved (code D, R or E)"),
             (3, "onError: no payment occurred"),
             (4, "onTransactionCommError: the outcome is unknown, the sale is pending; run `tapemu resolve`"),
-        ])
+            (ExitCode.dataError, "the --trace or --card file cannot be read or is not valid"),
+        ] + GatewayOptions.exitCodes)
 
     static let notApproved: Int32 = 2
     static let failedNoPayment: Int32 = 3

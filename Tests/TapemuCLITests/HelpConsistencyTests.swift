@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+@testable import tapemu
+
+@Suite("tapemu help matches what the commands do")
+struct HelpConsistencyTests {
+    @Test("every option a command documents is in its usage line")
+    func optionsInUsage() {
+        for command in CommandRegistry.commands {
+            let c = command.configuration
+            for option in c.options {
+                // "-o, --output <file>" → "-o"; "--terms accept|decline" → "--terms"; "<hex>|-" is no option.
+                guard let name = option.names.split(separator: " ").first.map({ String($0).trimmingCharacters(in: [","]) }),
+                      name.hasPrefix("-") else { continue }
+                #expect(c.usageLine.contains(name), "\(c.commandName): \(name) is missing from the usage line")
+            }
+        }
+    }
+
+    static let ledgerCommands: [[String]] = [
+        ["pay", "--amount", "1000", "--order-id", "help-1"],
+        ["sale", "--amount", "1000", "--order-id", "help-1"],
+        ["charges", "--order-id", "help-1"],
+        ["pending"],
+        ["resolve"],
+        ["gateway", "webhooks"],
+        ["gateway", "token"],
+    ]
+
+    @Test("a ledger that cannot be opened is one line and exit 74, and help says so", arguments: ledgerCommands)
+    func unusableLedger(args: [String]) async throws {
+        let dir = try temporaryDirectory()
+        let file = dir + "/not-a-directory"
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: file))
+        let r = await runCLI(args + ["--data-dir", file])
+        #expect(r.status == 74)
+        #expect(r.err.hasPrefix("tapemu: "))
+        #expect(r.err.split(separator: "\n").count == 1)
+        let words = args.prefix { !$0.hasPrefix("-") }
+        let help = await runCLI(["help"] + words)
+        #expect(help.out.contains("\n  74 "), "tapemu help \(words.joined(separator: " ")) does not document 74")
+    }
+
+    @Test("a trace that cannot be read is exit 65, and help says so", arguments: ["pay", "sale"])
+    func unreadableTrace(command: String) async throws {
+        let dir = try temporaryDirectory()
+        let r = await runCLI([command, "--amount", "1000", "--order-id", "help-2", "--trace", dir + "/missing.apdu",
+                              "--data-dir", dir])
+        #expect(r.status == 65)
+        #expect(r.err.split(separator: "\n").count == 1)
+        let help = await runCLI(["help", command])
+        #expect(help.out.contains("\n  65 "))
+    }
+}
