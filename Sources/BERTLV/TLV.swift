@@ -15,6 +15,14 @@ public struct TLV: Hashable, Sendable {
         self.children = []
     }
 
+    /// A primitive object whose value is an array (the common case: no generic copy, the array's
+    /// storage is shared).
+    public init(tag: Tag, value: [UInt8]) {
+        self.tag = tag
+        self.value = value[...]
+        self.children = []
+    }
+
     /// A constructed object from its children.
     public init(tag: Tag, children: [TLV]) {
         self.tag = tag
@@ -47,12 +55,19 @@ public struct TLV: Hashable, Sendable {
     /// The encoding, with minimal length.
     public var encoded: [UInt8] {
         var out: [UInt8] = []
+        out.reserveCapacity(tag.byteCount + 4 + value.count)
         encode(into: &out)
         return out
     }
 
     public func encode(into out: inout [UInt8]) {
-        out.append(contentsOf: tag.bytes)
+        let raw = tag.rawValue
+        var shift = 8 * UInt32(tag.byteCount - 1)
+        while true {
+            out.append(UInt8(truncatingIfNeeded: raw >> shift))
+            if shift == 0 { break }
+            shift -= 8
+        }
         BERTLV.appendLength(value.count, to: &out)
         out.append(contentsOf: value)
     }
