@@ -131,7 +131,8 @@ public struct EMVKernel: Sendable {
     public let transaction: Transaction
     /// The terminal's data objects for this transaction (amounts, date, unpredictable number,
     /// TTQ, TVR, CVM results, …).
-    public private(set) var terminalData: [Tag: [UInt8]]
+    public var terminalData: [Tag: [UInt8]] { terminalValues.dictionary }
+    private var terminalValues: TerminalValues
     public private(set) var state: State = .idle
 
     /// Most SELECT "next occurrence" rounds for one terminal AID.
@@ -143,7 +144,7 @@ public struct EMVKernel: Sendable {
                 dateTime: TransactionDateTime, unpredictableNumber: UInt32) {
         self.configuration = configuration
         self.transaction = transaction
-        self.terminalData = TerminalData.make(configuration: configuration, transaction: transaction,
+        self.terminalValues = TerminalData.make(configuration: configuration, transaction: transaction,
                                               dateTime: dateTime, unpredictableNumber: unpredictableNumber)
     }
 
@@ -316,7 +317,7 @@ public struct EMVKernel: Sendable {
                 throw KernelError(.inconsistentData, step: step,
                                   "SELECT of \(Hex.encode(s.current.aid)) answered with DF name \(Hex.encode(fci.dfName))")
             }
-            let terminal = terminalData
+            let terminal = terminalValues
             let pdolData = fci.pdol.build { terminal[$0] }
             guard pdolData.count <= 253 else {
                 throw KernelError(.malformedResponse, step: step,
@@ -366,7 +367,7 @@ public struct EMVKernel: Sendable {
               let card = try? cardData(r.data),
               let cvm = try? CVMProcessing.decide(store: r.data, aip: r.aip, configuration: configuration,
                                                   transaction: transaction) else { return nil }
-        var terminal = terminalData
+        var terminal = terminalValues
         terminal[.cvmResults] = cvm.results
         guard let cryptogram = try? makeCryptogram(r.data, application: r.application, terminal: terminal,
                                                    source: .gpo, step: .gpo),
@@ -398,16 +399,16 @@ public struct EMVKernel: Sendable {
         let card = try cardData(r.data)
         let cvm = try CVMProcessing.decide(store: r.data, aip: r.aip, configuration: configuration,
                                            transaction: transaction)
-        terminalData[.cvmResults] = cvm.results
+        terminalValues[.cvmResults] = cvm.results
         if r.data.contains(.applicationCryptogram) {
             // The TVR stays as the card saw it in the PDOL data: it is part of the cryptogram.
-            let cryptogram = try makeCryptogram(r.data, application: r.application, terminal: terminalData,
+            let cryptogram = try makeCryptogram(r.data, application: r.application, terminal: terminalValues,
                                                 source: .gpo, step: .cardData)
             return conclude(CardRead(application: r.application.info(aip: r.aip), card: card, cryptogram: cryptogram,
                                      cvm: cvm.cvm, cardDataObjects: r.data.objects),
                             onlineDataWasReady: r.onlineDataWasReady)
         }
-        if cvm.cvm == .failed { terminalData[.terminalVerificationResults]![2] |= 0x80 }  // CVM not successful
+        if cvm.cvm == .failed { terminalValues[.terminalVerificationResults]![2] |= 0x80 }  // CVM not successful
         guard let cdolBytes = r.data[.cdol1] else {
             throw KernelError(.missingMandatoryData, step: .generateAC,
                               "the card gave no cryptogram in its GPO answer and no CDOL1 8C to ask for one")
@@ -416,7 +417,7 @@ public struct EMVKernel: Sendable {
         do { cdol = try DataObjectList(bytes: cdolBytes) } catch {
             throw KernelError(.malformedResponse, step: .generateAC, "CDOL1 8C is not a data object list: \(error)")
         }
-        let terminal = terminalData, store = r.data
+        let terminal = terminalValues, store = r.data
         let cdolData = cdol.build { terminal[$0] ?? store[$0] }
         guard cdolData.count <= 255 else {
             throw KernelError(.malformedResponse, step: .generateAC,
@@ -435,7 +436,7 @@ public struct EMVKernel: Sendable {
         }
         var data = r.data
         try data.add(try parseGenerateAC(response.data), step: .generateAC)
-        let cryptogram = try makeCryptogram(data, application: r.application, terminal: terminalData,
+        let cryptogram = try makeCryptogram(data, application: r.application, terminal: terminalValues,
                                             source: .generateAC, step: .generateAC)
         guard cryptogram.kind != .tc else {
             throw KernelError(.inconsistentData, step: .generateAC, "the card returned a TC when an ARQC was asked for")
@@ -516,7 +517,7 @@ public struct EMVKernel: Sendable {
     }
 
     /// The cryptogram from the card's data objects (9F26, 9F27, 9F36, 9F10).
-    func makeCryptogram(_ d: CardDataStore, application: SelectedApplication, terminal: [Tag: [UInt8]],
+    func makeCryptogram(_ d: CardDataStore, application: SelectedApplication, terminal: TerminalValues,
                         source: Cryptogram.Source, step: KernelStep) throws(KernelError) -> Cryptogram {
         guard let ac = d[.applicationCryptogram] else {
             throw KernelError(.missingMandatoryData, step: step, "the card gave no application cryptogram 9F26")
@@ -567,7 +568,7 @@ public struct EMVKernel: Sendable {
         case .gettingProcessingOptions(let r):
             return PartialCardRead(step: .gpo, application: r.application.info(aip: []))
         case .readingRecords(let r), .onlineDataReady(let r):
-            var terminal = terminalData
+            var terminal = terminalValues
             let cvm = try? CVMProcessing.decide(store: r.data, aip: r.aip, configuration: configuration,
                                                 transaction: transaction)
             if let cvm { terminal[.cvmResults] = cvm.results }

@@ -5,7 +5,7 @@ import ISO7816
 /// goes with the cryptogram to the acquirer.
 enum TerminalData {
     static func make(configuration c: TerminalConfiguration, transaction t: Transaction,
-                     dateTime: TransactionDateTime, unpredictableNumber: UInt32) -> [Tag: [UInt8]] {
+                     dateTime: TransactionDateTime, unpredictableNumber: UInt32) -> TerminalValues {
         var ttq = c.terminalTransactionQualifiers
         if t.amount > c.cvmRequiredLimit { ttq[1] |= 0x40 }       // CVM required
         var tvr: [UInt8] = [0x80, 0, 0, 0, 0]                     // offline data authentication not performed
@@ -15,7 +15,7 @@ enum TerminalData {
             let bytes = Array(s.utf8.prefix(n))
             return bytes + Array(repeating: 0x20, count: n - bytes.count)
         }
-        var d: [Tag: [UInt8]] = [
+        var d = TerminalValues([
             .amountAuthorised: BCD.encodeNumeric(t.amount, length: 6),
             .amountOther: BCD.encodeNumeric(t.otherAmount, length: 6),
             .amountAuthorisedBinary: withUnsafeBytes(of: UInt32(clamping: t.amount).bigEndian, Array.init),
@@ -43,7 +43,7 @@ enum TerminalData {
             .posEntryMode: BCD.encodeNumeric(UInt64(c.posEntryMode), length: 1),
             Tag(0x9F53): [c.transactionCategoryCode],           // transaction category code
             .cvmResults: [0x3F, 0x00, 0x00],                   // until CVM processing decides
-        ]
+        ])
         // The terminal's own transaction sequence counter is the payment flow's business; the
         // card only needs a value of the right shape.
         d[.transactionSequenceCounter] = BCD.encodeNumeric(1, length: 4)
@@ -74,7 +74,7 @@ enum TerminalData {
     /// The data objects for online authorisation, in the customary field 55 order, from the card
     /// (`store`), the selected application's DF name, and the terminal. Never the PAN or track 2.
     /// `requested`: the tags of the card's PDOL and CDOL1 (a short list, scanned).
-    static func onlineData(store: CardDataStore, dfName: [UInt8], terminal: [Tag: [UInt8]], cid: UInt8,
+    static func onlineData(store: CardDataStore, dfName: [UInt8], terminal: TerminalValues, cid: UInt8,
                            requested: [Tag]) -> [TLV] {
         var out: [TLV] = []
         out.reserveCapacity(onlineOrder.count)
@@ -91,6 +91,51 @@ enum TerminalData {
         }
         return out
     }
+}
+
+/// The terminal's data objects for one transaction, tag by tag. About thirty: a scan of their
+/// tags is cheaper than a dictionary's hashing, and building it allocates two arrays.
+struct TerminalValues: Sendable {
+    private var tags: [Tag] = []
+    private var values: [[UInt8]] = []
+
+    /// From unique tags and their values (a dictionary literal's shape).
+    init(_ pairs: KeyValuePairs<Tag, [UInt8]>) {
+        tags.reserveCapacity(pairs.count + 4)
+        values.reserveCapacity(pairs.count + 4)
+        for (tag, value) in pairs {
+            precondition(!tags.contains(tag), "terminal data object \(tag.hex) given twice")
+            tags.append(tag)
+            values.append(value)
+        }
+    }
+
+    private func position(of tag: Tag) -> Int? {
+        tags.withUnsafeBufferPointer { p in
+            for i in p.indices where p[i] == tag { return i }
+            return nil
+        }
+    }
+
+    subscript(_ tag: Tag) -> [UInt8]? {
+        get { position(of: tag).map { values[$0] } }
+        set {
+            if let i = position(of: tag) {
+                if let newValue {
+                    values[i] = newValue
+                } else {
+                    tags.remove(at: i)
+                    values.remove(at: i)
+                }
+            } else if let newValue {
+                tags.append(tag)
+                values.append(newValue)
+            }
+        }
+    }
+
+    /// As a dictionary (the kernel's public ``EMVKernel/terminalData``).
+    var dictionary: [Tag: [UInt8]] { Dictionary(uniqueKeysWithValues: zip(tags, values)) }
 }
 
 /// Cardholder verification: which CVM the card and the amount call for (EMV Book 3 §10.5, Book C-2
