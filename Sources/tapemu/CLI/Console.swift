@@ -46,6 +46,12 @@ struct Console: Sendable {
     func printError(_ line: String) { writeErr(line + "\n") }
     /// Everything on stdin.
     func readStandardInput() throws -> [UInt8] { try readIn() }
+
+    /// This console, calling `onOutput` whenever something goes to stdout.
+    func observingOutput(_ onOutput: @escaping @Sendable () -> Void) -> Console {
+        let out = writeOut
+        return Console(out: { onOutput(); out($0) }, err: writeErr, stdin: readIn)
+    }
 }
 
 /// A console that keeps what is written, for tests.

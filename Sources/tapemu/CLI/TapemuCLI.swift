@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The `tapemu` entry point: finds the command, parses its arguments, runs it, and turns
 /// errors into one line on stderr and an exit status.
 enum TapemuCLI {
@@ -35,22 +37,33 @@ enum TapemuCLI {
             console.write(commandHelp(command.configuration))
             return ExitCode.success
         }
+        // With --json, stdout holds one JSON document whatever happens: a command that fails
+        // before printing its own gets {"error": {"exitCode", "message"}}.
+        let json = rest.prefix { $0 != "--" }.contains("--json")
+        let wroteOut = Mutex(false)
+        let tracked = console.observingOutput { wroteOut.withLock { $0 = true } }
+        func failed(_ code: Int32, _ message: String) -> Int32 {
+            console.printError("tapemu: \(message)")
+            if json, !wroteOut.withLock({ $0 }) {
+                let doc = JSONValue.object(["error": .object(["exitCode": .int(Int(code)), "message": .string(message)])])
+                if let text = try? JSONOutput.render(doc) { console.print(text) }
+            }
+            return code
+        }
         do {
             var arguments = Arguments(rest)
             let parsed = try command.init(arguments: &arguments)
             try parsed.validate()
-            return try await parsed.run(console)
+            return try await parsed.run(json ? tracked : console)
         } catch let error as UsageError {
             console.printError("tapemu: \(error.reason)")
             console.printError("Usage: \(command.configuration.usageLine)")
             console.printError("See 'tapemu help \(command.configuration.commandName)'.")
             return ExitCode.usage
         } catch let failure as CommandFailure {
-            console.printError("tapemu: \(failure.message)")
-            return failure.exitCode == 0 ? ExitCode.failure : failure.exitCode
+            return failed(failure.exitCode == 0 ? ExitCode.failure : failure.exitCode, failure.message)
         } catch {
-            console.printError("tapemu: \(oneLine(String(describing: error)))")
-            return ExitCode.failure
+            return failed(ExitCode.failure, oneLine(String(describing: error)))
         }
     }
 
