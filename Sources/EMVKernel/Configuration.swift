@@ -162,12 +162,25 @@ public struct TransactionDateTime: Hashable, Sendable {
 
     /// The date and time of `date` in `timeZone`.
     public init(_ date: Date, timeZone: TimeZone = .current) {
+        // Reads come many to the second: the calendar works once per whole second and zone.
+        let second = date.timeIntervalSinceReferenceDate.rounded(.down)
+        if let hit = Self.lastConversion.withLock({ last in
+            last.flatMap { $0.second == second && $0.timeZone == timeZone ? $0.value : nil }
+        }) {
+            self = hit
+            return
+        }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
         self.init(year: min(max(c.year ?? 2000, 2000), 2099), month: c.month ?? 1, day: c.day ?? 1,
                   hour: c.hour ?? 0, minute: c.minute ?? 0, second: min(c.second ?? 0, 59))
+        let value = self
+        Self.lastConversion.withLock { $0 = (second, timeZone, value) }
     }
+
+    /// The last whole second converted, its zone and its date and time.
+    private static let lastConversion = Mutex<(second: Double, timeZone: TimeZone, value: TransactionDateTime)?>(nil)
 
     /// 9A: YYMMDD in BCD.
     public var dateBCD: [UInt8] {

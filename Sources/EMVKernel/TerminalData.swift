@@ -1,5 +1,6 @@
 import BERTLV
 import ISO7816
+import Synchronization
 
 /// The terminal's data objects for one transaction: what PDOL and CDOL1 are filled from, and what
 /// goes with the cryptogram to the acquirer.
@@ -10,29 +11,44 @@ enum TerminalData {
         if t.amount > c.cvmRequiredLimit { ttq[1] |= 0x40 }       // CVM required
         var tvr: [UInt8] = [0x80, 0, 0, 0, 0]                     // offline data authentication not performed
         if t.amount > c.floorLimit { tvr[3] |= 0x80 }             // transaction exceeds floor limit
-        let un = withUnsafeBytes(of: unpredictableNumber.bigEndian, Array.init)
-        func ascii(_ s: String, _ n: Int) -> [UInt8] {
-            let bytes = Array(s.utf8.prefix(n))
-            return bytes + Array(repeating: 0x20, count: n - bytes.count)
-        }
-        var d = TerminalValues([
+        var d = configurationValues(c)
+        d.append(contentsOf: [
             .amountAuthorised: BCD.encodeNumeric(t.amount, length: 6),
             .amountOther: BCD.encodeNumeric(t.otherAmount, length: 6),
             .amountAuthorisedBinary: withUnsafeBytes(of: UInt32(clamping: t.amount).bigEndian, Array.init),
             Tag(0x9F04): withUnsafeBytes(of: UInt32(clamping: t.otherAmount).bigEndian, Array.init),
-            .terminalCountryCode: BCD.encodeNumeric(UInt64(c.countryCode), length: 2),
-            .transactionCurrencyCode: BCD.encodeNumeric(UInt64(c.currencyCode), length: 2),
-            .transactionCurrencyExponent: BCD.encodeNumeric(UInt64(c.currencyExponent), length: 1),
             .transactionDate: dateTime.dateBCD,
             .transactionTime: dateTime.timeBCD,
             .transactionType: [t.type.rawValue],
-            .unpredictableNumber: un,
+            .unpredictableNumber: withUnsafeBytes(of: unpredictableNumber.bigEndian, Array.init),
             .terminalTransactionQualifiers: ttq,
+            .terminalVerificationResults: tvr,
+        ])
+        return d
+    }
+
+    /// The last configuration's own data objects: a terminal reads card after card with one
+    /// configuration, and these do not change from one transaction to the next.
+    private static let lastConfiguration = Mutex<(configuration: TerminalConfiguration, values: TerminalValues)?>(nil)
+
+    /// The data objects that depend on the configuration alone.
+    static func configurationValues(_ c: TerminalConfiguration) -> TerminalValues {
+        if let hit = lastConfiguration.withLock({ last in last?.configuration == c ? last?.values : nil }) {
+            return hit
+        }
+        func ascii(_ s: String, _ n: Int) -> [UInt8] {
+            let bytes = Array(s.utf8.prefix(n))
+            return bytes + Array(repeating: 0x20, count: n - bytes.count)
+        }
+        var d = TerminalValues()
+        d.append(contentsOf: [
+            .terminalCountryCode: BCD.encodeNumeric(UInt64(c.countryCode), length: 2),
+            .transactionCurrencyCode: BCD.encodeNumeric(UInt64(c.currencyCode), length: 2),
+            .transactionCurrencyExponent: BCD.encodeNumeric(UInt64(c.currencyExponent), length: 1),
             .terminalCapabilities: c.terminalCapabilities,
             .additionalTerminalCapabilities: c.additionalTerminalCapabilities,
             .terminalType: [c.terminalType],
             .terminalFloorLimit: withUnsafeBytes(of: UInt32(clamping: c.floorLimit).bigEndian, Array.init),
-            .terminalVerificationResults: tvr,
             .merchantCategoryCode: BCD.encodeNumeric(UInt64(c.merchantCategoryCode), length: 2),
             .merchantIdentifier: ascii(c.merchantIdentifier, 15),
             .terminalIdentification: ascii(c.terminalIdentification, 8),
@@ -43,10 +59,11 @@ enum TerminalData {
             .posEntryMode: BCD.encodeNumeric(UInt64(c.posEntryMode), length: 1),
             Tag(0x9F53): [c.transactionCategoryCode],           // transaction category code
             .cvmResults: [0x3F, 0x00, 0x00],                   // until CVM processing decides
+            // The terminal's own transaction sequence counter is the payment flow's business;
+            // the card only needs a value of the right shape.
+            .transactionSequenceCounter: BCD.encodeNumeric(1, length: 4),
         ])
-        // The terminal's own transaction sequence counter is the payment flow's business; the
-        // card only needs a value of the right shape.
-        d[.transactionSequenceCounter] = BCD.encodeNumeric(1, length: 4)
+        lastConfiguration.withLock { $0 = (c, d) }
         return d
     }
 
@@ -99,12 +116,14 @@ struct TerminalValues: Sendable {
     private var tags: [Tag] = []
     private var values: [[UInt8]] = []
 
-    /// From unique tags and their values (a dictionary literal's shape).
-    init(_ pairs: KeyValuePairs<Tag, [UInt8]>) {
-        tags.reserveCapacity(pairs.count + 4)
-        values.reserveCapacity(pairs.count + 4)
+    init() {}
+
+    /// Adds tags not held yet and their values (a dictionary literal's shape).
+    mutating func append(contentsOf pairs: KeyValuePairs<Tag, [UInt8]>) {
+        tags.reserveCapacity(tags.count + pairs.count + 4)
+        values.reserveCapacity(values.count + pairs.count + 4)
         for (tag, value) in pairs {
-            precondition(!tags.contains(tag), "terminal data object \(tag.hex) given twice")
+            precondition(position(of: tag) == nil, "terminal data object \(tag.hex) given twice")
             tags.append(tag)
             values.append(value)
         }
