@@ -19,3 +19,15 @@ public protocol CardChannel: Sendable {
     /// Sends one command APDU and returns the card's response, unprocessed.
     func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU
 }
+
+/// A channel that keeps an APDU deadline itself, more cheaply than ``withDeadline(_:on:onTimeout:_:)``'s
+/// race of two tasks (the PC/SC channel: one continuation resumed from its thread, or by one
+/// shared timer at the deadline). ``CardSession`` uses it when the channel offers it.
+public protocol DeadlineCardChannel: CardChannel {
+    /// Sends one command APDU and returns the card's response, unprocessed — or, when `deadline`
+    /// (an offset on `clock`) comes first, stops waiting and throws `onTimeout()`, even if the
+    /// underlying call cannot be interrupted (its late result is dropped). Cancellation of the
+    /// calling task throws `.cancelled` promptly.
+    func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
+                  onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU
+}

@@ -50,6 +50,8 @@ public final class CardSession: Sendable {
     public let clock: MonotonicClock
     /// The channel, when it can answer on the spot.
     private let immediate: (any ImmediateCardChannel)?
+    /// The channel, when it keeps the deadline itself.
+    private let deadlineChannel: (any DeadlineCardChannel)?
     private let log = Mutex<[Exchange]>([])
 
     /// - Parameters:
@@ -60,6 +62,7 @@ public final class CardSession: Sendable {
                 clock: MonotonicClock = .continuous) {
         self.channel = channel
         self.immediate = channel as? any ImmediateCardChannel
+        self.deadlineChannel = channel as? any DeadlineCardChannel
         self.apduTimeout = apduTimeout
         self.clock = clock
     }
@@ -102,7 +105,7 @@ public final class CardSession: Sendable {
 
     /// One timed exchange on the wire, within the APDU deadline, logged. A channel that answers
     /// on the spot (``ImmediateCardChannel``) is not raced against the deadline: only an answer
-    /// that needs waiting is.
+    /// that needs waiting is; a ``DeadlineCardChannel`` keeps the deadline itself.
     private func exchange(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
         let start = clock.now
         do throws(CardChannelError) {
@@ -112,6 +115,13 @@ public final class CardSession: Sendable {
             case .failure(let e)?: throw e
             case .later(let wait)?: response = try await withinDeadline(from: start, wait)
             case nil:
+                if let deadlineChannel {
+                    let timeout = apduTimeout
+                    response = try await deadlineChannel.transmit(
+                        command, deadline: start + timeout, on: clock,
+                        onTimeout: { CardChannelError(.timeout, "the card did not answer within \(timeout)") })
+                    break
+                }
                 let channel = self.channel
                 response = try await withinDeadline(from: start) { () async throws(CardChannelError) -> ResponseAPDU in
                     try await channel.transmit(command)

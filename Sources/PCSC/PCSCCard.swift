@@ -61,6 +61,15 @@ public final class PCSCCard: Sendable {
         }
     }
 
+    /// Sends `command` like ``transmit(_:)``, but stops waiting at `deadline`: nil then (the
+    /// call finishes on the context's thread later, its result dropped).
+    func transmit(_ command: [UInt8], until deadline: ContinuousClock.Instant) async -> Result<[UInt8], PCSCError>? {
+        let lite = context.lite, handle = self.handle, proto = activeProtocol
+        return await context.thread.perform(.transmit, until: deadline) { () throws(PCSCError) -> [UInt8] in
+            try lite.transmit(handle, protocol: proto, command)
+        }
+    }
+
     /// The reader name, card state, protocol and ATR now (`SCardStatus`).
     public func status() async throws(PCSCError) -> Status {
         let lite = context.lite, handle = self.handle

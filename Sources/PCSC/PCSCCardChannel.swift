@@ -10,7 +10,7 @@ import Synchronization
 /// `.noService`, `.sharingViolation`, `.malformedResponse` for fewer than 2 bytes, `.cancelled`
 /// (at once, even while `SCardTransmit` blocks on a mute card), and `.transmitFailed` with the
 /// PC/SC constant in `detail` for anything else.
-public final class PCSCCardChannel: CardChannel {
+public final class PCSCCardChannel: DeadlineCardChannel {
     public let card: PCSCCard
     /// The reader's name.
     public var reader: String { card.reader }
@@ -46,18 +46,53 @@ public final class PCSCCardChannel: CardChannel {
     }
 
     public func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
-        if closed.withLock({ $0 }) { throw CardChannelError(.closed, "the PC/SC channel to \(reader) is closed") }
-        if command.needsExtendedLength && !readerATR.supportsExtendedLength {
-            throw CardChannelError(.transmitFailed,
-                                   "the command needs extended Lc/Le, which the card's ATR does not announce",
-                                   detail: "extended length unsupported")
-        }
+        try check(command)
         let bytes: [UInt8]
         do {
             bytes = try await card.transmit(command.bytes)
         } catch {
             throw CardChannelError(error, during: .exchange, reader: reader)
         }
+        return try await response(bytes)
+    }
+
+    /// Sends `command`, waiting at most until `deadline` on `clock`: on the continuous clock
+    /// through one continuation resumed from the PC/SC thread or by ``DeadlineWatchdog`` (no
+    /// task per exchange); on any other clock (a ``ManualClock`` in tests) through
+    /// ``withDeadline(_:on:onTimeout:_:)``.
+    public func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
+                         onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {
+        guard let instant = clock.continuousInstant(deadline) else {
+            return try await withDeadline(deadline, on: clock, onTimeout: onTimeout) { () async throws(CardChannelError) -> ResponseAPDU in
+                try await self.transmit(command)
+            }
+        }
+        try check(command)
+        let bytes: [UInt8]
+        switch await card.transmit(command.bytes, until: instant) {
+        case nil: throw onTimeout()
+        case .failure(let error)?: throw CardChannelError(error, during: .exchange, reader: reader)
+        case .success(let b)?: bytes = b
+        }
+        if bytes.count >= 2 { return try await response(bytes) }
+        // Rare: a short answer, then a watch for a removal — still within the deadline.
+        return try await withDeadline(deadline, on: clock, onTimeout: onTimeout) { () async throws(CardChannelError) -> ResponseAPDU in
+            try await self.response(bytes)
+        }
+    }
+
+    /// Throws for a closed channel or a command the card cannot take.
+    private func check(_ command: CommandAPDU) throws(CardChannelError) {
+        if closed.withLock({ $0 }) { throw CardChannelError(.closed, "the PC/SC channel to \(reader) is closed") }
+        if command.needsExtendedLength && !readerATR.supportsExtendedLength {
+            throw CardChannelError(.transmitFailed,
+                                   "the command needs extended Lc/Le, which the card's ATR does not announce",
+                                   detail: "extended length unsupported")
+        }
+    }
+
+    /// The response in `bytes`; fewer than SW1 SW2 is a removal (when the card left) or malformed.
+    private func response(_ bytes: [UInt8]) async throws(CardChannelError) -> ResponseAPDU {
         guard bytes.count >= 2 else {
             if await cardLeft() {
                 throw CardChannelError(.cardRemoved, "the card left the field during the exchange (\(reader))")

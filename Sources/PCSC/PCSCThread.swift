@@ -1,3 +1,4 @@
+import CardChannel
 import Dispatch
 import Foundation
 import Synchronization
@@ -77,6 +78,36 @@ final class PCSCThread: Sendable {
             if abandonOnCancel { once.resume(cancelled) }
         }
         return try result.get()
+    }
+}
+
+extension PCSCThread {
+    /// Runs `body` on this thread and returns its result, or nil when `deadline` comes first:
+    /// the caller stops waiting then (the call goes on and its result is dropped). A cancelled
+    /// task gets `.cancelled` at once; an already cancelled one does not run `body`.
+    ///
+    /// One continuation, resumed from this thread or by ``DeadlineWatchdog`` at the deadline:
+    /// no task is made for the deadline.
+    func perform<T: Sendable>(
+        _ function: PCSCFunction, until deadline: ContinuousClock.Instant,
+        _ body: @escaping @Sendable () throws(PCSCError) -> T
+    ) async -> Result<T, PCSCError>? {
+        let cancelled = Result<T, PCSCError>.failure(PCSCError(.cancelled, function: function))
+        if Task.isCancelled { return cancelled }
+        let once = OnceContinuation<Result<T, PCSCError>?>()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Result<T, PCSCError>?, Never>) in
+                once.set(c)
+                let token = DeadlineWatchdog.shared.schedule(at: deadline) { once.resume(nil) }
+                submit {
+                    let result = Result { () throws(PCSCError) -> T in try body() }
+                    DeadlineWatchdog.shared.cancel(token)
+                    once.resume(result)
+                }
+            }
+        } onCancel: {
+            once.resume(cancelled)
+        }
     }
 }
 

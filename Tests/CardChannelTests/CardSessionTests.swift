@@ -151,6 +151,34 @@ struct CardSessionTests {
         #expect(session.exchanges.first?.duration == .milliseconds(500))
     }
 
+    @Test("on the continuous clock the deadline is kept by the shared watchdog: a mute card times out")
+    func continuousTimeout() async throws {
+        let session = CardSession(channel: ScriptedChannel([.hang]), apduTimeout: .milliseconds(20))
+        await #expect { try await session.send(select) } throws: {
+            ($0 as? CardChannelError)?.code == .timeout
+        }
+        #expect(session.exchanges.map(\.failure) == [.timeout])
+    }
+
+    @Test("the watchdog fires deadlines in any order they were set, and not a cancelled one")
+    func watchdogOrder() async {
+        let watchdog = DeadlineWatchdog.shared
+        let now = ContinuousClock.now
+        let late = Mutex<DeadlineWatchdog.Token?>(nil)
+        let fired = await withCheckedContinuation { (c: CheckedContinuation<[Int], Never>) in
+            let log = Mutex<[Int]>([])
+            let cancelled = watchdog.schedule(at: now + .milliseconds(5)) { log.withLock { $0.append(0) } }
+            watchdog.cancel(cancelled)
+            late.withLock { $0 = watchdog.schedule(at: now + .seconds(3600)) { log.withLock { $0.append(9) } } }
+            _ = watchdog.schedule(at: now + .milliseconds(30)) {
+                c.resume(returning: log.withLock { $0 + [2] })
+            }
+            _ = watchdog.schedule(at: now + .milliseconds(10)) { log.withLock { $0.append(1) } }
+        }
+        #expect(fired == [1, 2])
+        if let token = late.withLock({ $0 }) { watchdog.cancel(token) }
+    }
+
     @Test("cancelling the task ends the wait with cancelled, not timeout")
     func cancellation() async throws {
         let clock = ManualClock()
