@@ -263,8 +263,7 @@ public final class CoreAPI: Sendable {
             return .error(.invalidParameters, description: "the amount must be more than 0 and at most 12 digits (got \(sale.amount))")
         }
         let orderId = sale.orderId
-        guard !orderId.trimmingCharacters(in: .whitespaces).isEmpty, orderId.count <= 128,
-              !orderId.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+        guard TapToPay.isValidOrderId(orderId) else {
             return .error(.invalidParameters, description: "the orderId must be 1 to 128 printable characters")
         }
         guard terminal.currency.uppercased() == configuration.currency.uppercased() else {

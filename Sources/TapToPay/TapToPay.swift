@@ -85,6 +85,15 @@ public final class TapToPay: Sendable {
 
     // MARK: - acceptPayment
 
+    /// The gateway's rule for an order reference, checked before anything touches a card: 1 to
+    /// 128 characters, not only spaces, no control characters, no white space but the space.
+    /// (Refused by the gateway instead, the order would end unclear after the submission point.)
+    static func isValidOrderId(_ orderId: String) -> Bool {
+        !orderId.trimmingCharacters(in: .whitespaces).isEmpty && orderId.count <= 128
+            && orderId.unicodeScalars.allSatisfy { !$0.properties.isWhitespace || $0 == " " }
+            && !orderId.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+    }
+
     /// Reads a card and charges it.
     ///
     /// Returns the result when the gateway answered clearly — approved or declined (a decline is
@@ -96,8 +105,7 @@ public final class TapToPay: Sendable {
     {
         guard isSupported else { throw .notSupported }
         // EMV carries the amount in 12 digits (9F02): anything larger cannot be sent to a card.
-        guard amount > 0, amount <= 999_999_999_999,
-              !orderId.trimmingCharacters(in: .whitespaces).isEmpty else { throw .invalidArgument }
+        guard amount > 0, amount <= 999_999_999_999, Self.isValidOrderId(orderId) else { throw .invalidArgument }
         let started = session.withLock { s -> Bool in
             if s.busy { return false }
             s.busy = true

@@ -14,7 +14,8 @@ public enum TapToPayError: Error, Hashable, Sendable {
     /// The user did not accept the terms, or account linking failed. Thrown by `acceptPayment`.
     /// The next `acceptPayment` shows the terms again.
     case termsDeclined
-    /// `amount` is 0 or less or beyond 12 digits, or `orderId` is empty. Thrown by `acceptPayment`. Correct the value.
+    /// `amount` is 0 or less or beyond 12 digits, or `orderId` is empty, longer than 128 characters or
+    /// holds control characters. Thrown by `acceptPayment`. Correct the value.
     case invalidArgument
     /// The token expired. Thrown by `prepare` and `acceptPayment`. Get a new token, `prepare`, retry.
     case tokenExpired
@@ -83,7 +84,7 @@ extension TapToPayError: CustomStringConvertible {
         case .notSupported: "This device does not support Tap to Pay."
         case .locationDenied: "Location access is not allowed."
         case .termsDeclined: "The Tap to Pay terms were not accepted."
-        case .invalidArgument: "The amount must be more than 0 and at most 12 digits, and the order ID must not be empty."
+        case .invalidArgument: "The amount must be more than 0 and at most 12 digits, and the order ID 1 to 128 printable characters."
         case .tokenExpired: "The token expired; get a new one and call prepare."
         case .invalidToken: "The token cannot be read; get a new one and call prepare."
         case .notPrepared: "No valid token is stored; call prepare first."

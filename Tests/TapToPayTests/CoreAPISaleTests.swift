@@ -58,7 +58,7 @@ import VirtualCard
     // MARK: onError: before the card
 
     @Test(arguments: [(0, "o"), (-5, "o"), (1_000_000_000_000, "o"), (100, ""), (100, "   "), (100, "a\u{1}b"),
-                      (100, String(repeating: "x", count: 129))])
+                      (100, String(repeating: "x", count: 129)), (100, "em\u{2003}space")])
     func invalidSalesAreInvalidParameters(_ amount: Int, _ orderId: String) async throws {
         let dir = CoreTempDir()
         let rig = try await CoreRig.make(dir)

@@ -132,6 +132,8 @@ struct InvalidArgumentTests {
         (0, "order-0"), (-1, "order-neg"), (Int.min, "order-min"), (1000, ""),
         // EMV's amount (9F02) has 12 digits: more is refused, never sent to the kernel.
         (1_000_000_000_000, "order-13-digits"), (Int.max, "order-max"),
+        // The gateway's orderId rule, checked before the card: not after the submission point.
+        (1000, "line1\nline2"), (1000, "tab\there"), (1000, "em\u{2003}space"), (1000, String(repeating: "y", count: 129)),
         // Only white space: as good as empty.
         (1000, "   "),
     ]

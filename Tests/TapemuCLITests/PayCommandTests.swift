@@ -83,6 +83,17 @@ struct PayCommandTests {
         #expect((try jsonObject(charges.out)["items"] as? [Any])?.isEmpty == true)
     }
 
+    @Test("an order id the gateway would refuse fails before the card, not as outcome unknown",
+          arguments: ["two\nlines", String(repeating: "y", count: 129)])
+    func invalidOrderId(orderId: String) async throws {
+        let dir = try temporaryDirectory()
+        let r = await runCLI(["pay", "--amount", "1000", "--order-id", orderId, "--data-dir", dir, "--json"])
+        #expect(r.status == 3)
+        #expect(try jsonObject(r.out)["code"] as? String == "invalidArgument")
+        let pending = await runCLI(["pending", "--all", "--data-dir", dir, "--json"])
+        #expect((try JSONSerialization.jsonObject(with: Data(pending.out.utf8)) as? [Any])?.isEmpty == true)
+    }
+
     @Test("usage errors exit 64 with one reason line and the usage", arguments: [
         ["pay", "--order-id", "x"],
         ["pay", "--amount", "ten", "--order-id", "x"],
