@@ -1,7 +1,8 @@
 import COpenSSL
 
-/// The cryptography tapemu needs, over OpenSSL's libcrypto (EVP). This is the only module that
-/// imports OpenSSL; the gateway uses these for webhook signatures and cryptogram verification.
+/// The cryptography tapemu needs, over OpenSSL's libcrypto (EVP, and its DES primitives for DES).
+/// This is the only module that imports OpenSSL; the gateway uses these for webhook signatures
+/// and cryptogram verification.
 ///
 /// Keys of the wrong length are our own misuse and trap; an OpenSSL failure on valid input
 /// cannot happen short of a broken library, and traps too.
@@ -68,16 +69,20 @@ public enum Crypto {
     public static func tripleDES(encrypt: Bool, key: some Collection<UInt8>, data: some Collection<UInt8>) -> [UInt8] {
         let k = Array(key)
         precondition(k.count == 16 || k.count == 24, "a triple-DES key has 16 or 24 bytes, not \(k.count)")
-        let cipher = k.count == 16 ? Fetched.desEDE.cipher : Fetched.desEDE3.cipher
-        return run(cipher, key: k, iv: nil, data: Array(data), blockSize: 8, encrypt: encrypt)
+        var k1 = DESKey(k, at: 0), k2 = DESKey(k, at: 8), k3 = k.count == 24 ? DESKey(k, at: 16) : k1
+        return eachBlock(of: Array(data)) { input, output in
+            DES_ecb3_encrypt(input, output, &k1.schedule, &k2.schedule, &k3.schedule, encrypt ? DES_ENCRYPT : DES_DECRYPT)
+        }
     }
 
-    /// Single DES in ECB mode (as triple DES with three equal keys, which OpenSSL 3's default
-    /// provider offers). `key`: 8 bytes; `data`: a multiple of 8 bytes.
+    /// Single DES in ECB mode. `key`: 8 bytes; `data`: a multiple of 8 bytes.
     public static func des(encrypt: Bool, key: some Collection<UInt8>, data: some Collection<UInt8>) -> [UInt8] {
         let k = Array(key)
         precondition(k.count == 8, "a DES key has 8 bytes, not \(k.count)")
-        return run(Fetched.desEDE3.cipher, key: k + k + k, iv: nil, data: Array(data), blockSize: 8, encrypt: encrypt)
+        var k1 = DESKey(k, at: 0)
+        return eachBlock(of: Array(data)) { input, output in
+            DES_ecb_encrypt(input, output, &k1.schedule, encrypt ? DES_ENCRYPT : DES_DECRYPT)
+        }
     }
 
     /// AES in ECB mode. `key`: 16, 24 or 32 bytes; `data`: a multiple of 16 bytes.
@@ -109,19 +114,21 @@ public enum Crypto {
     public static func retailMAC(key: some Collection<UInt8>, message: some Collection<UInt8>) -> [UInt8] {
         let k = Array(key)
         precondition(k.count == 16, "the retail MAC takes a 16-byte key, not \(k.count)")
-        let left = Array(k[0..<8])
+        var left = DESKey(k, at: 0), right = DESKey(k, at: 8)
         let padded = padISO9797Method2(message, blockSize: 8)
-        // CBC with the left half over every block but the last (DES as triple DES with three
-        // equal keys, in one call); x = the last block xor that chaining value (zeros for one block).
-        var x = Array(padded.suffix(8))
-        if padded.count > 8 {
-            let chain = run(Fetched.desEDE3CBC.cipher, key: left + left + left, iv: [UInt8](repeating: 0, count: 8),
-                            data: Array(padded.dropLast(8)), blockSize: 8, encrypt: true)
-            let last = chain.count - 8
-            for i in 0..<8 { x[i] ^= chain[last + i] }
+        // CBC with the left half over every block; DES_ncbc_encrypt leaves the last block in `h`.
+        var h: DES_cblock = (0, 0, 0, 0, 0, 0, 0, 0)
+        var scratch = [UInt8](repeating: 0, count: padded.count)
+        padded.withUnsafeBufferPointer { p in
+            scratch.withUnsafeMutableBufferPointer { s in
+                DES_ncbc_encrypt(p.baseAddress, s.baseAddress, padded.count, &left.schedule, &h, DES_ENCRYPT)
+            }
         }
-        // The last block: E_L(x), then D_R, then E_L — triple DES with the key left, right (, left).
-        return tripleDES(encrypt: true, key: k, data: x)
+        // The last block decrypted with the right half, encrypted with the left.
+        var t: DES_cblock = (0, 0, 0, 0, 0, 0, 0, 0), mac: DES_cblock = (0, 0, 0, 0, 0, 0, 0, 0)
+        DES_ecb_encrypt(&h, &t, &right.schedule, DES_DECRYPT)
+        DES_ecb_encrypt(&t, &mac, &left.schedule, DES_ENCRYPT)
+        return [mac.0, mac.1, mac.2, mac.3, mac.4, mac.5, mac.6, mac.7]
     }
 
     /// AES-CMAC (NIST SP 800-38B, RFC 4493). Returns 16 bytes.
@@ -168,19 +175,35 @@ public enum Crypto {
 
     // MARK: Internals
 
-    /// A cipher fetched from the default provider once: OpenSSL 3 fetches the cipher behind
-    /// `EVP_des_ede3_cbc()` and the like again at every initialisation (a locked name lookup).
-    /// A fetched `EVP_CIPHER` is immutable and safe to share between threads.
-    private struct Fetched: @unchecked Sendable {
-        let cipher: OpaquePointer?
+    /// One DES key's schedule (OpenSSL's DES primitives: single DES is not in the default
+    /// provider's EVP ciphers, and triple DES with three equal keys does the work three times).
+    private struct DESKey {
+        var schedule = DES_key_schedule()
 
-        init(_ name: String, fallback: @autoclosure () -> OpaquePointer?) {
-            cipher = EVP_CIPHER_fetch(nil, name, nil) ?? fallback()
+        /// The key of the 8 bytes of `key` from `offset`.
+        init(_ key: [UInt8], at offset: Int) {
+            var block: const_DES_cblock = (key[offset], key[offset + 1], key[offset + 2], key[offset + 3],
+                                           key[offset + 4], key[offset + 5], key[offset + 6], key[offset + 7])
+            DES_set_key_unchecked(&block, &schedule)
         }
+    }
 
-        static let desEDE = Fetched("DES-EDE-ECB", fallback: EVP_des_ede_ecb())
-        static let desEDE3 = Fetched("DES-EDE3-ECB", fallback: EVP_des_ede3_ecb())
-        static let desEDE3CBC = Fetched("DES-EDE3-CBC", fallback: EVP_des_ede3_cbc())
+    /// `body` on each 8-byte block of `data` (a multiple of 8 bytes), input and output pointers.
+    private static func eachBlock(
+        of data: [UInt8], _ body: (UnsafeMutablePointer<const_DES_cblock>, UnsafeMutablePointer<DES_cblock>) -> Void
+    ) -> [UInt8] {
+        precondition(data.count % 8 == 0, "cipher data must be whole 8-byte blocks, not \(data.count) bytes")
+        var input = data
+        var out = [UInt8](repeating: 0, count: data.count)
+        input.withUnsafeMutableBytes { i in
+            out.withUnsafeMutableBytes { o in
+                for offset in stride(from: 0, to: data.count, by: 8) {
+                    body((i.baseAddress! + offset).assumingMemoryBound(to: const_DES_cblock.self),
+                         (o.baseAddress! + offset).assumingMemoryBound(to: DES_cblock.self))
+                }
+            }
+        }
+        return out
     }
 
     private static func run(_ cipher: OpaquePointer?, key: [UInt8], iv: [UInt8]?, data: [UInt8],
