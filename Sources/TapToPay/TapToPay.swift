@@ -94,6 +94,14 @@ public final class TapToPay: Sendable {
             && !orderId.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
     }
 
+    /// The gateway's rule for a webhook address, checked before the card for the same reason:
+    /// an http or https URL with a host, at most 2048 bytes.
+    static func isValidCallbackUrl(_ url: String) -> Bool {
+        guard url.utf8.count <= 2048, let u = URL(string: url), let scheme = u.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = u.host else { return false }
+        return !host.isEmpty
+    }
+
     /// Reads a card and charges it.
     ///
     /// Returns the result when the gateway answered clearly — approved or declined (a decline is
@@ -105,7 +113,8 @@ public final class TapToPay: Sendable {
     {
         guard isSupported else { throw .notSupported }
         // EMV carries the amount in 12 digits (9F02): anything larger cannot be sent to a card.
-        guard amount > 0, amount <= 999_999_999_999, Self.isValidOrderId(orderId) else { throw .invalidArgument }
+        guard amount > 0, amount <= 999_999_999_999, Self.isValidOrderId(orderId),
+              callbackUrl.map(Self.isValidCallbackUrl) ?? true else { throw .invalidArgument }
         let started = session.withLock { s -> Bool in
             if s.busy { return false }
             s.busy = true

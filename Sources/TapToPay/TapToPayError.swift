@@ -14,8 +14,9 @@ public enum TapToPayError: Error, Hashable, Sendable {
     /// The user did not accept the terms, or account linking failed. Thrown by `acceptPayment`.
     /// The next `acceptPayment` shows the terms again.
     case termsDeclined
-    /// `amount` is 0 or less or beyond 12 digits, or `orderId` is empty, longer than 128 characters or
-    /// holds control characters. Thrown by `acceptPayment`. Correct the value.
+    /// `amount` is 0 or less or beyond 12 digits, `orderId` is empty, longer than 128 characters or
+    /// holds control characters, or `callbackUrl` is not an http(s) URL. Thrown by `acceptPayment`.
+    /// Correct the value.
     case invalidArgument
     /// The token expired. Thrown by `prepare` and `acceptPayment`. Get a new token, `prepare`, retry.
     case tokenExpired

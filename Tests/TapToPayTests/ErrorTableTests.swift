@@ -152,6 +152,21 @@ struct InvalidArgumentTests {
     }
 }
 
+@Suite("Seed error table: invalidArgument for the callback URL")
+struct InvalidCallbackUrlTests {
+    @Test(arguments: ["", "not a url", "ftp://merchant.test/hook", "https://", "mailto:a@b.test"])
+    func badCallbackUrl(url: String) async throws {
+        let h = try Harness()
+        let source = CountingSource(inner: virtualCard("visa-qvsdc"))
+        let tapToPay = try await h.prepared(h.configuration(source: source))
+        expectFailure(await pay(tapToPay, orderId: "cb-bad", callbackUrl: url), .invalidArgument)
+        #expect(source.calls.count == 0)
+        #expect(try h.store.all().isEmpty)
+        let ok = await pay(tapToPay, orderId: "cb-ok", callbackUrl: "https://merchant.test/hooks")
+        #expect(try #require(ok.result).status == .approved)
+    }
+}
+
 @Suite("Seed error table: tokenExpired")
 struct TokenExpiredTests {
     @Test func prepareWithAnExpiredToken() async throws {

@@ -90,6 +90,9 @@ struct PayCommandTests {
         let r = await runCLI(["pay", "--amount", "1000", "--order-id", orderId, "--data-dir", dir, "--json"])
         #expect(r.status == 3)
         #expect(try jsonObject(r.out)["code"] as? String == "invalidArgument")
+        let badUrl = await runCLI(["pay", "--amount", "1000", "--order-id", "cli-url", "--callback-url", "not a url",
+                                   "--data-dir", dir, "--json"])
+        #expect(badUrl.status == 3)
         let pending = await runCLI(["pending", "--all", "--data-dir", dir, "--json"])
         #expect((try JSONSerialization.jsonObject(with: Data(pending.out.utf8)) as? [Any])?.isEmpty == true)
     }
