@@ -1,5 +1,8 @@
 import ISO7816
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension APDUTrace {
     /// Parses a trace. Every problem is a ``TraceError`` naming `path` (when given) and the line.
@@ -65,6 +68,10 @@ enum TraceFile {
             case .fileReadNoPermission, .fileWriteNoPermission: return "permission denied"
             default: break
             }
+        }
+        // Else what the system call said ("Is a directory"), not Foundation's nested NSError dump.
+        if let e = error as? CocoaError, let posix = e.underlying as? POSIXError {
+            return String(cString: strerror(posix.code.rawValue))
         }
         return "\(error)"
     }

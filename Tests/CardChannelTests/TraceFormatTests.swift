@@ -121,6 +121,16 @@ struct TraceFormatTests {
         }
     }
 
+    @Test func aDirectoryIsUnreadableWithTheSystemsReasonOnOneLine() {
+        do {
+            _ = try APDUTrace(contentsOfFile: "/")
+            Issue.record("read a directory as a trace")
+        } catch {
+            #expect(error.code == .unreadable)
+            #expect(error.description == "/: cannot read the file (Is a directory)")
+        }
+    }
+
     /// Every prefix of a valid trace either parses or fails with a typed error, never a crash.
     @Test func everyPrefixParsesOrFailsCleanly() {
         let text = Array(TraceSamples.visaText.utf8)
