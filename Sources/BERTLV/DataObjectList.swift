@@ -68,7 +68,11 @@ public struct DataObjectList: Hashable, Sendable {
                 out.append(contentsOf: repeatElement(0, count: e.length))
                 continue
             }
-            out.append(contentsOf: Self.fit(value, to: e.length, format: format(e.tag)))
+            if value.count == e.length {
+                out.append(contentsOf: value)   // fits as it is, whatever the format
+            } else {
+                out.append(contentsOf: Self.fit(value, to: e.length, format: format(e.tag)))
+            }
         }
         return out
     }
@@ -95,6 +99,7 @@ public struct DataObjectList: Hashable, Sendable {
         guard data.count == dataLength else { return nil }
         let d = Array(data)
         var out: [Tag: [UInt8]] = [:]
+        out.reserveCapacity(entries.count)
         var i = 0
         for e in entries {
             out[e.tag] = Array(d[i..<(i + e.length)])

@@ -15,6 +15,15 @@ public struct PAN: Hashable, Sendable, CustomStringConvertible, CustomDebugStrin
 
     /// A PAN from tag 5A (cn: BCD, padded on the right with F).
     public init(bcd: some Collection<UInt8>) throws(TLVError) {
+        try self.init(bcdDigits: bcd)
+    }
+
+    /// ``init(bcd:)`` for an array (specialised here, not called generically from other modules).
+    public init(bcd: [UInt8]) throws(TLVError) {
+        try self.init(bcdDigits: bcd)
+    }
+
+    private init<C: Collection<UInt8>>(bcdDigits bcd: C) throws(TLVError) {
         let s = try BCD.digits(bcd, allowingTrailingF: true)
         guard let p = PAN(s) else {
             throw TLVError(.badValue, "a PAN of \(s.count) digit(s) (12 to 19 expected)")
@@ -138,6 +147,15 @@ public enum BCD {
 
     /// The value of n-format BCD bytes, or nil if they are not BCD or overflow.
     public static func value(_ bytes: some Collection<UInt8>) -> UInt64? {
+        numericValue(bytes)
+    }
+
+    /// ``value(_:)`` for an array (specialised here, not called generically from other modules).
+    public static func value(_ bytes: [UInt8]) -> UInt64? {
+        numericValue(bytes)
+    }
+
+    private static func numericValue<C: Collection<UInt8>>(_ bytes: C) -> UInt64? {
         var v: UInt64 = 0
         for b in bytes {
             let hi = b >> 4, lo = b & 0xF
@@ -164,6 +182,15 @@ public struct Track2: Hashable, Sendable, CustomStringConvertible, CustomDebugSt
     public let bytes: [UInt8]
 
     public init(bytes: some Collection<UInt8>) throws(TLVError) {
+        try self.init(parsing: bytes)
+    }
+
+    /// ``init(bytes:)`` for an array (specialised here, not called generically from other modules).
+    public init(bytes: [UInt8]) throws(TLVError) {
+        try self.init(parsing: bytes)
+    }
+
+    private init<C: Collection<UInt8>>(parsing bytes: C) throws(TLVError) {
         // The nibbles as ASCII ('0'...'9', 'D', 'F'), worked on as bytes: no per-character strings.
         var s: [UInt8] = []
         s.reserveCapacity(bytes.count * 2)

@@ -362,6 +362,12 @@ public struct CardDataStore: Hashable, Sendable {
                 continue
             }
             let value = o.valueBytes
+            if tags.isEmpty {
+                // A card gives a few dozen objects: no regrowing on the way.
+                tags.reserveCapacity(48)
+                values.reserveCapacity(48)
+                objects.reserveCapacity(48)
+            }
             tags.append(o.tag)
             values.append(value)
             objects.append(TLV(tag: o.tag, value: value))

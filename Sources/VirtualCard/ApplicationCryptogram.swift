@@ -33,9 +33,14 @@ public enum ApplicationCryptogram {
     public static func transactionData(_ terminalValues: [Tag: [UInt8]], aip: [UInt8], atc: UInt16,
                                        issuerApplicationData: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
+        out.reserveCapacity(29 + 4 + issuerApplicationData.count)
         for entry in terminalDataObjects {
             let value = terminalValues[entry.tag] ?? []
-            out += DataObjectList.fit(value, to: entry.length, format: EMVTagDictionary.format(of: entry.tag))
+            if value.count == entry.length {
+                out += value   // fits as it is, whatever the format
+            } else {
+                out += DataObjectList.fit(value, to: entry.length, format: EMVTagDictionary.format(of: entry.tag))
+            }
         }
         out += DataObjectList.fit(aip, to: 2, format: .b)
         out += [UInt8(atc >> 8), UInt8(atc & 0xFF)]
