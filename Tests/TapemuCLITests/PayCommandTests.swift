@@ -97,6 +97,17 @@ struct PayCommandTests {
         #expect((try JSONSerialization.jsonObject(with: Data(pending.out.utf8)) as? [Any])?.isEmpty == true)
     }
 
+    @Test("a query of a --data-dir that does not exist is exit 66, and creates nothing",
+          arguments: [["charges", "--order-id", "q-1"], ["gateway", "webhooks"]])
+    func queryOfAMissingDataDir(args: [String]) async throws {
+        let missing = try temporaryDirectory() + "/typo"
+        let r = await runCLI(args + ["--data-dir", missing, "--json"])
+        #expect(r.status == 66)
+        #expect(r.err.hasPrefix("tapemu: no ledger in \(missing)"))
+        #expect(try jsonObject(r.out)["error"] != nil)
+        #expect(!FileManager.default.fileExists(atPath: missing))
+    }
+
     @Test("usage errors exit 64 with one reason line and the usage", arguments: [
         ["pay", "--order-id", "x"],
         ["pay", "--amount", "ten", "--order-id", "x"],

@@ -30,6 +30,15 @@ struct GatewayOptions: Sendable {
         }
     }
 
+    /// The gateway of a query (charges, webhooks): a --data-dir that does not exist is exit 66,
+    /// not an empty answer from a ledger created on the spot ("no payment" for a mistyped path).
+    func openExistingGateway() throws -> EmbeddedGateway {
+        guard FileManager.default.fileExists(atPath: dataDirectory) else {
+            throw CommandFailure.noInput("no ledger in \(dataDirectory): the directory does not exist (the --data-dir `tapemu pay` used?)")
+        }
+        return try openGateway()
+    }
+
     func openPendingStore() throws -> PendingPaymentStore {
         do {
             return try PendingPaymentStore(dataDirectory: dataDirectory)
@@ -224,7 +233,8 @@ struct ChargesCommand: TapemuCommand {
         abstract: "Show what the gateway holds for an order (the charges query by orderId).",
         usage: "--order-id <id> [--data-dir <dir>] [--json]",
         options: [OptionHelp("--order-id <id>", "The order to look up.")] + GatewayOptions.help + OutputOptions.help,
-        exitCodes: [(ExitCode.unavailable, "the charges query failed")] + GatewayOptions.exitCodes)
+        exitCodes: [(ExitCode.noInput, "the --data-dir does not exist"), (ExitCode.unavailable, "the charges query failed")]
+            + GatewayOptions.exitCodes)
 
     var orderId: String
     var gateway: GatewayOptions
@@ -256,7 +266,7 @@ struct ChargesCommand: TapemuCommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let gw = try gateway.openGateway()
+        let gw = try gateway.openExistingGateway()
         let payments: [Payment]
         do {
             payments = try await gw.charges(orderId: orderId)
