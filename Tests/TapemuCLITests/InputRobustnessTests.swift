@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TapToPay
 import Testing
 @testable import tapemu
 
@@ -35,5 +36,29 @@ struct StdinRobustnessTests {
         #expect(status == ExitCode.ioError)
         #expect(text.hasPrefix("tapemu: cannot read stdin"))
         #expect(text.split(separator: "\n").count == 1)
+    }
+}
+
+@Suite("tapemu: online PIN without a terminal")
+struct PINWithoutTerminalTests {
+    @Test("the PIN entry is cancelled with one line saying to use --pin")
+    func noTerminalSaysUsePin() async throws {
+        let captured = CapturedConsole()
+        let provider = TerminalPINProvider(console: captured.console, hasTerminal: { false })
+        let pin = try await provider.requestPIN(PINRequest(amount: 6000, currency: "EUR", maskedPAN: "411111******1111"))
+        #expect(pin == nil)
+        #expect(captured.stderr.hasPrefix("tapemu: "))
+        #expect(captured.stderr.contains("--pin"))
+        #expect(captured.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test("tapemu pay with an online-PIN card and no terminal says why it is cancelled")
+    func payWithoutTerminal() async throws {
+        guard isatty(STDIN_FILENO) == 0 else { return }   // only meaningful without a terminal
+        let dir = try temporaryDirectory()
+        let r = await runCLI(["pay", "--amount", "6000", "--order-id", "pin-none", "--card", "visa-online-pin",
+                              "--data-dir", dir])
+        #expect(r.status == 3)
+        #expect(r.err.contains("give it with --pin"))
     }
 }

@@ -152,7 +152,7 @@ struct PayCommand: TapemuCommand {
         default: locationProvider = FixedLocationProvider()
         }
         let pinProvider: any PINProvider = pin.flatMap(PIN.init).map { ScriptedPINProvider(.pin($0)) }
-            ?? TerminalPINProvider()
+            ?? TerminalPINProvider(console: console)
         let config = TapToPay.Configuration(
             cardSource: cardSource, gateway: gw, pendingStore: store, location: locationProvider,
             terms: FixedTermsProvider(accepts: terms == "accept"), pin: pinProvider,

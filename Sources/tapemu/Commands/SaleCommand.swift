@@ -140,7 +140,7 @@ struct SaleCommand: TapemuCommand {
         let store = try gateway.openPendingStore()
         let cardSource = try source.makeSource()
         let pinProvider: any PINProvider = pin.flatMap(PIN.init).map { ScriptedPINProvider(.pin($0)) }
-            ?? TerminalPINProvider()
+            ?? TerminalPINProvider(console: console)
         let authorisingGateway: any Gateway = killPoint.map { KillSwitchGateway(inner: gw, killAt: $0) } ?? gw
         let config = TapToPay.Configuration(
             cardSource: cardSource, gateway: authorisingGateway, pendingStore: store, pin: pinProvider,
