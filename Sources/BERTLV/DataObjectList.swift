@@ -13,6 +13,15 @@ public struct DataObjectList: Hashable, Sendable {
 
     /// Parses a DOL: tag, then a one-byte (or BER) length, repeated.
     public init(bytes: some Collection<UInt8>) throws(TLVError) {
+        try self.init(parsing: bytes)
+    }
+
+    /// ``init(bytes:)`` for an array (specialised here, not called generically from other modules).
+    public init(bytes: [UInt8]) throws(TLVError) {
+        try self.init(parsing: bytes)
+    }
+
+    private init<C: Collection<UInt8>>(parsing bytes: C) throws(TLVError) {
         let b = ArraySlice(Array(bytes))
         var i = b.startIndex
         var out: [Entry] = []
@@ -96,6 +105,16 @@ public struct DataObjectList: Hashable, Sendable {
     /// Splits DOL data back into the values for each entry (as a card does), or nil when the
     /// data's length differs from ``dataLength``.
     public func split(_ data: some Collection<UInt8>) -> [Tag: [UInt8]]? {
+        values(of: data)
+    }
+
+    /// ``split(_:)`` for an array (specialised here, not called generically from other modules).
+    public func split(_ data: [UInt8]) -> [Tag: [UInt8]]? { values(of: data) }
+
+    /// ``split(_:)`` for an array slice.
+    public func split(_ data: ArraySlice<UInt8>) -> [Tag: [UInt8]]? { values(of: data) }
+
+    private func values<C: Collection<UInt8>>(of data: C) -> [Tag: [UInt8]]? {
         guard data.count == dataLength else { return nil }
         let d = Array(data)
         var out: [Tag: [UInt8]] = [:]

@@ -180,6 +180,25 @@ public struct EMVKernel: Sendable {
 
     /// The card's response to the last command sent.
     public mutating func receive(_ response: ResponseAPDU) -> Action {
+        if case .readingRecords(var reading) = state {
+            // Once the state lets go of it the reading is this call's alone, so adding the
+            // record's objects copies nothing; on a failure it is rolled back to what it was.
+            state = .done
+            let objectCount = reading.data.objects.count, remainingCount = reading.remaining.count
+            let current = reading.remaining[0]
+            do throws(KernelError) {
+                return try recordAnswered(&reading, response)
+            } catch {
+                var error = error
+                if error.partial == nil {
+                    reading.data.truncate(to: objectCount)
+                    if reading.remaining.count < remainingCount { reading.remaining.insert(current, at: 0) }
+                    error.partial = partialRead(of: .readingRecords(reading))
+                }
+                state = .done
+                return .fail(error)
+            }
+        }
         let before = state
         do throws(KernelError) {
             switch before {
@@ -193,8 +212,8 @@ public struct EMVKernel: Sendable {
                 return try finalSelectionAnswered(selection, response)
             case .gettingProcessingOptions(let request):
                 return try processingOptionsAnswered(request, response)
-            case .readingRecords(let reading):
-                return try recordAnswered(reading, response)
+            case .readingRecords:
+                preconditionFailure("handled above")
             case .generatingAC(let request):
                 return try cryptogramAnswered(request, response)
             }
@@ -383,8 +402,7 @@ public struct EMVKernel: Sendable {
         return .send(.readRecord(r.remaining[0].record, sfi: r.remaining[0].sfi))
     }
 
-    private mutating func recordAnswered(_ r: RecordReading, _ response: ResponseAPDU) throws(KernelError) -> Action {
-        var r = r
+    private mutating func recordAnswered(_ r: inout RecordReading, _ response: ResponseAPDU) throws(KernelError) -> Action {
         let step = r.remaining[0].step
         guard response.statusWord == .success else { throw KernelError.unexpected(response.statusWord, step: step) }
         let record = try parseTemplate(response.data, .readRecordResponseTemplate, step: step, what: "the record")

@@ -344,6 +344,13 @@ public struct CardDataStore: Hashable, Sendable {
         }
     }
 
+    /// Drops the objects added after the first `count` (undoes the adds since then).
+    mutating func truncate(to count: Int) {
+        objects.removeSubrange(count...)
+        tags.removeSubrange(count...)
+        values.removeSubrange(count...)
+    }
+
     /// Adds every primitive object of `tlvs` (constructed ones are opened). A data object the
     /// card already gave with another value is `inconsistentData` (EMV Book 3 §7.5); the same
     /// value twice is tolerated.
