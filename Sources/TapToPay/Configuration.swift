@@ -39,6 +39,10 @@ public enum PaymentEvent: Sendable, Hashable {
     case waitingForPIN
     case authorising(orderId: String, early: Bool)
     case answered(status: String)
+    /// What went wrong under a `paymentFailed`, `cancelled`-free failure or an `outcomeUnknown`
+    /// (the card did not answer, the trace diverged, the gateway's connection dropped): the
+    /// seed's error types cannot carry it. Never holds a PAN.
+    case failed(reason: String)
 }
 
 extension TapToPay {

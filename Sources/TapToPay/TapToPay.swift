@@ -182,12 +182,26 @@ public final class TapToPay: Sendable {
         do throws(SaleFailure) {
             response = try await engine.sale(sale).response
         } catch {
+            if let reason = Self.reason(for: error) { configuration.onEvent(.failed(reason: reason)) }
             throw Self.error(for: error)
         }
         return PaymentResult(paymentId: response.paymentId,
                              status: response.status == .approved ? .approved : .declined,
                              statusMessage: response.statusMessage, cardBrand: response.cardBrand.rawValue,
                              last4: response.last4, orderId: response.orderId)
+    }
+
+    /// The cause behind a failed sale, when there is more to say than the seed's error.
+    static func reason(for failure: SaleFailure) -> String? {
+        switch failure {
+        case .beforeSubmission(.reader(let e)): "\(e)"
+        case .beforeSubmission(.kernel(let e)), .afterSubmission(_, .read(let e)): "\(e)"
+        case .beforeSubmission(.storage(let e)), .beforeSubmission(.gateway(let e)),
+             .afterSubmission(_, .gateway(let e)): "\(e)"
+        case .beforeSubmission(.cancelled), .beforeSubmission(.cardDeclined), .beforeSubmission(.cvmFailed),
+             .beforeSubmission(.pinCancelled), .beforeSubmission(.pinTimeout), .beforeSubmission(.pinFailed),
+             .afterSubmission(_, .cancelled): nil
+        }
     }
 
     /// The seed's error for a failed sale.

@@ -64,6 +64,8 @@ struct PayCommandTests {
         let doc = try jsonObject(r.out)
         #expect(doc["error"] as? String == "outcomeUnknown")
         #expect(doc["orderId"] as? String == "cli-unknown")
+        // The cause the seed's error cannot carry is on stderr.
+        #expect(r.err.contains("tapemu: failed: serverError"))
     }
 
     @Test("a failure with no payment exits 3 with its code", arguments: [

@@ -203,6 +203,7 @@ struct PayCommand: TapemuCommand {
         case .waitingForPIN: "waiting for the PIN"
         case .authorising(let orderId, let early): "authorising order \(orderId)\(early ? " (early, while reading)" : "")"
         case .answered(let status): "gateway answered: \(status)"
+        case .failed(let reason): "failed: \(reason)"
         }
     }
 }
