@@ -1,4 +1,4 @@
 import Foundation
 
 // Top-level code is MainActor-isolated: keep it to this one call.
-exit(await TapemuCLI.main(CommandLine.arguments))
+exit(await TapemuCLI.processMain(CommandLine.arguments))

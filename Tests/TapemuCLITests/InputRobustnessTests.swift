@@ -62,3 +62,22 @@ struct PINWithoutTerminalTests {
         #expect(r.err.contains("give it with --pin"))
     }
 }
+
+@Suite("tapemu: stdout or stderr that cannot be written")
+struct OutputRobustnessTests {
+    @Test("a failed write is reported, not a trap")
+    func failedWrites() throws {
+        let dir = try temporaryDirectory()
+        let path = dir + "/read-only.txt"
+        try Data().write(to: URL(fileURLWithPath: path))
+        // Opened for reading only: write(2) fails with EBADF, as on a closed or full stdout.
+        let readOnly = try #require(FileHandle(forReadingAtPath: path))
+        defer { try? readOnly.close() }
+        let failures = Mutex<[String]>([])
+        let console = Console.fileHandles(out: readOnly, err: readOnly, input: readOnly,
+                                          onOutputFailure: { e in failures.withLock { $0.append("\(e)") } })
+        console.print("approved")
+        console.printError("tapemu: progress")
+        #expect(failures.withLock { $0.count } == 1)
+    }
+}

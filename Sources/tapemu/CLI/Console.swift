@@ -14,11 +14,27 @@ struct Console: Sendable {
         self.readIn = stdin
     }
 
-    /// The process's standard streams.
-    static let standard = Console(
-        out: { FileHandle.standardOutput.write(Data($0.utf8)) },
-        err: { FileHandle.standardError.write(Data($0.utf8)) },
-        stdin: { try readAll(FileHandle.standardInput) })
+    /// The process's standard streams. A stream that cannot be written (closed, a full disk)
+    /// does not trap as `FileHandle.write(_:)` does: a failed stdout is remembered, so the
+    /// process can exit 74 instead of 0 with its output lost (see ``standardOutputFailed``).
+    static let standard = fileHandles(out: .standardOutput, err: .standardError, input: .standardInput,
+                                      onOutputFailure: { e in stdoutFailure.withLock { $0 = $0 ?? e } })
+
+    /// A console over file handles; writing never traps: a failed stdout write goes to
+    /// `onOutputFailure`, a failed stderr write is dropped.
+    static func fileHandles(out: FileHandle, err: FileHandle, input: FileHandle,
+                            onOutputFailure: @escaping @Sendable (any Error) -> Void) -> Console {
+        Console(out: { text in
+                    do { try out.write(contentsOf: Data(text.utf8)) } catch { onOutputFailure(error) }
+                },
+                err: { try? err.write(contentsOf: Data($0.utf8)) },
+                stdin: { try readAll(input) })
+    }
+
+    private static let stdoutFailure = Mutex<(any Error)?>(nil)
+
+    /// Why writing to the process's stdout failed, if it did.
+    static var standardOutputFailed: (any Error)? { stdoutFailure.withLock { $0 } }
 
     /// Everything left in `handle`. A descriptor that cannot be read (stdin closed, a
     /// directory) throws instead of trapping as `readDataToEndOfFile()` does.
@@ -26,9 +42,7 @@ struct Console: Sendable {
         do {
             return Array(try handle.readToEnd() ?? Data())
         } catch {
-            // Foundation wraps the errno in two NSErrors: say just what read(2) said.
-            let posix = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-            throw ReadError(reason: posix.map { String(cString: strerror(Int32($0.code))) } ?? "\(error)")
+            throw ReadError(reason: ReadError.describing(error))
         }
     }
 
@@ -36,6 +50,12 @@ struct Console: Sendable {
     struct ReadError: Error, CustomStringConvertible {
         var reason: String
         var description: String { reason }
+
+        /// Foundation wraps the errno in two NSErrors: say just what the system call said.
+        static func describing(_ error: any Error) -> String {
+            let posix = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+            return posix.map { String(cString: strerror(Int32($0.code))) } ?? "\(error)"
+        }
     }
 
     /// Writes `line` and a newline to stdout.

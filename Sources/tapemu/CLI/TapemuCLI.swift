@@ -7,6 +7,16 @@ enum TapemuCLI {
 
     static let overview = "tapemu — the Tap-to-Pay payment stack, emulated on Linux."
 
+    /// The process's entry: ``main(_:console:commands:)`` on the standard streams. When stdout
+    /// could not be written (closed, a full disk) a success becomes exit 74; any other status
+    /// is kept, as it carries the outcome (a payment's 2, 3 or 4 must not turn into a retry).
+    static func processMain(_ argv: [String]) async -> Int32 {
+        let status = await main(argv, console: .standard)
+        guard let failure = Console.standardOutputFailed else { return status }
+        Console.standard.printError("tapemu: cannot write to stdout: \(Console.ReadError.describing(failure))")
+        return status == ExitCode.success ? ExitCode.ioError : status
+    }
+
     /// Runs the command line `argv` (argv[0] is the program name) and returns the exit status.
     static func main(_ argv: [String], console: Console = .standard,
                      commands: [any TapemuCommand.Type] = CommandRegistry.commands) async -> Int32 {
