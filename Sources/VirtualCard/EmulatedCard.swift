@@ -100,6 +100,13 @@ struct CardImage: Sendable {
     let iccMasterKeys: [[UInt8]?]
     /// Each application's records as READ RECORD returns them, encoded once.
     let records: [[EncodedRecord]]
+    /// Each application's GPO objects (format 2), encoded once.
+    let gpoObjects: [[EncodedObject]]
+
+    struct EncodedObject: Sendable {
+        var tag: Tag
+        var encoded: [UInt8]
+    }
 
     struct EncodedRecord: Sendable {
         var sfi: UInt8
@@ -137,6 +144,12 @@ struct CardImage: Sendable {
                 TLV(tag: .dedicatedFileName, value: app.aid),
                 TLV(tag: .fciProprietaryTemplate, children: proprietary),
             ]).encoded
+        }
+        gpoObjects = profile.applications.map { app in
+            app.gpoObjects.map { o in
+                let tlv = o.tlv
+                return EncodedObject(tag: tlv.tag, encoded: tlv.encoded)
+            }
         }
         records = profile.applications.map { app in
             app.records.map { EncodedRecord(sfi: $0.sfi, number: $0.number, bytes: $0.encoded) }
@@ -305,30 +318,38 @@ struct CardState: Sendable {
             selection = app.cryptogram == .generateAC ? .initiated(app: index) : .completed(app: index)
             return Answer(TLV(tag: .responseMessageTemplateFormat1, value: app.aip + app.afl).encoded)
         case .format2:
-            var objects = [TLV(tag: .applicationInterchangeProfile, value: app.aip)]
-            if !app.afl.isEmpty { objects.append(TLV(tag: .applicationFileLocator, value: app.afl)) }
+            // Template 77's value: the children's encodings one after the other.
+            var value: [UInt8] = []
+            value.reserveCapacity(256)
+            TLV(tag: .applicationInterchangeProfile, value: app.aip).encode(into: &value)
+            if !app.afl.isEmpty { TLV(tag: .applicationFileLocator, value: app.afl).encode(into: &value) }
             if app.cryptogram == .getProcessingOptions {
                 guard let c = makeCryptogram(app: index, values: values, requested: 0x80, profile: profile, image: image) else {
                     return Answer(.conditionsOfUseNotSatisfied)
                 }
-                objects += [TLV(tag: .applicationTransactionCounter, value: c.atcBytes),
-                            TLV(tag: .applicationCryptogram, value: c.ac),
-                            TLV(tag: .cryptogramInformationData, value: [c.cid]),
-                            TLV(tag: .issuerApplicationData, value: app.issuerApplicationData)]
+                TLV(tag: .applicationTransactionCounter, value: c.atcBytes).encode(into: &value)
+                TLV(tag: .applicationCryptogram, value: c.ac).encode(into: &value)
+                TLV(tag: .cryptogramInformationData, value: [c.cid]).encode(into: &value)
+                TLV(tag: .issuerApplicationData, value: app.issuerApplicationData).encode(into: &value)
             }
-            var extra = app.gpoObjects.map(\.tlv)
+            // The profile's GPO objects, the first CTQ replaced (or one added) when the reader
+            // asks for a CVM and the profile says what the card then wants.
+            var replacement: TLV?
             if let ctq = app.cardTransactionQualifiersWhenCVMRequired,
                let ttq = values[.terminalTransactionQualifiers], ttq.count >= 2, ttq[1] & 0x40 != 0 {
-                let replacement = TLV(tag: .cardTransactionQualifiers, value: ctq)
-                if let i = extra.firstIndex(where: { $0.tag == .cardTransactionQualifiers }) {
-                    extra[i] = replacement
+                replacement = TLV(tag: .cardTransactionQualifiers, value: ctq)
+            }
+            for o in image.gpoObjects[index] {
+                if let r = replacement, o.tag == .cardTransactionQualifiers {
+                    r.encode(into: &value)
+                    replacement = nil
                 } else {
-                    extra.append(replacement)
+                    value += o.encoded
                 }
             }
-            objects += extra
+            replacement?.encode(into: &value)
             selection = app.cryptogram == .generateAC ? .initiated(app: index) : .completed(app: index)
-            return Answer(TLV(tag: .responseMessageTemplateFormat2, children: objects).encoded)
+            return Answer(TLV(tag: .responseMessageTemplateFormat2, value: value).encoded)
         }
     }
 
