@@ -321,6 +321,15 @@ struct RawReaderState: Sendable {
 struct PCSCLite: Sendable {
     /// Forced return codes (tests), or nil.
     let forced: PCSCForcedResults?
+    /// The response buffer of `SCardTransmit`, kept from call to call (the calls of one context
+    /// run on its thread, one at a time: the lock is never contended).
+    private let responseBuffer = ResponseBuffer()
+
+    private final class ResponseBuffer: Sendable {
+        let bytes = Mutex([UInt8](repeating: 0, count: PCSCLite.maxResponseSize))
+    }
+
+    init(forced: PCSCForcedResults?) { self.forced = forced }
 
     /// The largest response pcsc-lite can return: `MAX_BUFFER_SIZE_EXTENDED`
     /// (4 + 3 + 65536 + 3 + 2; the macro is an expression Swift cannot import).
@@ -478,12 +487,14 @@ struct PCSCLite: Sendable {
         }
         var pci = SCARD_IO_REQUEST(dwProtocol: UInt(`protocol`.raw),
                                    cbPciLength: UInt(MemoryLayout<SCARD_IO_REQUEST>.size))
-        var response = [UInt8](repeating: 0, count: Self.maxResponseSize)
-        var length = DWORD(response.count)
-        let rv = command.withUnsafeBufferPointer { c in
-            SCardTransmit(handle, &pci, c.baseAddress, DWORD(c.count), nil, &response, &length)
+        let (rv, response) = responseBuffer.bytes.withLock { buffer -> (LONG, [UInt8]) in
+            var length = DWORD(buffer.count)
+            let rv = command.withUnsafeBufferPointer { c in
+                SCardTransmit(handle, &pci, c.baseAddress, DWORD(c.count), nil, &buffer, &length)
+            }
+            return (rv, rv == SCARD_S_SUCCESS ? Array(buffer.prefix(Int(length))) : [])
         }
         try Self.check(rv, .transmit)
-        return Array(response.prefix(Int(length)))
+        return response
     }
 }
