@@ -41,14 +41,17 @@ struct HelpConsistencyTests {
         #expect(help.out.contains("\n  74 "), "tapemu help \(words.joined(separator: " ")) does not document 74")
     }
 
-    @Test("a trace that cannot be read is exit 65, and help says so", arguments: ["pay", "sale"])
-    func unreadableTrace(command: String) async throws {
+    @Test("a trace or profile file that cannot be read is exit 65, and help says so",
+          arguments: [["pay", "--amount", "1000", "--order-id", "help-2", "--data-dir", "DIR"],
+                      ["sale", "--amount", "1000", "--order-id", "help-2", "--data-dir", "DIR"],
+                      ["read"], ["bench", "-n", "1"]],
+          ["--trace", "--card"])
+    func unreadableTrace(args: [String], option: String) async throws {
         let dir = try temporaryDirectory()
-        let r = await runCLI([command, "--amount", "1000", "--order-id", "help-2", "--trace", dir + "/missing.apdu",
-                              "--data-dir", dir])
+        let r = await runCLI(args.map { $0 == "DIR" ? dir : $0 } + [option, dir + "/missing.\(option == "--card" ? "json" : "apdu")"])
         #expect(r.status == 65)
         #expect(r.err.split(separator: "\n").count == 1)
-        let help = await runCLI(["help", command])
-        #expect(help.out.contains("\n  65 "))
+        let help = await runCLI(["help", args[0]])
+        #expect(help.out.contains("--trace or --card file cannot be read"))
     }
 }

@@ -29,7 +29,7 @@ struct ReadCommand: TapemuCommand {
         exitCodes: [
             (ExitCode.failure, "the read failed otherwise"),
             (2, "the card declined offline (AAC); the card data is still shown"),
-            (ExitCode.dataError, "the card broke the protocol (malformed or missing data, wrong status word) or has no supported application"),
+            (ExitCode.dataError, "the card broke the protocol (malformed or missing data, wrong status word) or has no supported application; or the --trace or --card file cannot be read or is not valid"),
             (ExitCode.unavailable, "no reader, or the PC/SC service is not running"),
             (ExitCode.ioError, "the reader failed to exchange with the card"),
             (ExitCode.temporaryFailure, "no card came, the card was removed, or it did not answer in time"),
