@@ -31,3 +31,20 @@ struct SaleCommandTests {
         #expect(r.err.hasPrefix("tapemu: --currency"))
     }
 }
+
+@Suite("tapemu resolve")
+struct ResolveCommandTests {
+    @Test("a token the gateway refuses says to get a new one, not to wait, and keeps the sale pending")
+    func refusedToken() async throws {
+        let dir = try temporaryDirectory()
+        let sale = await runCLI(["sale", "--amount", "1092", "--order-id", "res-tok", "--data-dir", dir])
+        #expect(sale.status == 4)
+        let r = await runCLI(["resolve", "--token", "garbage", "--data-dir", dir])
+        #expect(r.status == 75)
+        #expect(r.out.contains("get a new token"))
+        #expect(!r.out.contains("try again later"))
+        let again = await runCLI(["resolve", "--data-dir", dir])
+        #expect(again.status == 0)
+        #expect(again.out.contains("reversed"))
+    }
+}

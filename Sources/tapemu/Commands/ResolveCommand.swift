@@ -101,6 +101,8 @@ struct ResolveCommand: TapemuCommand {
         case .declined(let code): line += "not approved (code \(code)): nothing to reverse"
         case .notFound: line += "never reached the gateway: nothing to resolve; the sale may run again"
         case .mismatch(let reason): line += "not this sale's transaction (\(reason)): nothing reversed"
+        case .failed(let e) where e.code == .invalidToken || e.code == .tokenExpired:
+            line += "request failed (\(e)): get a new token (`tapemu gateway token`), then run it again"
         case .failed(let e): line += "request failed (\(e)): try again later"
         }
         line += r.removedFromStore ? "; removed from the device" : (r.isResolved ? "" : "; still pending")
