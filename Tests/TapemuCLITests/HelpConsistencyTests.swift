@@ -1,4 +1,5 @@
 import Foundation
+import TapToPay
 import Testing
 @testable import tapemu
 
@@ -15,6 +16,13 @@ struct HelpConsistencyTests {
                 #expect(c.usageLine.contains(name), "\(c.commandName): \(name) is missing from the usage line")
             }
         }
+    }
+
+    @Test("pay's help says --location no-fix waits the location timeout")
+    func noFixWaits() {
+        let help = TapemuCLI.commandHelp(PayCommand.configuration)
+        #expect(help.contains("no-fix (waits the 15 s location timeout"))
+        #expect(PaymentTimeouts.default.locationFix == .seconds(15))
     }
 
     static let ledgerCommands: [[String]] = [

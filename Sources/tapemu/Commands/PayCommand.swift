@@ -70,7 +70,7 @@ struct PayCommand: TapemuCommand {
             OptionHelp("--pin <digits>", "The online PIN when the card asks for one (else prompted on a terminal)."),
             OptionHelp("--wait <duration>", "How long to wait for a card (default 30s)."),
             OptionHelp("--gateway-timeout <duration>", "How long to wait for the gateway (default 30s)."),
-            OptionHelp("--location <state>", "Emulated location: authorized (default), denied, no-fix."),
+            OptionHelp("--location <state>", "Emulated location: authorized (default), denied, no-fix (waits the 15 s location timeout, then locationTimeout)."),
             OptionHelp("--terms accept|decline", "How the emulated merchant answers the terms (default accept)."),
             OptionHelp("--token <token>", "A token from the gateway (default: one issued for this run)."),
         ] + GatewayOptions.help + OutputOptions.help,
