@@ -20,7 +20,7 @@ struct ReadCommand: TapemuCommand {
             AID, GPO, READ RECORD n/SFI m, GENERATE AC) and the reason.
             """,
         options: CardSourceOptions.help + [
-            OptionHelp("--amount <cents>", "The amount the card sees, in minor units (default 1000 = 10.00 EUR)."),
+            OptionHelp("--amount <cents>", "The amount the card sees, in minor units (default 1000 = 10.00 EUR; with --trace, the amount the trace recorded)."),
             OptionHelp("--wait <duration>", "How long to wait for a card to be presented (default 30s)."),
             OptionHelp("--apdu-timeout <duration>", "How long one APDU may take (default 2s)."),
             OptionHelp("--record <file>", "Record the session as a .apdu trace (redacted when the card is on a real reader)."),
@@ -38,7 +38,8 @@ struct ReadCommand: TapemuCommand {
     static let declinedOffline: Int32 = 2
 
     var source: CardSourceOptions
-    var amount: UInt64
+    /// nil: 1000, or with --trace the amount the trace's reader sent (so any trace reads as recorded).
+    var amount: UInt64?
     var wait: Duration
     var apduTimeout: Duration
     var output: OutputOptions
@@ -48,9 +49,9 @@ struct ReadCommand: TapemuCommand {
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
         source = try CardSourceOptions(arguments: &arguments)
-        amount = UInt64(try arguments.option("--amount", valueName: "<cents>") { v throws(UsageError) in
+        amount = try arguments.option("--amount", valueName: "<cents>") { v throws(UsageError) in
             try Parse.integer(v, option: "--amount", in: 0...999_999_999_999)
-        } ?? 1000)
+        }.map(UInt64.init)
         wait = try arguments.option("--wait", valueName: "<duration>") { v throws(UsageError) in
             try Parse.duration(v, option: "--wait")
         } ?? .seconds(30)
@@ -79,7 +80,8 @@ struct ReadCommand: TapemuCommand {
         let recorder = record.map { _ in
             TraceRecording.wrap(channel, source: source, sourceName: cardSource.name, redact: noRedact ? false : nil, clock: clock)
         }
-        let transaction = Transaction(amount: amount)
+        let recordedAmount = (cardSource as? TraceCardSource)?.trace.terminalData[.amountAuthorised].flatMap(BCD.value)
+        let transaction = Transaction(amount: amount ?? min(recordedAmount ?? 1000, 999_999_999_999))
         let result: Result<CardRead, KernelError>
         do throws(KernelError) {
             result = .success(try await EMVReader().read(channel: recorder ?? channel, transaction: transaction,
