@@ -64,8 +64,9 @@ struct PayCommandTests {
         let doc = try jsonObject(r.out)
         #expect(doc["error"] as? String == "outcomeUnknown")
         #expect(doc["orderId"] as? String == "cli-unknown")
-        // The cause the seed's error cannot carry is on stderr.
+        // The cause the seed's error cannot carry is on stderr, and in the JSON.
         #expect(r.err.contains("tapemu: failed: serverError"))
+        #expect((doc["reason"] as? String)?.hasPrefix("serverError") == true)
     }
 
     @Test("a failure with no payment exits 3 with its code", arguments: [

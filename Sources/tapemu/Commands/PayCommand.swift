@@ -1,6 +1,7 @@
 import CardChannel
 import Foundation
 import PaymentGateway
+import Synchronization
 import TapToPay
 
 /// Options for the embedded gateway shared by `pay`, `charges`, `sale`, `pending`, `resolve`.
@@ -153,12 +154,16 @@ struct PayCommand: TapemuCommand {
         }
         let pinProvider: any PINProvider = pin.flatMap(PIN.init).map { ScriptedPINProvider(.pin($0)) }
             ?? TerminalPINProvider(console: console)
+        let failureReason = Mutex<String?>(nil)
         let config = TapToPay.Configuration(
             cardSource: cardSource, gateway: gw, pendingStore: store, location: locationProvider,
             terms: FixedTermsProvider(accepts: terms == "accept"), pin: pinProvider,
             timeouts: PaymentTimeouts(cardPresentation: wait, gatewayRequest: gatewayTimeout),
             gatewayFault: fault,
-            onEvent: { event in console.printError("tapemu: \(PayCommand.describe(event))") })
+            onEvent: { event in
+                if case .failed(let reason) = event { failureReason.withLock { $0 = reason } }
+                console.printError("tapemu: \(PayCommand.describe(event))")
+            })
         let tapToPay = TapToPay(configuration: config)
         let token = self.token ?? gw.issueToken(accountId: "acct_tapemu_test")
         let signals = SignalCancellation()
@@ -183,7 +188,8 @@ struct PayCommand: TapemuCommand {
             return result.status == .approved ? ExitCode.success : Self.declined
         case .failure(let error):
             if json {
-                try JSONOutput.print(PayErrorOutput(error: error, orderId: orderId), to: console)
+                try JSONOutput.print(PayErrorOutput(error: error, orderId: orderId,
+                                                    reason: failureReason.withLock { $0 }), to: console)
             } else {
                 console.printError("tapemu: \(error.code): \(error)")
                 if case .outcomeUnknown = error {
@@ -208,14 +214,28 @@ struct PayCommand: TapemuCommand {
     }
 }
 
-/// `--json` of a failed payment: `{error, orderId, code, message}`.
+/// `--json` of a failed payment: `{error, orderId, code, message, reason}` (`reason`: the cause
+/// behind the seed's error, null when there is nothing more to say).
 struct PayErrorOutput: Encodable {
     var error: String
     var orderId: String
     var code: String
     var message: String
+    var reason: String?
 
-    init(error: TapToPayError, orderId: String) {
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(error, forKey: .error)
+        try c.encode(orderId, forKey: .orderId)
+        try c.encode(code, forKey: .code)
+        try c.encode(message, forKey: .message)
+        try c.encode(reason, forKey: .reason)   // null, not left out
+    }
+
+    private enum CodingKeys: String, CodingKey { case error, orderId, code, message, reason }
+
+    init(error: TapToPayError, orderId: String, reason: String? = nil) {
+        self.reason = reason
         switch error {
         case .outcomeUnknown: self.error = "outcomeUnknown"
         case .paymentFailed: self.error = "paymentFailed"
