@@ -19,6 +19,21 @@ struct APDUCommandTests {
         #expect(r.out.contains("****"))
     }
 
+    @Test("command data that is not TLV never shows a full PAN; GENERATE AC's CDOL data stays readable",
+          arguments: [true, false])
+    func commandData(json: Bool) async {
+        for hex in ["80DA0000084761739001010010", "80DA00000A5A084761739001010010"] {   // raw, and as TLV 5A
+            let put = await runCLI(["apdu", "decode", hex] + (json ? ["--json"] : []))
+            #expect(put.status == 0)
+            #expect(!put.out.contains("4761739001010010"))
+            #expect(put.out.contains("476173******0010"))
+        }
+        let cdol = "0000000010000000000000000724800000800009782611300094B4FFF1"
+        let generateAC = await runCLI(["apdu", "decode", "80AE80001D" + cdol + "00"] + (json ? ["--json"] : []))
+        #expect(generateAC.status == 0)
+        #expect(generateAC.out.contains(cdol))
+    }
+
     @Test("short digit runs and non-digit hex are shown as they are")
     func maskingLeavesOtherBytes() {
         #expect(APDUExplainer.maskingDigitRuns("6F0A") == "6F0A")

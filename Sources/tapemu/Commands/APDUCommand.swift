@@ -114,6 +114,14 @@ enum APDUExplainer {
 
     static func isSecret(_ c: CommandAPDU) -> Bool { c.instructionCode == 0x20 }
 
+    /// Command data that is not TLV, as hex: GENERATE AC's CDOL data (terminal values: amounts,
+    /// dates, never card data) as it is, anything else with its digit runs masked, as a PAN
+    /// could be in it (see ``maskingDigitRuns(_:)``).
+    static func plainData(_ c: CommandAPDU) -> String {
+        let hex = Hex.encode(c.data)
+        return c.instructionCode == 0xAE && c.instructionClass & 0xF0 == 0x80 ? hex : maskingDigitRuns(hex)
+    }
+
     static func text(_ c: CommandAPDU) -> String {
         var s = "Command APDU, case \(c.isoCase) (\(c.needsExtendedLength ? "extended" : "short") length): \(summary(c))\n"
         s += "  CLA  \(Hex.encode([c.instructionClass]))  \(claMeaning(c.instructionClass))\n"
@@ -136,7 +144,7 @@ enum APDUExplainer {
                 s += "  Data (TLV):\n"
                 s += TLVRender.text(tlv, indent: 2)
             } else {
-                s += "  Data \(Hex.encode(c.data))\n"
+                s += "  Data \(plainData(c))\n"
                 if let m = dataMeaning(c) { s += "       \(m)\n" }
             }
         }
@@ -176,8 +184,17 @@ enum APDUExplainer {
             if isSecret(c) {
                 d["redacted"] = .bool(true)
             } else {
-                d["data"] = .string(Hex.encode(c.data))
-                if let tlv = dataTLV(c) { d["tlv"] = TLVRender.json(tlv) }
+                if let tlv = dataTLV(c) {
+                    d["tlv"] = TLVRender.json(tlv)
+                    // As for responses: raw bytes only when no value in them is sensitive.
+                    if tlv.flattened.contains(where: { EMVValueDecoder.isSensitive($0.tag) }) {
+                        d["redacted"] = .bool(true)
+                    } else {
+                        d["data"] = .string(Hex.encode(c.data))
+                    }
+                } else {
+                    d["data"] = .string(plainData(c))
+                }
                 if let m = dataMeaning(c) { d["dataMeaning"] = .string(m) }
             }
         } else {
