@@ -195,6 +195,7 @@ enum TraceShowRender {
                 }
             }
         }
+        if trace.entries.isEmpty { s += "(no exchange: the trace holds headers only)\n" }
         return s
     }
 
