@@ -447,35 +447,11 @@ import VirtualCard
 }
 
 /// A gateway whose first reversal request is beaten by another one (done just before it).
-struct RacingGateway: Gateway {
-    let inner: EmbeddedGateway
+struct RacingGateway: ForwardingGateway {
+    let inner: any Gateway
 
     func reverse(uniqueRef: String, options: GatewayRequestOptions) async throws(GatewayError) -> ReversalResponse {
         _ = try? await inner.reverse(uniqueRef: uniqueRef, options: GatewayRequestOptions())
         return try await inner.reverse(uniqueRef: uniqueRef, options: options)
-    }
-    func authorize(_ request: AuthorisationRequest, options: GatewayRequestOptions) async throws(GatewayError) -> AuthorisationResponse {
-        try await inner.authorize(request, options: options)
-    }
-    func charges(orderId: String, options: GatewayRequestOptions) async throws(GatewayError) -> [Payment] {
-        try await inner.charges(orderId: orderId, options: options)
-    }
-    func transactionList(_ filter: TransactionFilter, options: GatewayRequestOptions) async throws(GatewayError) -> [TransactionSummary] {
-        try await inner.transactionList(filter, options: options)
-    }
-    func refund(uniqueRef: String, amount: Int?, options: GatewayRequestOptions) async throws(GatewayError) -> RefundResponse {
-        try await inner.refund(uniqueRef: uniqueRef, amount: amount, options: options)
-    }
-    func validateToken(_ token: String, options: GatewayRequestOptions) async throws(GatewayError) -> TokenValidation {
-        try await inner.validateToken(token, options: options)
-    }
-    func checkSDKVersion(_ version: String, options: GatewayRequestOptions) async throws(GatewayError) {
-        try await inner.checkSDKVersion(version, options: options)
-    }
-    func termsAccepted(accountId: String, options: GatewayRequestOptions) async throws(GatewayError) -> Bool {
-        try await inner.termsAccepted(accountId: accountId, options: options)
-    }
-    func setTermsAccepted(_ accepted: Bool, accountId: String, options: GatewayRequestOptions) async throws(GatewayError) {
-        try await inner.setTermsAccepted(accepted, accountId: accountId, options: options)
     }
 }

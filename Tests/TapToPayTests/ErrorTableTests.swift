@@ -410,33 +410,9 @@ struct SDKUpgradeRequiredTests {
 
 /// A gateway that records nothing when the account's acceptance of the terms is sent (the link
 /// of the account fails); everything else goes to the embedded gateway.
-struct TermsLinkFailingGateway: Gateway {
-    let inner: EmbeddedGateway
+struct TermsLinkFailingGateway: ForwardingGateway {
+    let inner: any Gateway
 
-    func authorize(_ request: AuthorisationRequest, options: GatewayRequestOptions) async throws(GatewayError) -> AuthorisationResponse {
-        try await inner.authorize(request, options: options)
-    }
-    func charges(orderId: String, options: GatewayRequestOptions) async throws(GatewayError) -> [Payment] {
-        try await inner.charges(orderId: orderId, options: options)
-    }
-    func transactionList(_ filter: TransactionFilter, options: GatewayRequestOptions) async throws(GatewayError) -> [TransactionSummary] {
-        try await inner.transactionList(filter, options: options)
-    }
-    func reverse(uniqueRef: String, options: GatewayRequestOptions) async throws(GatewayError) -> ReversalResponse {
-        try await inner.reverse(uniqueRef: uniqueRef, options: options)
-    }
-    func refund(uniqueRef: String, amount: Int?, options: GatewayRequestOptions) async throws(GatewayError) -> RefundResponse {
-        try await inner.refund(uniqueRef: uniqueRef, amount: amount, options: options)
-    }
-    func validateToken(_ token: String, options: GatewayRequestOptions) async throws(GatewayError) -> TokenValidation {
-        try await inner.validateToken(token, options: options)
-    }
-    func checkSDKVersion(_ version: String, options: GatewayRequestOptions) async throws(GatewayError) {
-        try await inner.checkSDKVersion(version, options: options)
-    }
-    func termsAccepted(accountId: String, options: GatewayRequestOptions) async throws(GatewayError) -> Bool {
-        try await inner.termsAccepted(accountId: accountId, options: options)
-    }
     func setTermsAccepted(_ accepted: Bool, accountId: String, options: GatewayRequestOptions) async throws(GatewayError) {
         throw GatewayError(.serverError, "the account link failed")
     }

@@ -327,7 +327,7 @@ enum KillPoint: String, CaseIterable, Sendable {
 
 /// A gateway that kills the process just before or just after the inner gateway records an
 /// authorisation (the crash tests' `gatewayReceived` and `gatewayRecorded`).
-struct KillSwitchGateway: Gateway {
+struct KillSwitchGateway: ForwardingGateway {
     let inner: any Gateway
     let killAt: KillPoint
 
@@ -341,38 +341,6 @@ struct KillSwitchGateway: Gateway {
         }
         if killAt == .gatewayRecorded { KillPoint.killSelf(at: killAt) }
         return try result.get()
-    }
-
-    func charges(orderId: String, options: GatewayRequestOptions) async throws(GatewayError) -> [Payment] {
-        try await inner.charges(orderId: orderId, options: options)
-    }
-
-    func transactionList(_ filter: TransactionFilter, options: GatewayRequestOptions) async throws(GatewayError) -> [TransactionSummary] {
-        try await inner.transactionList(filter, options: options)
-    }
-
-    func reverse(uniqueRef: String, options: GatewayRequestOptions) async throws(GatewayError) -> ReversalResponse {
-        try await inner.reverse(uniqueRef: uniqueRef, options: options)
-    }
-
-    func refund(uniqueRef: String, amount: Int?, options: GatewayRequestOptions) async throws(GatewayError) -> RefundResponse {
-        try await inner.refund(uniqueRef: uniqueRef, amount: amount, options: options)
-    }
-
-    func validateToken(_ token: String, options: GatewayRequestOptions) async throws(GatewayError) -> TokenValidation {
-        try await inner.validateToken(token, options: options)
-    }
-
-    func checkSDKVersion(_ version: String, options: GatewayRequestOptions) async throws(GatewayError) {
-        try await inner.checkSDKVersion(version, options: options)
-    }
-
-    func termsAccepted(accountId: String, options: GatewayRequestOptions) async throws(GatewayError) -> Bool {
-        try await inner.termsAccepted(accountId: accountId, options: options)
-    }
-
-    func setTermsAccepted(_ accepted: Bool, accountId: String, options: GatewayRequestOptions) async throws(GatewayError) {
-        try await inner.setTermsAccepted(accepted, accountId: accountId, options: options)
     }
 }
 
