@@ -52,9 +52,12 @@ let package = Package(
             dependencies: ["TapToPay", "EMVKernel", "PaymentGateway", "CardChannel", "PCSC",
                            "VirtualCard", "BERTLV", "ISO7816"],
             swiftSettings: swiftSettings),
+        // The benchmark's baseline: a plain C SCardTransmit loop (no Swift module but PCSC imports
+        // libpcsclite).
+        .target(name: "CPCSCBaseline", dependencies: ["CPCSCLite"]),
         .executableTarget(
             name: "tapemu-bench",
-            dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "PCSC", "BERTLV", "ISO7816", "CPCSCLite"],
+            dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "PCSC", "BERTLV", "ISO7816", "CPCSCBaseline"],
             swiftSettings: swiftSettings),
 
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"], swiftSettings: swiftSettings),

@@ -1,8 +1,7 @@
-// The baseline for the PC/SC benchmark: the plainest possible SCardTransmit loop, straight into
-// libpcsclite with a fixed buffer and nothing else, on a thread of its own (one PC/SC context per
-// thread). tapemu's own PC/SC code lives in the PCSC module; this file is the only other place
-// that imports CPCSCLite, and only to measure against it.
-import CPCSCLite
+// The baseline for the PC/SC benchmark: the plainest possible SCardTransmit loop, written in C
+// (target CPCSCBaseline) with a fixed buffer and nothing else, run on a thread of its own.
+// tapemu's own PC/SC code lives in the PCSC module, the only Swift module that imports libpcsclite.
+import CPCSCBaseline
 import Dispatch
 import Foundation
 import Synchronization
@@ -37,69 +36,72 @@ final class DedicatedThread: Sendable {
     func stop() { wake.signal() }
 }
 
-/// `SCardEstablishContext`, `SCardConnect` (shared, T=0 or T=1), then timed `SCardTransmit`s.
-final class CTransmitLoop: Sendable {
-    private struct Handles: Sendable {
-        var context: SCARDCONTEXT
-        var card: SCARDHANDLE
-        var activeProtocol: DWORD
-    }
-    private let thread = DedicatedThread(name: "tapemu-bench C loop")
-    private let handles: Handles
+/// The plain C `SCardTransmit` loop of the CPCSCBaseline target, on a thread of its own (one
+/// PC/SC context per thread; its blocking calls stay off Swift's pool).
+final class CTransmitLoop: @unchecked Sendable {
+    // The C loop is used from its own thread only (every call goes through `thread.perform`).
+    private let loop: OpaquePointer
+    private let thread: DedicatedThread
 
-    private init(handles: Handles) { self.handles = handles }
+    private init(loop: OpaquePointer, thread: DedicatedThread) {
+        self.loop = loop
+        self.thread = thread
+    }
 
     /// Connects to the card in `reader`; throws the PC/SC return code in hex on failure.
     static func connect(reader: String) async throws -> CTransmitLoop {
-        let thread = DedicatedThread(name: "tapemu-bench C connect")
-        defer { thread.stop() }
-        let result = await thread.perform { () -> Result<Handles, BenchFailure> in
-            var context: SCARDCONTEXT = 0
-            var rv = SCardEstablishContext(DWORD(SCARD_SCOPE_SYSTEM), nil, nil, &context)
-            guard rv == SCARD_S_SUCCESS else { return .failure(BenchFailure("SCardEstablishContext: 0x\(String(UInt32(truncatingIfNeeded: rv), radix: 16))")) }
-            var card: SCARDHANDLE = 0
-            var active: DWORD = 0
-            rv = SCardConnect(context, reader, DWORD(SCARD_SHARE_SHARED), DWORD(SCARD_PROTOCOL_T0 | SCARD_PROTOCOL_T1),
-                              &card, &active)
-            guard rv == SCARD_S_SUCCESS else {
-                _ = SCardReleaseContext(context)
+        let thread = DedicatedThread(name: "tapemu-bench C loop")
+        let result = await thread.perform { () -> Result<LoopHandle, BenchFailure> in
+            var rv = 0
+            guard let loop = tapemu_c_loop_connect(reader, &rv) else {
                 return .failure(BenchFailure("SCardConnect: 0x\(String(UInt32(truncatingIfNeeded: rv), radix: 16))"))
             }
-            return .success(Handles(context: context, card: card, activeProtocol: active))
+            return .success(LoopHandle(pointer: loop))
         }
-        return CTransmitLoop(handles: try result.get())
+        switch result {
+        case .success(let h): return CTransmitLoop(loop: h.pointer, thread: thread)
+        case .failure(let e):
+            thread.stop()
+            throw e
+        }
     }
 
-    /// Sends `count` commands, cycling through `commands`, each timed on its own. Nil when a
-    /// transmit fails.
+    /// Sends `count` commands, cycling through `commands`, each timed on its own (by the C loop,
+    /// with CLOCK_MONOTONIC). Nil when a transmit fails.
     func run(_ commands: [[UInt8]], count: Int) async -> [Duration]? {
-        let h = handles
+        let handle = LoopHandle(pointer: loop)
         return await thread.perform { () -> [Duration]? in
-            let clock = ContinuousClock()
-            var pci = SCARD_IO_REQUEST(dwProtocol: h.activeProtocol, cbPciLength: UInt(MemoryLayout<SCARD_IO_REQUEST>.size))
-            var buffer = [UInt8](repeating: 0, count: 4 + 3 + (1 << 16) + 3 + 2)   // MAX_BUFFER_SIZE_EXTENDED
-            var samples: [Duration] = []
-            samples.reserveCapacity(count)
-            for i in 0..<count {
-                let command = commands[i % commands.count]
-                var length = DWORD(buffer.count)
-                let start = clock.now
-                let rv = command.withUnsafeBufferPointer { c in
-                    SCardTransmit(h.card, &pci, c.baseAddress, DWORD(c.count), nil, &buffer, &length)
-                }
-                samples.append(start.duration(to: clock.now))
-                guard rv == SCARD_S_SUCCESS, length >= 2 else { return nil }
+            var nanos = [UInt64](repeating: 0, count: count)
+            let lengths = commands.map(\.count)
+            // Keep every command's bytes alive and addressable for the whole loop.
+            let storage = commands.map { c -> UnsafeMutablePointer<UInt8> in
+                let p = UnsafeMutablePointer<UInt8>.allocate(capacity: max(c.count, 1))
+                p.initialize(from: c, count: c.count)
+                return p
             }
-            return samples
+            defer { for p in storage { p.deallocate() } }
+            let pointers: [UnsafePointer<UInt8>?] = storage.map { UnsafePointer($0) }
+            let rv = pointers.withUnsafeBufferPointer { cmds in
+                lengths.withUnsafeBufferPointer { lens in
+                    nanos.withUnsafeMutableBufferPointer { out in
+                        tapemu_c_loop_run(handle.pointer, cmds.baseAddress, lens.baseAddress, commands.count, count,
+                                          out.baseAddress)
+                    }
+                }
+            }
+            guard rv == 0 else { return nil }
+            return nanos.map { Duration.nanoseconds(Int64($0)) }
         }
     }
 
     func close() async {
-        let h = handles
-        await thread.perform {
-            _ = SCardDisconnect(h.card, DWORD(SCARD_LEAVE_CARD))
-            _ = SCardReleaseContext(h.context)
-        }
+        let handle = LoopHandle(pointer: loop)
+        await thread.perform { tapemu_c_loop_close(handle.pointer) }
         thread.stop()
     }
+}
+
+/// The C loop's pointer, handed to the loop's own thread.
+private struct LoopHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
 }
