@@ -145,3 +145,38 @@ struct PayCommandTests {
         }
     }
 }
+
+@Suite("tapemu charges --pending")
+struct ChargesPendingTests {
+    @Test("a lost answer is found and leaves the device; a request that never arrived stays (exit 75)")
+    func pendingLookups() async throws {
+        let dir = try temporaryDirectory()
+        let lost = await runCLI(["pay", "--amount", "1000", "--order-id", "cp-lost", "--gateway-fault", "lost-answer",
+                                 "--data-dir", dir])
+        #expect(lost.status == 4)
+        let never = await runCLI(["pay", "--amount", "1000", "--order-id", "cp-never", "--gateway-fault", "server-error",
+                                  "--data-dir", dir])
+        #expect(never.status == 4)
+
+        let r = await runCLI(["charges", "--pending", "--data-dir", dir, "--json"])
+        #expect(r.status == 75)
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [[String: Any]])
+        let byOrder = Dictionary(uniqueKeysWithValues: rows.compactMap { row in (row["orderId"] as? String).map { ($0, row) } })
+        #expect(byOrder["cp-lost"]?["finding"] as? String == "approved")
+        #expect(byOrder["cp-lost"]?["removedFromDevice"] as? Bool == true)
+        #expect(byOrder["cp-never"]?["finding"] as? String == "notFound")
+        #expect(byOrder["cp-never"]?["removedFromDevice"] as? Bool == false)
+
+        let again = await runCLI(["charges", "--pending", "--data-dir", dir, "--json"])
+        let left = try #require(try JSONSerialization.jsonObject(with: Data(again.out.utf8)) as? [[String: Any]])
+        #expect(left.compactMap { $0["orderId"] as? String } == ["cp-never"])
+    }
+
+    @Test("--order-id and --pending: exactly one", arguments: [[], ["--order-id", "x", "--pending"]])
+    func exactlyOne(args: [String]) async throws {
+        let dir = try temporaryDirectory()
+        _ = await runCLI(["pay", "--amount", "1000", "--order-id", "seed", "--data-dir", dir])
+        let r = await runCLI(["charges", "--data-dir", dir] + args)
+        #expect(r.status == 64)
+    }
+}

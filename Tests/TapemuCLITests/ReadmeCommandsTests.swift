@@ -20,6 +20,13 @@ struct ReadmeCommandsTests {
         let charges = await run(["charges", "--order-id", "order-1045", "--json"])
         let items = try #require(try jsonObject(charges.out)["items"] as? [[String: Any]])
         #expect(items.map { $0["status"] as? String } == ["approved"])   // charged, answer lost
+        // charges --pending: order-1045 is found (charged) and leaves the device; order-1044 (torn
+        // after early submission, approved by the gateway) too.
+        let pendingPay = await run(["charges", "--pending", "--json"])
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(pendingPay.out.utf8)) as? [[String: Any]])
+        #expect(Set(rows.compactMap { $0["orderId"] as? String }) == ["order-1044", "order-1045"])
+        #expect(rows.allSatisfy { $0["removedFromDevice"] as? Bool == true })
+        #expect(pendingPay.status == 0)
         let sale = await run(["sale", "--amount", "1292", "--order-id", "sale-7"])
         #expect(sale.status == 4)
         #expect(sale.out.contains("onTransactionCommError"))

@@ -252,23 +252,41 @@ struct ChargesCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "charges",
         abstract: "Show what the gateway holds for an order (the charges query by orderId).",
-        usage: "--order-id <id> [--data-dir <dir>] [--json]",
-        options: [OptionHelp("--order-id <id>", "The order to look up.")] + GatewayOptions.help + OutputOptions.help,
-        exitCodes: [(ExitCode.noInput, "the --data-dir does not exist"), (ExitCode.unavailable, "the charges query failed")]
+        usage: "--order-id <id> | --pending [--data-dir <dir>] [--json]",
+        discussion: """
+            With --pending, runs the charges query for every payment `tapemu pay` left with an \
+            unknown outcome (seed 000, "Unclear outcome", step 3): a payment that shows is the \
+            outcome, and its pending record leaves the device; when none shows, the record stays — \
+            that does not prove the card was not charged: contact support before charging again.
+            """,
+        options: [
+            OptionHelp("--order-id <id>", "The order to look up."),
+            OptionHelp("--pending", "Look up every order `tapemu pay` left pending (outcome unknown)."),
+        ] + GatewayOptions.help + OutputOptions.help,
+        exitCodes: [(ExitCode.noInput, "the --data-dir does not exist"), (ExitCode.unavailable, "the charges query failed"),
+                    (ExitCode.temporaryFailure, "with --pending: some payments stay pending (no payment shows, or a query failed)")]
             + GatewayOptions.exitCodes)
 
-    var orderId: String
+    /// The order to look up; nil with `--pending`.
+    var orderId: String?
+    var pending: Bool
     var gateway: GatewayOptions
     var output: OutputOptions
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
         gateway = try GatewayOptions(arguments: &arguments)
-        guard let orderId = try arguments.option("--order-id", valueName: "<id>") else {
-            throw UsageError("missing --order-id <id>")
-        }
-        self.orderId = orderId
+        pending = arguments.flag("--pending")
+        orderId = try arguments.option("--order-id", valueName: "<id>")
         try arguments.finish()
+    }
+
+    func validate() throws(UsageError) {
+        switch (orderId, pending) {
+        case (nil, false): throw UsageError("missing --order-id <id> (or --pending)")
+        case (_?, true): throw UsageError("--order-id and --pending cannot be used together")
+        default: break
+        }
     }
 
     struct Item: Encodable {
@@ -288,19 +306,14 @@ struct ChargesCommand: TapemuCommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let gw = try gateway.openExistingGateway()
+        guard let orderId else { return try await runPending(gw, console) }
         let payments: [Payment]
         do {
             payments = try await gw.charges(orderId: orderId)
         } catch {
             throw CommandFailure(exitCode: ExitCode.unavailable, "the charges query failed: \(error)")
         }
-        let iso = ISO8601DateFormatter()
-        let items = payments.map {
-            Item(id: $0.paymentId, kind: $0.kind.rawValue, status: $0.status.rawValue, state: $0.state.rawValue,
-                 amount: $0.amount, currency: $0.currency, statusCode: $0.statusCode, statusMessage: $0.statusMessage,
-                 cardBrand: $0.cardBrand.rawValue, last4: $0.last4, uniqueRef: $0.uniqueRef,
-                 createdAt: iso.string(from: $0.createdAt))
-        }
+        let items = payments.map(Self.item)
         if output.json {
             struct Doc: Encodable { var orderId: String; var items: [Item] }
             try JSONOutput.print(Doc(orderId: orderId, items: items), to: console)
@@ -308,10 +321,73 @@ struct ChargesCommand: TapemuCommand {
             console.print("no payment for order \(orderId)")
             console.print("(this does not prove the card was not charged: contact support before charging again)")
         } else {
-            for i in items {
-                console.print("\(i.id)  \(i.kind)  \(i.state)  \(i.amount) \(i.currency)  \(i.cardBrand) •••• \(i.last4)  \(i.statusCode) \(i.statusMessage)  ref \(i.uniqueRef)")
-            }
+            for i in items { console.print(Self.line(i)) }
         }
         return ExitCode.success
+    }
+
+    static func item(_ p: Payment) -> Item {
+        Item(id: p.paymentId, kind: p.kind.rawValue, status: p.status.rawValue, state: p.state.rawValue,
+             amount: p.amount, currency: p.currency, statusCode: p.statusCode, statusMessage: p.statusMessage,
+             cardBrand: p.cardBrand.rawValue, last4: p.last4, uniqueRef: p.uniqueRef,
+             createdAt: ISO8601DateFormatter().string(from: p.createdAt))
+    }
+
+    static func line(_ i: Item) -> String {
+        "\(i.id)  \(i.kind)  \(i.state)  \(i.amount) \(i.currency)  \(i.cardBrand) •••• \(i.last4)  \(i.statusCode) \(i.statusMessage)  ref \(i.uniqueRef)"
+    }
+
+    /// `--pending`: seed 000's step 3 for every payment `pay` left with an unknown outcome.
+    private func runPending(_ gw: EmbeddedGateway, _ console: Console) async throws -> Int32 {
+        let store = try gateway.openPendingStore()
+        let tapToPay = TapToPay(configuration: .init(
+            cardSource: try CardSourceOptions().makeSource(), gateway: gw, pendingStore: store))
+        let reports: [UnclearOutcomeReport]
+        do {
+            reports = try await tapToPay.resolveUnclearOutcomes()
+        } catch {
+            throw CommandFailure(exitCode: ExitCode.ioError, "cannot read the pending payments in \(gateway.dataDirectory): \(error)")
+        }
+        struct Row: Encodable {
+            var orderId: String
+            var amount: Int
+            var currency: String
+            var maskedPAN: String?
+            var finding: String
+            var payment: Item?
+            var error: String?
+            var removedFromDevice: Bool
+        }
+        let rows = reports.map { r -> Row in
+            var row = Row(orderId: r.pending.orderId, amount: r.pending.amount, currency: r.pending.currency,
+                          maskedPAN: r.pending.maskedPAN, finding: "", payment: nil, error: nil,
+                          removedFromDevice: r.removedFromStore)
+            switch r.finding {
+            case .found(let p): row.finding = p.status.rawValue; row.payment = Self.item(p)
+            case .notFound: row.finding = "notFound"
+            case .failed(let e): row.finding = "failed"; row.error = "\(e)"
+            }
+            return row
+        }
+        if output.json {
+            try JSONOutput.print(rows, to: console)
+        } else if rows.isEmpty {
+            console.print("no payment with an unknown outcome on this device")
+        } else {
+            for r in rows {
+                var line = "order \(r.orderId) (\(r.amount) \(r.currency), \(r.maskedPAN ?? "card unknown")): "
+                switch r.finding {
+                case "notFound":
+                    line += "no payment shows; this does not prove the card was not charged: contact support with the orderId before charging again (kept)"
+                case "failed":
+                    line += "the charges query failed (\(r.error ?? "")): try again later (kept)"
+                default:
+                    line += "\(r.finding): \(r.payment.map(Self.line) ?? "")"
+                    line += r.removedFromDevice ? "; removed from the device" : ""
+                }
+                console.print(line)
+            }
+        }
+        return rows.allSatisfy(\.removedFromDevice) ? ExitCode.success : ExitCode.temporaryFailure
     }
 }
