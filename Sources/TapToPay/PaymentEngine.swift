@@ -106,7 +106,9 @@ struct PaymentEngine: Sendable {
             if submission.started {
                 // The authorisation may be on its way: whatever the card did, the outcome is unclear.
                 _ = await submission.answer()
-                throw .afterSubmission(orderId: sale.orderId, .read(error))
+                // A read stopped by the caller's cancellation is the cancellation, not a card fault.
+                let cancelled = Task.isCancelled || error.channelError?.code == .cancelled
+                throw .afterSubmission(orderId: sale.orderId, cancelled ? .cancelled : .read(error))
             }
             if let channelError = error.channelError {
                 throw .beforeSubmission(channelError.code == .cancelled || Task.isCancelled ? .cancelled : .reader(channelError))
