@@ -72,7 +72,7 @@ let package = Package(
         .testTarget(name: "EMVKernelTests",
                     dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "BERTLV", "ISO7816"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard"],
+        .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapemuCLITests", dependencies: ["tapemu", "PaymentGateway", "VirtualCard"],
                     swiftSettings: swiftSettings),

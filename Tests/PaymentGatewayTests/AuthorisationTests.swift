@@ -1,3 +1,4 @@
+import CardChannel
 import BERTLV
 import Foundation
 @testable import PaymentGateway
@@ -120,7 +121,7 @@ struct AuthorisationTests {
     @Test("each decision trigger on the amount", arguments: amountCases)
     func amountTrigger(_ c: (ending: Int, status: AuthorisationStatus, code: String, list: TransactionCode)) async throws {
         let dir = TempDir()
-        let clock = TestClock()
+        let clock = ManualClock()
         let g = try Fixture.gateway(dir, clock: clock)
         let amount = 2000 + c.ending
         let task = Task { try await g.authorize(Fixture.request(orderId: "o", amount: amount)) }

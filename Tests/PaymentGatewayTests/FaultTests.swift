@@ -1,3 +1,4 @@
+import CardChannel
 import Foundation
 @testable import PaymentGateway
 import Testing
@@ -6,7 +7,7 @@ import Testing
 struct FaultTests {
     /// Starts an authorisation, waits until it sleeps on the clock, advances by `by`, and
     /// returns the error code it ends with (nil for an answer).
-    private func runWaiting(_ g: EmbeddedGateway, _ clock: TestClock, _ request: AuthorisationRequest,
+    private func runWaiting(_ g: EmbeddedGateway, _ clock: ManualClock, _ request: AuthorisationRequest,
                             options: GatewayRequestOptions = GatewayRequestOptions(),
                             advance by: Duration) async -> GatewayError.Code? {
         let task = Task { () async throws(GatewayError) -> AuthorisationResponse in
@@ -23,7 +24,7 @@ struct FaultTests {
     @Test("no answer ends with timeout at the caller's timeout on the clock, and records nothing")
     func noAnswer() async throws {
         let dir = TempDir()
-        let clock = TestClock()
+        let clock = ManualClock()
         let g = try Fixture.gateway(dir, clock: clock, timeout: .seconds(30))
         let request = Fixture.request(orderId: "no-answer", amount: 1000)
         let task = Task { () async throws(GatewayError) -> AuthorisationResponse in
@@ -46,7 +47,7 @@ struct FaultTests {
     @Test("amount ending 91 is no answer: the gateway's default timeout, nothing recorded")
     func noAnswerTrigger() async throws {
         let dir = TempDir()
-        let clock = TestClock()
+        let clock = ManualClock()
         let g = try Fixture.gateway(dir, clock: clock, timeout: .seconds(20))
         let code = await runWaiting(g, clock, Fixture.request(orderId: "t91", amount: 1091), advance: .seconds(20))
         #expect(code == .timeout)
@@ -94,7 +95,7 @@ struct FaultTests {
     @Test("a slow answer within the timeout arrives after its delay on the clock")
     func slowWithinTimeout() async throws {
         let dir = TempDir()
-        let clock = TestClock()
+        let clock = ManualClock()
         let g = try Fixture.gateway(dir, clock: clock)
         let request = Fixture.request(orderId: "slow-ok", amount: 1000)
         let task = Task { () async throws(GatewayError) -> AuthorisationResponse in
@@ -111,7 +112,7 @@ struct FaultTests {
     @Test("a slow answer past the timeout is a timeout, and the sale stays recorded")
     func slowPastTimeout() async throws {
         let dir = TempDir()
-        let clock = TestClock()
+        let clock = ManualClock()
         let g = try Fixture.gateway(dir, clock: clock)
         let code = await runWaiting(g, clock, Fixture.request(orderId: "slow-late", amount: 1000),
                                     options: GatewayRequestOptions(timeout: .seconds(5), fault: .slow(.seconds(60))),
@@ -123,7 +124,7 @@ struct FaultTests {
     @Test("amount ending 93 answers after the configured slow delay")
     func slowTrigger() async throws {
         let dir = TempDir()
-        let clock = TestClock()
+        let clock = ManualClock()
         let g = try Fixture.gateway(dir, clock: clock, timeout: .seconds(4))
         // The default slow delay (5 s) is past this gateway's 4 s timeout.
         let code = await runWaiting(g, clock, Fixture.request(orderId: "t93", amount: 1093), advance: .seconds(4))
@@ -197,7 +198,7 @@ struct FaultTests {
     @Test("cancelling the caller while it waits for no answer ends with cancelled, nothing recorded")
     func cancelDuringWait() async throws {
         let dir = TempDir()
-        let clock = TestClock()
+        let clock = ManualClock()
         let g = try Fixture.gateway(dir, clock: clock)
         let request = Fixture.request(orderId: "cancel", amount: 1000)
         let task = Task { () async throws(GatewayError) -> AuthorisationResponse in

@@ -1,3 +1,4 @@
+import CardChannel
 import Foundation
 @testable import PaymentGateway
 import Testing
@@ -181,7 +182,7 @@ struct ReversalRefundTests {
             try await g.authorize(Fixture.request(orderId: "p-declined", amount: 1095))
         }
         // Never arrived → nothing.
-        let clock = TestClock()
+        let clock = ManualClock()
         let g2 = try Fixture.gateway(dir, clock: clock)
         let t = Task { try await g2.authorize(Fixture.request(orderId: "p-never", amount: 1091)) }
         await clock.waitForSleepers(1)

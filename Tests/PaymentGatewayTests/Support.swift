@@ -1,85 +1,9 @@
 import BERTLV
+import CardChannel
 import Foundation
 @testable import PaymentGateway
 import Synchronization
 import VirtualCard
-
-/// A clock that moves only when a test says so. Sleepers wake when ``advance(by:)`` passes
-/// their deadline; ``waitForSleepers(_:)`` waits on a real event until that many tasks sleep.
-final class TestClock: Clock, Sendable {
-    struct Instant: InstantProtocol, Sendable {
-        var offset: Duration
-        func advanced(by d: Duration) -> Instant { Instant(offset: offset + d) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
-    }
-
-    private struct Sleeper {
-        let id: Int
-        let deadline: Instant
-        let continuation: CheckedContinuation<Void, any Error>
-    }
-
-    private struct State {
-        var now = Instant(offset: .zero)
-        var nextID = 0
-        var sleepers: [Sleeper] = []
-        var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
-    }
-
-    private let state = Mutex(State())
-
-    var now: Instant { state.withLock { $0.now } }
-    var minimumResolution: Duration { .nanoseconds(1) }
-    var sleeperCount: Int { state.withLock { $0.sleepers.count } }
-
-    func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-        let id = state.withLock { s -> Int in s.nextID += 1; return s.nextID }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-                let (immediate, ready) = state.withLock { s -> (Bool, [CheckedContinuation<Void, Never>]) in
-                    if deadline <= s.now || Task.isCancelled { return (true, []) }
-                    s.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: c))
-                    let ready = s.waiters.filter { $0.0 <= s.sleepers.count }.map(\.1)
-                    s.waiters.removeAll { $0.0 <= s.sleepers.count }
-                    return (false, ready)
-                }
-                for w in ready { w.resume() }
-                if immediate {
-                    if Task.isCancelled { c.resume(throwing: CancellationError()) } else { c.resume() }
-                }
-            }
-        } onCancel: {
-            let c = state.withLock { s -> CheckedContinuation<Void, any Error>? in
-                guard let i = s.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
-                return s.sleepers.remove(at: i).continuation
-            }
-            c?.resume(throwing: CancellationError())
-        }
-    }
-
-    func advance(by d: Duration) {
-        let due = state.withLock { s -> [CheckedContinuation<Void, any Error>] in
-            s.now = s.now.advanced(by: d)
-            let now = s.now
-            let due = s.sleepers.filter { $0.deadline <= now }
-            s.sleepers.removeAll { $0.deadline <= now }
-            return due.map(\.continuation)
-        }
-        for c in due { c.resume() }
-    }
-
-    func waitForSleepers(_ count: Int = 1) async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { s -> Bool in
-                if s.sleepers.count >= count { return true }
-                s.waiters.append((count, c))
-                return false
-            }
-            if ready { c.resume() }
-        }
-    }
-}
 
 /// Wall-clock time a test controls.
 final class TestNow: Sendable {
