@@ -3,7 +3,8 @@ import ISO7816
 import Synchronization
 @testable import CardChannel
 
-/// A channel that answers from a script, in order, and records what it was sent.
+/// A channel that answers from a script, in order, and records what it was sent (the session
+/// tests and the recorder tests).
 final class ScriptedChannel: CardChannel {
     enum Step: Sendable {
         case respond([UInt8])
@@ -11,7 +12,7 @@ final class ScriptedChannel: CardChannel {
         case respondAfter(Duration, [UInt8])
         /// Never answer; only cancellation ends the wait.
         case hang
-        case fail(CardChannelError.Code)
+        case fail(CardChannelError)
     }
     let clock: MonotonicClock
     private let hang = Hang()
@@ -47,8 +48,8 @@ final class ScriptedChannel: CardChannel {
                 hang.release()
             }
             throw CardChannelError(.cancelled, "cancelled")
-        case .fail(let code)?:
-            throw CardChannelError(code, "scripted failure")
+        case .fail(let error)?:
+            throw error
         }
     }
 
@@ -209,7 +210,7 @@ struct CardSessionTests {
 
     @Test("channel failures pass through with their code and are logged")
     func failurePassesThrough() async {
-        let session = CardSession(channel: ScriptedChannel([.fail(.cardRemoved)]))
+        let session = CardSession(channel: ScriptedChannel([.fail(CardChannelError(.cardRemoved, "scripted tear"))]))
         await #expect { try await session.send(select) } throws: {
             ($0 as? CardChannelError)?.code == .cardRemoved
         }

@@ -8,10 +8,10 @@ struct TraceRecordingTests {
     typealias S = TraceSamples
 
     /// The sample's card as a scripted channel.
-    static func card(clock: MonotonicClock = .continuous) -> TraceTestChannel {
-        TraceTestChannel(S.visa.exchanges.compactMap { x -> TraceTestChannel.Step? in
+    static func card(clock: MonotonicClock = .continuous) -> ScriptedChannel {
+        ScriptedChannel(S.visa.exchanges.compactMap { x -> ScriptedChannel.Step? in
             guard case .response(let r)? = x.reply else { return nil }
-            return .respondAfter(x.cardTime ?? .zero, Hex.encode(r.bytes))
+            return .respondAfter(x.cardTime ?? .zero, r.bytes)
         } + [.fail(CardChannelError(.cardRemoved, "torn", detail: "SCARD_W_REMOVED_CARD"))], clock: clock)
     }
 
@@ -63,7 +63,7 @@ struct TraceRecordingTests {
 
     @Test(arguments: failures)
     func failuresAreRecordedAsEventsThatReplay(_ failure: CardChannelError, _ event: TraceEvent) async throws {
-        let recorder = RecordingChannel(wrapping: TraceTestChannel([.fail(failure)]), redact: false)
+        let recorder = RecordingChannel(wrapping: ScriptedChannel([.fail(failure)]), redact: false)
         await #expect(throws: CardChannelError.self) { try await recorder.transmit(S.selectPPSE) }
         let t = try APDUTrace(parsing: recorder.trace.text)
         #expect(t.exchanges.first?.reply == .event(event))
@@ -77,9 +77,9 @@ struct TraceRecordingTests {
     }
 
     @Test func redactionDefaultsByKindOfSource() {
-        #expect(RecordingChannel(wrapping: TraceTestChannel([])).redacts)          // stands in for a reader
+        #expect(RecordingChannel(wrapping: ScriptedChannel([])).redacts)          // stands in for a reader
         #expect(!RecordingChannel(wrapping: TraceReplayChannel(trace: S.visa)).redacts)
-        #expect(!RecordingChannel(wrapping: TraceTestChannel([]), redact: false).redacts)
+        #expect(!RecordingChannel(wrapping: ScriptedChannel([]), redact: false).redacts)
     }
 
     // MARK: Redaction

@@ -66,39 +66,6 @@ enum TraceSamples {
     }
 }
 
-/// A channel answering from a fixed list, for the recorder tests.
-final class TraceTestChannel: CardChannel {
-    enum Step: Sendable {
-        case respond(String)
-        case respondAfter(Duration, String)
-        case fail(CardChannelError)
-    }
-    let clock: MonotonicClock
-    private let steps: Mutex<[Step]>
-
-    init(_ steps: [Step], clock: MonotonicClock = .continuous) {
-        self.steps = Mutex(steps)
-        self.clock = clock
-    }
-
-    var atr: [UInt8] { [0x3B, 0x80, 0x80, 0x01, 0x01] }
-
-    func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
-        let step = steps.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-        switch step {
-        case nil:
-            throw CardChannelError(.traceEnded, "no more steps")
-        case .respond(let hex)?:
-            return try! ResponseAPDU(bytes: Hex.decode(hex))
-        case .respondAfter(let d, let hex)?:
-            do { try await clock.sleep(for: d) } catch { throw CardChannelError(.cancelled, "cancelled") }
-            return try! ResponseAPDU(bytes: Hex.decode(hex))
-        case .fail(let e)?:
-            throw e
-        }
-    }
-}
-
 extension Array where Element == UInt8 {
     /// Whether `needle` occurs in these bytes.
     func contains(subsequence needle: [UInt8]) -> Bool {
