@@ -37,9 +37,7 @@ struct PCSCIntegrationTests {
         let inProcess = await ReadSummary.read(
             VirtualCardChannel(card: EmulatedCard(profile: profile), simulatesCardTime: false), apduTimeout: apduTimeout)
         let served = EmulatedCard(profile: profile)
-        let throughPCSC = try await RealPCSC.serving(served, context: context) { reader in
-            let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
-            defer { channel.close() }
+        let throughPCSC = try await RealPCSC.servingChannel(served, context: context) { channel in
             #expect(channel.atr == served.atr)
             return await ReadSummary.read(channel, apduTimeout: apduTimeout)
         }
@@ -51,9 +49,7 @@ struct PCSCIntegrationTests {
     func tearMidRead() async throws {
         guard let context = await RealPCSC.context() else { return }
         let card = EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc")))
-        try await RealPCSC.serving(card, removeAfter: 2, context: context) { reader in
-            let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
-            defer { channel.close() }
+        try await RealPCSC.servingChannel(card, removeAfter: 2, context: context) { channel in
             let session = CardSession(channel: channel, apduTimeout: .seconds(10))
             _ = try await session.send(.selectPPSE)
             _ = try await session.send(.selectPPSE)
@@ -72,9 +68,7 @@ struct PCSCIntegrationTests {
     func tornKernelRead() async throws {
         guard let context = await RealPCSC.context() else { return }
         let card = EmulatedCard(profile: try #require(CardProfiles.named("torn")))
-        let summary = try await RealPCSC.serving(card, context: context) { reader in
-            let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
-            defer { channel.close() }
+        let summary = try await RealPCSC.servingChannel(card, context: context) { channel in
             return await ReadSummary.read(channel)
         }
         #expect(summary.error == .channelFailed)
@@ -182,9 +176,7 @@ struct PCSCIntegrationTests {
         let problems = ProblemLog()
         let responder = TraceCardResponder(trace: trace, onProblem: { problems.append($0.code) })
         #expect(responder.atr == [0x3B, 0x81, 0x80, 0x01, 0x80, 0x80])
-        try await RealPCSC.serving(responder, context: context) { reader in
-            let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
-            defer { channel.close() }
+        try await RealPCSC.servingChannel(responder, context: context) { channel in
             #expect(channel.atr == responder.atr)
             let first = try await channel.transmit(.selectPPSE)
             #expect(first.bytes == (try Hex.decode("6F0A840E325041592E5359539000")))
@@ -203,9 +195,7 @@ struct PCSCIntegrationTests {
     @Test("a response shorter than SW1 SW2 is malformed when the card is still there")
     func shortResponse() async throws {
         guard let context = await RealPCSC.context() else { return }
-        try await RealPCSC.serving(OneByteCard(), context: context) { reader in
-            let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
-            defer { channel.close() }
+        try await RealPCSC.servingChannel(OneByteCard(), context: context) { channel in
             do throws(CardChannelError) {
                 _ = try await channel.transmit(.selectPPSE)
                 Issue.record("a 1-byte response passed")
@@ -218,9 +208,7 @@ struct PCSCIntegrationTests {
     @Test("a mute card: the session's deadline ends the exchange though SCardTransmit blocks")
     func muteCard() async throws {
         guard let context = await RealPCSC.context() else { return }
-        try await RealPCSC.serving(MuteCard(), context: context) { reader in
-            let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
-            defer { channel.close() }
+        try await RealPCSC.servingChannel(MuteCard(), context: context) { channel in
             let session = CardSession(channel: channel, apduTimeout: .milliseconds(300))
             do throws(CardChannelError) {
                 _ = try await session.send(.selectPPSE)
@@ -256,9 +244,7 @@ struct PCSCIntegrationTests {
     func uid() async throws {
         guard let context = await RealPCSC.context() else { return }
         let card = EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc")))
-        try await RealPCSC.serving(card, context: context) { reader in
-            let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
-            defer { channel.close() }
+        try await RealPCSC.servingChannel(card, context: context) { channel async throws in
             #expect(try await channel.readUID() == nil)
             // The channel still works afterwards.
             #expect(try await channel.transmit(.selectPPSE).statusWord == StatusWord(sw1: 0x90, sw2: 0x00))

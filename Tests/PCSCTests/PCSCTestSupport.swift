@@ -69,6 +69,19 @@ enum RealPCSC {
         _ = try await context.waitForEmpty(reader, timeout: patience)
         return try result.get()
     }
+
+    /// ``serving(_:slot:removeAfter:context:_:)`` with a PC/SC channel to the card opened for
+    /// `body` and closed after it.
+    static func servingChannel<T: Sendable>(
+        _ card: any CardResponder, removeAfter: Int? = nil, context: PCSCContext,
+        _ body: (PCSCCardChannel) async throws -> T
+    ) async throws -> T {
+        try await serving(card, removeAfter: removeAfter, context: context) { reader in
+            let channel = try await PCSC.openChannel(reader: reader, wait: patience)
+            defer { channel.close() }
+            return try await body(channel)
+        }
+    }
 }
 
 /// A deterministic random source for the kernel's unpredictable numbers.
