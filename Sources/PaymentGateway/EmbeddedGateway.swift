@@ -29,6 +29,8 @@ public final class EmbeddedGateway: Gateway {
         public var blockedSDKVersions: Set<String>
         /// How long to wait for another process's lock on the ledger.
         public var busyTimeout: Duration
+        /// How the ledger is opened: `.create` (a payment), `.existing`, `.readOnly` (queries).
+        public var access: DataDirectoryLayout.Access
 
         public init(dataDirectory: String = DataDirectory.defaultPath(),
                     clock: any Clock<Duration> = ContinuousClock(),
@@ -38,7 +40,8 @@ public final class EmbeddedGateway: Gateway {
                     issuerKeys: any IssuerKeyStore = VirtualCardIssuerKeys(),
                     cryptogramVerifier: any CryptogramVerifier = EMVCryptogramVerifier(),
                     blockedSDKVersions: Set<String> = [],
-                    busyTimeout: Duration = .seconds(5)) {
+                    busyTimeout: Duration = .seconds(5),
+                    access: DataDirectoryLayout.Access = .create) {
             self.dataDirectory = dataDirectory
             self.clock = clock
             self.requestTimeout = requestTimeout
@@ -48,6 +51,7 @@ public final class EmbeddedGateway: Gateway {
             self.cryptogramVerifier = cryptogramVerifier
             self.blockedSDKVersions = blockedSDKVersions
             self.busyTimeout = busyTimeout
+            self.access = access
         }
     }
 
@@ -61,11 +65,13 @@ public final class EmbeddedGateway: Gateway {
     /// Opens the ledger in the configuration's data directory.
     public init(configuration: Configuration) throws(GatewayError) {
         self.configuration = configuration
-        ledger = try Ledger(directory: configuration.dataDirectory, busyTimeout: configuration.busyTimeout)
+        ledger = try Ledger(directory: configuration.dataDirectory, busyTimeout: configuration.busyTimeout,
+                            access: configuration.access)
     }
 
-    public convenience init(dataDirectory: String, clock: any Clock<Duration> = ContinuousClock()) throws(GatewayError) {
-        try self.init(configuration: Configuration(dataDirectory: dataDirectory, clock: clock))
+    public convenience init(dataDirectory: String, clock: any Clock<Duration> = ContinuousClock(),
+                            access: DataDirectoryLayout.Access = .create) throws(GatewayError) {
+        try self.init(configuration: Configuration(dataDirectory: dataDirectory, clock: clock, access: access))
     }
 
     /// The key that signs this gateway's webhooks.

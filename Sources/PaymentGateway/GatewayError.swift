@@ -70,6 +70,16 @@ public struct GatewayError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let corruptLedger = Code("corruptLedger")
         /// The ledger was written by a newer tapemu (its schema version is unknown here).
         public static let unsupportedLedgerVersion = Code("unsupportedLedgerVersion")
+        /// The storage cannot be written: a read-only file system or file. Nothing was
+        /// written; reads still work.
+        public static let readOnlyStorage = Code("readOnlyStorage")
+        /// The data directory does not exist (and the call does not create one): a mistyped
+        /// path, or nothing was ever stored there.
+        public static let noDataDirectory = Code("noDataDirectory")
+        /// A store that this data directory held is missing, empty, or not this directory's
+        /// (a file copied from elsewhere). tapemu never creates it anew: restore it, or start
+        /// over in a new data directory.
+        public static let storeMissing = Code("storeMissing")
     }
 
     public var code: Code

@@ -31,26 +31,30 @@ public final class Ledger: Sendable {
     private let fingerprintKey: [UInt8]
     private let connection: Mutex<SQLiteConnection>
 
-    /// Opens (creating if needed) the ledger in `directory`.
-    public init(directory: String, busyTimeout: Duration = .seconds(5)) throws(GatewayError) {
-        try Self.prepareDirectory(directory)
-        let path = (directory as NSString).appendingPathComponent(Self.fileName)
-        let conn = try SQLiteConnection(path: path, busyTimeout: busyTimeout)
-        try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
-        try Self.migrate(conn)
-        let secrets = try conn.transaction { () throws(GatewayError) -> [String: [UInt8]] in
-            var out: [String: [UInt8]] = [:]
-            for name in ["webhook_secret", "token_secret", "fingerprint_key"] {
-                if let v = try conn.query("SELECT value FROM settings WHERE key = ?", [.text(name)]).first?[0].bytes,
-                   v.count == 32 {
-                    out[name] = v
-                } else {
-                    let v = Crypto.randomBytes(32)
-                    try conn.run("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [.text(name), .blob(v)])
-                    out[name] = v
-                }
+    /// `PRAGMA application_id` of a ledger ("TPML").
+    static let applicationId = 0x5450_4D4C
+
+    /// Opens the ledger in `directory` (``DataDirectoryLayout``): `.create` makes the directory
+    /// and the ledger when they are not there; `.existing` needs both; `.readOnly` writes
+    /// nothing. A ledger the directory held that is missing, empty or another directory's is
+    /// ``GatewayError/Code/storeMissing``, never a new one. Checks the schema and the file
+    /// (a quick check when read only, a full integrity check otherwise).
+    public init(directory: String, busyTimeout: Duration = .seconds(5),
+                access: DataDirectoryLayout.Access = .create) throws(GatewayError) {
+        let layout = DataDirectoryLayout(path: directory)
+        let path = layout.file(Self.fileName)
+        guard let conn = try layout.open(Self.layoutStore, access: access, busyTimeout: busyTimeout) else {
+            throw GatewayError(.noDataDirectory, "no ledger in \(directory): no payment was ever made with this --data-dir")
+        }
+        try Self.checkShape(conn, path: path)
+        try conn.checkIntegrity(full: access != .readOnly)
+        var secrets: [String: [UInt8]] = [:]
+        for name in ["webhook_secret", "token_secret", "fingerprint_key"] {
+            guard let v = try conn.query("SELECT value FROM settings WHERE key = ?", [.text(name)]).first?[0].bytes,
+                  v.count == 32 else {
+                throw GatewayError(.corruptLedger, "\(path) is damaged: its \(name) is gone (tapemu never makes new secrets for a ledger that had them)")
             }
-            return out
+            secrets[name] = v
         }
         self.path = path
         webhookSecret = secrets["webhook_secret"]!
@@ -59,20 +63,40 @@ public final class Ledger: Sendable {
         connection = Mutex(conn)
     }
 
-    private static func prepareDirectory(_ directory: String) throws(GatewayError) {
-        guard !directory.isEmpty else { throw GatewayError(.storage, "the data directory path is empty") }
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else {
-                throw GatewayError(.storage, "the data directory \(directory) is a file, not a directory")
+    static let layoutStore = DataDirectoryLayout.Store(
+        fileName: fileName, applicationId: applicationId, holds: "the gateway's payments, webhooks and secrets",
+        create: { conn, id throws(GatewayError) in
+            try conn.execute(schemaV1)
+            try conn.execute("PRAGMA user_version = \(schemaVersion)")
+            for name in ["webhook_secret", "token_secret", "fingerprint_key"] {
+                try conn.run("INSERT INTO settings (key, value) VALUES (?, ?)", [.text(name), .blob(Crypto.randomBytes(32))])
             }
-            return
+            try conn.run("INSERT INTO settings (key, value) VALUES ('data_directory_id', ?)", [.blob(Array(id.utf8))])
+        },
+        readId: { conn throws(GatewayError) in
+            guard try conn.tableNames().contains("settings") else { return nil }
+            return try conn.query("SELECT value FROM settings WHERE key = 'data_directory_id'").first?[0].bytes
+                .map { String(decoding: $0, as: UTF8.self) }
+        },
+        stamp: { conn, id throws(GatewayError) in
+            try conn.run("INSERT OR REPLACE INTO settings (key, value) VALUES ('data_directory_id', ?)", [.blob(Array(id.utf8))])
+            try conn.execute("PRAGMA application_id = \(applicationId)")
+        })
+
+    /// The tables a ledger has; one gone (dropped, or lost with a damaged page) is damage.
+    private static func checkShape(_ conn: SQLiteConnection, path: String) throws(GatewayError) {
+        let version = try conn.userVersion
+        if version > schemaVersion {
+            throw GatewayError(.unsupportedLedgerVersion,
+                               "\(path) has schema version \(version); this tapemu knows up to \(schemaVersion)")
         }
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw GatewayError(.storage, "cannot create the data directory \(directory): \(error.localizedDescription)")
+        guard version > 0 else {
+            throw GatewayError(.storeMissing, "\(path) holds no tapemu ledger (no schema version): move it aside")
+        }
+        let expected: Set<String> = ["payments", "webhooks", "accounts", "blocked_sdk_versions", "settings"]
+        let missing = expected.subtracting(try conn.tableNames())
+        guard missing.isEmpty else {
+            throw GatewayError(.corruptLedger, "\(path) is damaged: its \(missing.sorted().joined(separator: ", ")) table\(missing.count == 1 ? " is" : "s are") gone")
         }
     }
 
@@ -133,24 +157,6 @@ public final class Ledger: Sendable {
         CREATE TABLE settings (key TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL);
         """
 
-    private static func migrate(_ conn: SQLiteConnection) throws(GatewayError) {
-        try conn.transaction { () throws(GatewayError) in
-            let version = try conn.userVersion
-            if version > schemaVersion {
-                throw GatewayError(.unsupportedLedgerVersion,
-                                   "the ledger has schema version \(version); this tapemu knows up to \(schemaVersion)")
-            }
-            if version == 0 {
-                // A file with tables but no version is not ours.
-                let tables = try conn.query("SELECT count(*) FROM sqlite_master WHERE type = 'table'").first?[0].int ?? 0
-                guard tables == 0 else {
-                    throw GatewayError(.unsupportedLedgerVersion, "the file holds tables but no tapemu schema version")
-                }
-                try conn.execute(schemaV1)
-                try conn.execute("PRAGMA user_version = \(schemaVersion)")
-            }
-        }
-    }
 
     // MARK: Rows
 

@@ -1,5 +1,8 @@
 // Every call into libsqlite3 lives in this file; nothing else imports CSQLite.
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A value bound to or read from a statement.
 enum SQLValue: Sendable, Hashable {
@@ -42,31 +45,80 @@ final class SQLiteConnection {
     private var statements: [String: OpaquePointer] = [:]
     let path: String
 
-    /// Opens (creating if needed) the database at `path` in WAL mode with durable commits
-    /// (`synchronous=FULL`) and a busy timeout. A file that is not a database throws
-    /// `corruptLedger`.
-    init(path: String, busyTimeout: Duration) throws(GatewayError) {
+    /// How a connection opens its file.
+    enum OpenMode: Sendable, Equatable {
+        /// Read and write; the file is created when missing (only the data directory creates).
+        case readWriteCreate
+        /// Read and write an existing file.
+        case readWrite
+        /// Read only. On a read-only file system (where SQLite cannot make the WAL index) the
+        /// file is opened immutable: nobody can change it there.
+        case readOnly
+    }
+
+    /// Opens the database at `path` in WAL mode with durable commits (`synchronous=FULL`) and a
+    /// busy timeout. A file that is not a database throws `corruptLedger`.
+    init(path: String, busyTimeout: Duration, mode: OpenMode = .readWriteCreate) throws(GatewayError) {
         self.path = path
+        self.mode = mode
+        do {
+            try open(path, busyTimeout: busyTimeout, immutable: false)
+        } catch where mode == .readOnly && (error.code == .storage || error.code == .readOnlyStorage) {
+            // No -shm can be made beside a WAL file on a read-only mount: read it as immutable.
+            sqlite3_close_v2(db)
+            db = nil
+            try open(path, busyTimeout: busyTimeout, immutable: true)
+        }
+    }
+
+    private func open(_ path: String, busyTimeout: Duration, immutable: Bool) throws(GatewayError) {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        switch mode {
+        case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        }
+        let uri = Self.fileURI(path, immutable: immutable)
+        let rc = sqlite3_open_v2(uri, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            let errno = handle.map { sqlite3_system_errno($0) } ?? 0
             sqlite3_close_v2(handle)
-            throw Self.error(rc, "cannot open the ledger: \(message)")
+            throw Self.error(rc, "cannot open \(path): \(message)", systemErrno: errno)
         }
         db = handle
         sqlite3_extended_result_codes(handle, 1)
         let ms = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
         sqlite3_busy_timeout(handle, Int32(clamping: ms))
-        // The first statements read the file header: a file that is not a database fails here.
-        let mode = try query("PRAGMA journal_mode=WAL").first?[0].string?.lowercased()
-        guard mode == "wal" else {
-            throw GatewayError(.storage, "the ledger cannot use write-ahead logging (journal mode \(mode ?? "unknown"))")
+        if mode == .readOnly {
+            // The first statement reads the file header: a file that is not a database fails here.
+            _ = try query("SELECT count(*) FROM sqlite_master")
+            return
+        }
+        let journal = try query("PRAGMA journal_mode=WAL").first?[0].string?.lowercased()
+        guard journal == "wal" else {
+            throw GatewayError(.storage, "\(path) cannot use write-ahead logging (journal mode \(journal ?? "unknown"))")
         }
         try execute("PRAGMA synchronous=FULL")
         try execute("PRAGMA foreign_keys=ON")
     }
+
+    /// A `file:` URI for `path` (percent-encoding what a URI cannot hold as is).
+    private static func fileURI(_ path: String, immutable: Bool) -> String {
+        var out = "file:"
+        for b in path.utf8 {
+            switch b {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0..<0x21, 0x7F...:
+                out += String(format: "%%%02X", b)
+            default:
+                out.unicodeScalars.append(Unicode.Scalar(b))
+            }
+        }
+        return immutable ? out + "?immutable=1" : out
+    }
+
+    let mode: OpenMode
 
     deinit {
         for s in statements.values { sqlite3_finalize(s) }
@@ -80,7 +132,7 @@ final class SQLiteConnection {
         defer { sqlite3_free(message) }
         guard rc == SQLITE_OK else {
             let text = message.map { String(cString: $0) } ?? lastMessage
-            throw Self.error(rc, text)
+            throw Self.error(rc, text, systemErrno: db.map { sqlite3_system_errno($0) } ?? 0)
         }
     }
 
@@ -97,7 +149,7 @@ final class SQLiteConnection {
         while true {
             let rc = sqlite3_step(stmt)
             if rc == SQLITE_DONE { break }
-            guard rc == SQLITE_ROW else { throw Self.error(rc, lastMessage) }
+            guard rc == SQLITE_ROW else { throw failure(rc) }
             let n = sqlite3_column_count(stmt)
             var values: [SQLValue] = []
             values.reserveCapacity(Int(n))
@@ -145,7 +197,7 @@ final class SQLiteConnection {
         if let s = statements[sql] { return s }
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
-        guard rc == SQLITE_OK, let stmt else { throw Self.error(rc, lastMessage) }
+        guard rc == SQLITE_OK, let stmt else { throw failure(rc) }
         statements[sql] = stmt
         return stmt
     }
@@ -163,7 +215,7 @@ final class SQLiteConnection {
             case .blob(let b):
                 rc = b.withUnsafeBytes { sqlite3_bind_blob(stmt, index, $0.baseAddress, Int32($0.count), transient) }
             }
-            guard rc == SQLITE_OK else { throw Self.error(rc, lastMessage) }
+            guard rc == SQLITE_OK else { throw failure(rc) }
         }
     }
 
@@ -186,18 +238,50 @@ final class SQLiteConnection {
         }
     }
 
-    /// The one place that turns a SQLite result code into a ``GatewayError``.
-    static func error(_ rc: Int32, _ message: String) -> GatewayError {
+    /// The one place that turns a SQLite result code into a ``GatewayError``. Where the
+    /// operating system said why (a full disk, a read-only file system), its words lead.
+    static func error(_ rc: Int32, _ message: String, systemErrno: Int32 = 0) -> GatewayError {
+        let os = systemErrno != 0 ? String(cString: strerror(systemErrno)) : nil
         switch rc & 0xFF {
         case SQLITE_CORRUPT, SQLITE_NOTADB:
-            return GatewayError(.corruptLedger, "the ledger file is damaged or not a database (\(message))")
+            return GatewayError(.corruptLedger, "the file is damaged or not a database (\(message))")
         case SQLITE_BUSY, SQLITE_LOCKED:
-            return GatewayError(.busy, "the ledger is locked by another connection (\(message))")
+            return GatewayError(.busy, "the file is locked by another connection (\(message))")
         case SQLITE_CONSTRAINT:
-            return GatewayError(.storage, "a ledger constraint failed (\(message))")
+            return GatewayError(.storage, "a constraint failed (\(message))")
+        case SQLITE_FULL:
+            return GatewayError(.storage, "\(os ?? "No space left on device"): nothing was written (\(message))")
+        case SQLITE_READONLY:
+            return GatewayError(.readOnlyStorage, "\(os ?? "Read-only file system"): nothing was written (\(message))")
         default:
+            if systemErrno == EROFS {
+                return GatewayError(.readOnlyStorage, "\(os!): nothing was written (\(message))")
+            }
             let name = String(cString: sqlite3_errstr(rc))
-            return GatewayError(.storage, "ledger error \(rc) (\(name)): \(message)")
+            return GatewayError(.storage, os.map { "\($0) (\(name): \(message))" } ?? "error \(rc) (\(name)): \(message)")
         }
+    }
+
+    /// The SQLite error for `rc` on this connection, with the system's reason.
+    private func failure(_ rc: Int32) -> GatewayError {
+        Self.error(rc, lastMessage, systemErrno: db.map { sqlite3_system_errno($0) } ?? 0)
+    }
+
+    /// `PRAGMA quick_check` (`full`: `integrity_check`): throws `corruptLedger` naming the
+    /// first problem SQLite reports.
+    func checkIntegrity(full: Bool) throws(GatewayError) {
+        let rows = try query(full ? "PRAGMA integrity_check(5)" : "PRAGMA quick_check(5)")
+        let lines = rows.compactMap { $0[0].string }
+        guard lines != ["ok"] else { return }
+        throw GatewayError(.corruptLedger, "\(path) is damaged: \(lines.joined(separator: "; "))")
+    }
+
+    /// The names of the tables in the file.
+    func tableNames() throws(GatewayError) -> Set<String> {
+        Set(try query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0[0].string })
+    }
+
+    var applicationId: Int {
+        get throws(GatewayError) { try query("PRAGMA application_id").first?[0].int ?? 0 }
     }
 }

@@ -26,7 +26,8 @@ public enum FlowCheckpoint: String, Sendable, Hashable, CaseIterable {
     case pendingWritten
     /// The authorisation request has started leaving (the submission point).
     case submitted
-    /// The gateway's answer arrived; the pending record is not yet removed.
+    /// The gateway's answer arrived and is stored in the pending record; the result is not
+    /// handed over yet, and the record stays until it is.
     case answered
 }
 
@@ -43,6 +44,19 @@ public enum PaymentEvent: Sendable, Hashable {
     /// (the card did not answer, the trace diverged, the gateway's connection dropped): the
     /// seed's error types cannot carry it. Never holds a PAN.
     case failed(reason: String)
+    /// The device could not update or remove the attempt's record (a full or read-only disk, a
+    /// damaged store): it stays, and recovery will report this payment again. Never holds a PAN.
+    case recordKept(reason: String)
+}
+
+/// When the device's record of an answered payment leaves: once the result is handed over.
+public enum ResultHandOver: Sendable, Hashable {
+    /// When the library call returns it (or the CoreAPI listener has been called).
+    case onReturn
+    /// When the caller says it has it (``TapToPay/acknowledge(_:)``, ``CoreAPI/acknowledge(_:)``):
+    /// a program that must write the result somewhere first (a CLI flushing stdout) keeps the
+    /// record, with the answer in it, until then.
+    case acknowledged
 }
 
 extension TapToPay {
@@ -75,6 +89,8 @@ extension TapToPay {
         /// Start the authorisation as soon as the cryptogram and card data are known (qVSDC),
         /// while the kernel goes on reading records. On by default, as real SDKs do.
         public var submitsEarly: Bool
+        /// When the record of an answered payment leaves the device (default: on return).
+        public var resultHandOver: ResultHandOver
         /// Called at each ``FlowCheckpoint``; a test can freeze the flow there.
         public var checkpoint: @Sendable (FlowCheckpoint) async -> Void
         /// Progress, for display.
@@ -88,6 +104,7 @@ extension TapToPay {
                     device: DeviceEnvironment = DeviceEnvironment(), sdkVersion: String = TapToPay.sdkVersion,
                     timeouts: PaymentTimeouts = .default, terminal: TerminalConfiguration = .default,
                     currency: String = "EUR", gatewayFault: GatewayFault? = nil, submitsEarly: Bool = true,
+                    resultHandOver: ResultHandOver = .onReturn,
                     checkpoint: @escaping @Sendable (FlowCheckpoint) async -> Void = { _ in },
                     onEvent: @escaping @Sendable (PaymentEvent) -> Void = { _ in }) {
             self.cardSource = cardSource
@@ -105,6 +122,7 @@ extension TapToPay {
             self.currency = currency
             self.gatewayFault = gatewayFault
             self.submitsEarly = submitsEarly
+            self.resultHandOver = resultHandOver
             self.checkpoint = checkpoint
             self.onEvent = onEvent
         }

@@ -56,8 +56,10 @@ public final class CoreAPI: Sendable {
         var deviceStatus: CoreDeviceStatus?
         var busy = false
         var currentOrderId: String?
-        var current: Task<CoreSaleOutcome, Never>?
+        var current: Task<(CoreSaleOutcome, PendingLease?), Never>?
         var explicitCancel = false
+        /// Answered sales whose records wait for ``acknowledge(_:)`` (``ResultHandOver/acknowledged``).
+        var unacknowledged: [String: PendingLease] = [:]
         /// The card of the sale in progress, once read: (masked PAN, brand).
         var card: (maskedPAN: String, brand: String)?
     }
@@ -224,7 +226,7 @@ public final class CoreAPI: Sendable {
             return s.explicitCancel
         }
         if cancelNow { task.cancel() }
-        let outcome = await withTaskCancellationHandler {
+        let (outcome, lease) = await withTaskCancellationHandler {
             await task.value
         } onCancel: {
             task.cancel()
@@ -236,13 +238,36 @@ public final class CoreAPI: Sendable {
             s.card = nil
         }
         deliver(outcome, to: listener)
+        // The listener has the response: the record, which kept the answer until now, leaves.
+        if let lease {
+            switch configuration.resultHandOver {
+            case .onReturn:
+                TapToPay.complete(lease, onEvent: configuration.onEvent)
+            case .acknowledged:
+                let replaced = session.withLock { s in
+                    defer { s.unacknowledged[sale.orderId] = lease }
+                    return s.unacknowledged[sale.orderId]
+                }
+                replaced?.release()
+            }
+        }
         return outcome
+    }
+
+    /// Says that `response` has been handed over (the app has shown or stored it): the device's
+    /// record of the sale, which kept the answer until now, leaves. Only with
+    /// ``ResultHandOver/acknowledged``; a response never acknowledged stays on the device as a
+    /// pending sale, and ``resolvePendingSales(variant:)`` resolves it (look-up, then reversal:
+    /// the merchant never saw the approval).
+    public func acknowledge(_ response: CoreSaleResponse) throws(GatewayError) {
+        let lease = session.withLock { s in s.unacknowledged.removeValue(forKey: response.orderId) }
+        try lease?.complete()
     }
 
     /// Cancels the sale in progress: before the submission point it ends with `onError(.cancelled)`;
     /// after it, with `onTransactionCommError(.cancelled)` (the sale stays pending).
     public func cancelSale() {
-        let task = session.withLock { s -> Task<CoreSaleOutcome, Never>? in
+        let task = session.withLock { s -> Task<(CoreSaleOutcome, PendingLease?), Never>? in
             s.explicitCancel = true
             return s.current
         }
@@ -257,7 +282,13 @@ public final class CoreAPI: Sendable {
         }
     }
 
-    private func run(_ sale: CoreSale, terminal: CoreTerminal) async -> CoreSaleOutcome {
+    private func run(_ sale: CoreSale, terminal: CoreTerminal) async -> (CoreSaleOutcome, PendingLease?) {
+        let answered = LeaseSlot()
+        let outcome = await runSale(sale, terminal: terminal, answered: answered)
+        return (outcome, answered.take())
+    }
+
+    private func runSale(_ sale: CoreSale, terminal: CoreTerminal, answered: LeaseSlot) async -> CoreSaleOutcome {
         // 1. The sale, the terminal's settings, the token: before anything touches a card.
         guard sale.amount > 0, sale.amount <= 999_999_999_999 else {
             return .error(.invalidParameters, description: "the amount must be more than 0 and at most 12 digits (got \(sale.amount))")
@@ -307,6 +338,7 @@ public final class CoreAPI: Sendable {
         let engine = PaymentEngine(configuration: config)
         do throws(SaleFailure) {
             let outcome = try await engine.sale(request)
+            answered.put(outcome.lease)
             let r = outcome.response
             stored.maskedPAN = r.maskedPAN
             stored.cardType = r.cardBrand.rawValue
@@ -441,4 +473,11 @@ public final class CoreAPI: Sendable {
                                            store: configuration.pendingStore, variant: variant)
         return try await resolver.resolvePending(skipping: inFlight.map { [$0] } ?? [])
     }
+}
+
+/// The lease of an answered sale, passed from the sale's task to ``CoreAPI/processSale(_:)``.
+private final class LeaseSlot: Sendable {
+    private let lease = Mutex<PendingLease?>(nil)
+    func put(_ l: PendingLease?) { lease.withLock { $0 = l } }
+    func take() -> PendingLease? { lease.withLock { s in defer { s = nil }; return s } }
 }

@@ -26,9 +26,15 @@ public struct PendingSaleReport: Sendable, Hashable {
         /// No transaction: the sale never reached the gateway. Nothing to resolve; the sale may
         /// run again (``PendingSaleReport/sale``).
         case notFound
-        /// Seed `003`: a transaction was found for the orderId, but its amount or card suffix is
-        /// not the sale's. Nothing was reversed; the sale stays pending for a person to look at.
+        /// A transaction was found for the orderId, but it is not this sale's: its amount,
+        /// currency or card suffix (or, for a sale whose answer was stored, its reference)
+        /// differ — another payment holds this order id. Nothing was reversed; the sale stays
+        /// pending for a person to look at.
         case mismatch(reason: String)
+        /// A sale in progress owns the record: it was left alone.
+        case inProgress
+        /// The stored sale cannot be read back (damage): reported by its order id, kept.
+        case unreadable(reason: String)
         /// A request failed (the device is still offline, the gateway failed): the sale stays
         /// pending; try again later.
         case failed(CoreRestError)
@@ -43,12 +49,18 @@ public struct PendingSaleReport: Sendable, Hashable {
     public var outcome: Outcome
     /// Whether the sale left the device's pending store (it is resolved).
     public var removedFromStore: Bool
+    /// The gateway's answer when it had come before the process ended, stored in the record but
+    /// never handed over to the app (the app never saw it: the sale is resolved like any other).
+    public var storedAnswer: PendingPayment.Answer?
+    /// Why the record could not leave the store although the sale is resolved (it stays; a later
+    /// run finds it again and reports what the gateway says then).
+    public var storeError: GatewayError?
 
     /// Resolved: the outcome is known and nothing more is to be done for it.
     public var isResolved: Bool {
         switch outcome {
         case .reversed, .alreadyReversed, .declined, .notFound: true
-        case .mismatch, .failed: false
+        case .mismatch, .failed, .inProgress, .unreadable: false
         }
     }
 
@@ -86,12 +98,20 @@ public struct PendingSaleResolver: Sendable {
     /// Steps 2 to 4 for one sale. Does not touch the store (``PendingSaleReport/removedFromStore``
     /// is false).
     public func resolve(_ sale: CoreSale) async -> PendingSaleReport {
+        await resolve(sale, record: nil)
+    }
+
+    /// Steps 2 to 4, checking that what is found is what was attempted: the sale's amount,
+    /// currency and card suffix (seed 003 says so; tapemu applies it to 002 as well, since
+    /// reversing another payment of the same order id would undo a sale the app was told was
+    /// approved), and, when the record kept the gateway's answer, its reference.
+    func resolve(_ sale: CoreSale, record: PendingPayment?) async -> PendingSaleReport {
         var filter = CoreTransactionFilter()
         filter.orderId = sale.orderId
         if variant == .seed002 { filter.panLastFour = sale.panLastFour }
         func report(_ outcome: PendingSaleReport.Outcome, match: CoreTransactionSummary? = nil) -> PendingSaleReport {
             PendingSaleReport(sale: sale, variant: variant, filter: filter, match: match, outcome: outcome,
-                              removedFromStore: false)
+                              removedFromStore: false, storedAnswer: record?.answer)
         }
         if variant == .seed002 && filter.panLastFour == nil {
             return report(.failed(CoreRestError(.invalidParameters,
@@ -106,20 +126,17 @@ public struct PendingSaleResolver: Sendable {
             return report(.failed(error))
         }
 
-        // Step 3: the first transaction.
-        guard let match = result.transactionSummary.first else {
+        // Step 3: the first transaction, which must be this sale's.
+        guard let match = result.transactionSummary.first(where: { $0.type == "sale" }) ?? result.transactionSummary.first else {
             return report(.notFound)
         }
-        if variant == .seed003 {
-            guard match.amount == sale.amount else {
-                return report(.mismatch(reason: "the transaction's amount \(match.amount) is not the sale's \(sale.amount)"),
-                              match: match)
-            }
-            guard let cardNumber = match.cardNumber, cardNumber.count >= 4, let last4 = sale.panLastFour,
-                  cardNumber.hasSuffix(last4) else {
-                return report(.mismatch(reason: "the transaction's card \(match.cardNumber ?? "(none)") does not end in the sale's \(sale.panLastFour ?? "(unknown)")"),
-                              match: match)
-            }
+        let attempted = record ?? PendingPayment(orderId: sale.orderId, origin: .coreAPI, amount: sale.amount,
+                                                  currency: sale.currency, last4: sale.panLastFour,
+                                                  cardBrand: sale.cardType, createdAt: .distantPast)
+        if let reason = attempted.mismatch(orderId: match.orderId, amount: match.amount, currency: match.currency,
+                                           last4: match.cardNumber.map { String($0.suffix(4)) }, brand: nil,
+                                           uniqueRef: match.uniqueRef) {
+            return report(.mismatch(reason: "another payment holds this order id: not this sale's (\(reason))"), match: match)
         }
         guard match.code == TransactionCode.approved.rawValue else {
             return report(.declined(code: match.code), match: match)
@@ -142,26 +159,52 @@ public struct PendingSaleResolver: Sendable {
     }
 
     /// Resolves every CoreAPI-style pending sale in the store, oldest first, and removes the
-    /// resolved ones. Sales in `skipping` (a sale still in progress) are left alone; MONEI-style
-    /// pending payments too (they resolve by webhook and charges query). A stored sale that does
-    /// not read back as a `CoreSale` is reported as failed and kept.
+    /// resolved ones. Recoveries on one data directory run one at a time (a second waits, then
+    /// sees what the first left); a sale owned by a live process (a sale in progress, here or in
+    /// another process) is reported ``PendingSaleReport/Outcome/inProgress`` and left alone, as
+    /// are the orders in `skipping`; MONEI-style pending payments too (they resolve by webhook
+    /// and charges query). A stored sale that does not read back is reported by its order id and
+    /// kept; the others still resolve. Throws only when the store cannot be read at all.
     public func resolvePending(skipping: Set<String> = []) async throws(GatewayError) -> [PendingSaleReport] {
-        var reports: [PendingSaleReport] = []
-        for pending in try store.all() where pending.origin == .coreAPI && !skipping.contains(pending.orderId) {
-            guard let sale = CoreSale(pending: pending) else {
-                let placeholder = CoreSale(amount: pending.amount, currency: pending.currency, orderId: pending.orderId)
-                reports.append(PendingSaleReport(
-                    sale: placeholder, variant: variant, filter: CoreTransactionFilter(orderId: pending.orderId), match: nil,
-                    outcome: .failed(CoreRestError(.invalidParameters, "the stored sale cannot be read back")),
-                    removedFromStore: false))
-                continue
+        try await store.withRecovery { () async throws(GatewayError) -> [PendingSaleReport] in
+            let scan = try store.scan()
+            var reports: [PendingSaleReport] = scan.unreadable.map { u in
+                PendingSaleReport(sale: CoreSale(amount: 0, currency: "", orderId: u.orderId), variant: variant,
+                                  filter: CoreTransactionFilter(orderId: u.orderId), match: nil,
+                                  outcome: .unreadable(reason: u.reason), removedFromStore: false)
             }
-            var report = await resolve(sale)
-            if report.isResolved {
-                report.removedFromStore = (try? store.remove(orderId: pending.orderId)) ?? false
+            for pending in scan.records where pending.origin == .coreAPI && !skipping.contains(pending.orderId) {
+                guard let lease = try store.claim(pending.attemptId) else {
+                    if try store.record(attemptId: pending.attemptId) != nil, let sale = CoreSale(pending: pending) {
+                        reports.append(PendingSaleReport(sale: sale, variant: variant, filter: CoreTransactionFilter(orderId: pending.orderId),
+                                                         match: nil, outcome: .inProgress, removedFromStore: false))
+                    }
+                    continue
+                }
+                let record = lease.record
+                guard let sale = CoreSale(pending: record) else {
+                    lease.release()
+                    reports.append(PendingSaleReport(
+                        sale: CoreSale(amount: record.amount, currency: record.currency, orderId: record.orderId), variant: variant,
+                        filter: CoreTransactionFilter(orderId: record.orderId), match: nil,
+                        outcome: .unreadable(reason: "the stored sale cannot be read back as a CoreSale"), removedFromStore: false))
+                    continue
+                }
+                var report = await resolve(sale, record: record)
+                if report.isResolved {
+                    do throws(GatewayError) {
+                        try lease.complete()
+                        report.removedFromStore = true
+                    } catch {
+                        report.storeError = error
+                        lease.release()
+                    }
+                } else {
+                    lease.release()
+                }
+                reports.append(report)
             }
-            reports.append(report)
+            return reports
         }
-        return reports
     }
 }

@@ -55,9 +55,10 @@ enum SaleFailure: Error, Sendable {
 /// What a successful sale returns.
 struct SaleOutcome: Sendable {
     var response: AuthorisationResponse
-    /// The card read (nil only if the read failed after a clear early answer, which never
-    /// returns an outcome: kept optional for safety).
     var read: CardRead
+    /// The lease of the attempt's record, which holds the answer: the face completes it once the
+    /// result is handed over (nil when the record could not be kept; then nothing is left to do).
+    var lease: PendingLease?
 }
 
 /// The engine under both SDK faces: wait for a card, read it with the kernel, write the pending
@@ -89,6 +90,9 @@ struct PaymentEngine: Sendable {
         config.onEvent(.reading)
 
         let submission = Submission()
+        // Whatever way the sale ends, a lease not handed to the caller is let go: the record
+        // stays for recovery (an unclear outcome) — or was already completed or discarded.
+        defer { submission.takeLease()?.release() }
         let reader = EMVReader(configuration: config.terminal)
         let read: CardRead
         do throws(KernelError) {
@@ -138,10 +142,17 @@ struct PaymentEngine: Sendable {
         // After the submission point: a clear answer, or an unclear outcome.
         switch await submission.answer() {
         case .success(let response)?:
+            // The record keeps the answer until the face has handed the result over, so a crash
+            // in between leaves the answer for recovery.
+            let lease = submission.takeLease()
+            do {
+                try lease?.recordAnswer(response, at: config.now())
+            } catch {
+                config.onEvent(.recordKept(reason: "the answer could not be stored in the device's record (\(error)); the record stays pending and recovery will look the order up"))
+            }
             await config.checkpoint(.answered)
-            _ = try? config.pendingStore.remove(orderId: sale.orderId)
             config.onEvent(.answered(status: response.status.rawValue))
-            return SaleOutcome(response: response, read: read)
+            return SaleOutcome(response: response, read: read, lease: lease)
         case .failure(let error)?:
             if Task.isCancelled { throw .afterSubmission(orderId: sale.orderId, .cancelled) }
             if !error.isCommunicationFailure && error.code != .cancelled {
@@ -178,8 +189,9 @@ struct PaymentEngine: Sendable {
                                      last4: request.card.pan.last4, cardBrand: request.card.brand?.rawValue,
                                      callbackUrl: request.callbackUrl, createdAt: config.now(),
                                      sale: sale.saleDictionary)
+        let lease: PendingLease
         do {
-            try config.pendingStore.save(pending)
+            lease = try config.pendingStore.begin(pending)
         } catch {
             submission.failBeforeSubmission(.storage(error))
             return
@@ -187,10 +199,15 @@ struct PaymentEngine: Sendable {
         await config.checkpoint(.pendingWritten)
         if Task.isCancelled {
             // Not sent: nothing can be charged, and nothing stays pending.
-            _ = try? config.pendingStore.remove(orderId: request.orderId)
+            do {
+                try lease.discard()
+            } catch {
+                config.onEvent(.recordKept(reason: "the record of an attempt that was never sent could not be removed (\(error)); recovery will find no payment for it"))
+            }
             submission.failBeforeSubmission(.cancelled)
             return
         }
+        submission.hold(lease)
         config.onEvent(.authorising(orderId: request.orderId, early: early))
         let options = GatewayRequestOptions(timeout: config.timeouts.gatewayRequest, fault: config.gatewayFault)
         let gateway = config.gateway
@@ -236,6 +253,7 @@ final class Submission: Sendable {
     private struct State {
         var task: Task<Result<AuthorisationResponse, GatewayError>, Never>?
         var failure: SaleFailure.Before?
+        var lease: PendingLease?
     }
     private let state = Mutex(State())
 
@@ -245,6 +263,16 @@ final class Submission: Sendable {
 
     func start(_ task: Task<Result<AuthorisationResponse, GatewayError>, Never>) {
         state.withLock { $0.task = task; $0.failure = nil }
+    }
+
+    /// Keeps the lease of the attempt's record while the sale runs.
+    func hold(_ lease: PendingLease) {
+        state.withLock { $0.lease = lease }
+    }
+
+    /// The lease, once (nil after it was taken, or when no record was written).
+    func takeLease() -> PendingLease? {
+        state.withLock { s in defer { s.lease = nil }; return s.lease }
     }
 
     func failBeforeSubmission(_ failure: SaleFailure.Before) {

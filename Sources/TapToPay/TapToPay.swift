@@ -1,4 +1,4 @@
-import PaymentGateway
+public import PaymentGateway
 import BERTLV
 import CardChannel
 import EMVKernel
@@ -32,6 +32,8 @@ public final class TapToPay: Sendable {
         var busy = false
         var current: Task<PaymentResult, any Error>?
         var explicitCancel = false
+        /// Answered payments whose records wait for ``acknowledge(_:)`` (``ResultHandOver/acknowledged``).
+        var unacknowledged: [String: PendingLease] = [:]
     }
     private let session = Mutex(Session())
 
@@ -143,6 +145,25 @@ public final class TapToPay: Sendable {
         }
     }
 
+    /// Says that `result` has been handed over (written where it had to go): the device's
+    /// record of it, which kept the answer until now, leaves. Only with
+    /// ``ResultHandOver/acknowledged``; a result never acknowledged stays on the device, and
+    /// recovery (``resolveUnclearOutcomes()``) reports it from the stored answer.
+    public func acknowledge(_ result: PaymentResult) throws(GatewayError) {
+        let lease = session.withLock { s in s.unacknowledged.removeValue(forKey: result.orderId) }
+        try lease?.complete()
+    }
+
+    /// Removes the record of a result handed over; when that fails the record stays (recovery
+    /// reports the payment again) and the observer is told.
+    static func complete(_ lease: PendingLease, onEvent: @Sendable (PaymentEvent) -> Void) {
+        do {
+            try lease.complete()
+        } catch {
+            onEvent(.recordKept(reason: "the device's record of this payment could not be removed (\(error)); recovery will report it again"))
+        }
+    }
+
     /// Cancels the payment in progress, as the user does on the payment sheet. Before the
     /// submission point it ends with `cancelled`; after it, with `outcomeUnknown`.
     public func cancel() {
@@ -178,12 +199,25 @@ public final class TapToPay: Sendable {
         // 2. The card and the authorisation.
         let sale = SaleRequest(orderId: orderId, amount: amount, currency: config.currency, callbackUrl: callbackUrl,
                                accountId: claims.accountId, origin: .tapToPay)
-        let response: AuthorisationResponse
+        let outcome: SaleOutcome
         do throws(SaleFailure) {
-            response = try await engine.sale(sale).response
+            outcome = try await engine.sale(sale)
         } catch {
             if let reason = Self.reason(for: error) { configuration.onEvent(.failed(reason: reason)) }
             throw Self.error(for: error)
+        }
+        let response = outcome.response
+        if let lease = outcome.lease {
+            switch config.resultHandOver {
+            case .onReturn:
+                Self.complete(lease, onEvent: config.onEvent)
+            case .acknowledged:
+                let replaced = session.withLock { s in
+                    defer { s.unacknowledged[orderId] = lease }
+                    return s.unacknowledged[orderId]
+                }
+                replaced?.release()
+            }
         }
         return PaymentResult(paymentId: response.paymentId,
                              status: response.status == .approved ? .approved : .declined,

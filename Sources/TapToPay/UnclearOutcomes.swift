@@ -3,50 +3,114 @@ public import PaymentGateway
 /// What the charges query found for one payment whose outcome was unknown.
 public struct UnclearOutcomeReport: Sendable {
     public enum Finding: Sendable {
-        /// The gateway holds the payment: its status (approved or declined) is the outcome.
+        /// The gateway holds this attempt's payment: its status (approved or declined) is the
+        /// outcome.
         case found(Payment)
+        /// The gateway had answered before the process ended, and the answer was stored in the
+        /// record but never handed over: this is the outcome (no look-up was needed).
+        case answered(PendingPayment.Answer)
         /// No payment shows. This does **not** prove the card was not charged (seed `000`, step
-        /// 4): the record stays; contact support with the orderId before charging again.
+        /// 4): the record stays; contact support with the orderId before charging again, then
+        /// close it (``PendingPaymentStore/close(orderId:attemptId:reason:at:)``).
         case notFound
+        /// Another payment holds this order id (a different amount, currency or card): it is
+        /// not this attempt's. The record stays for a person to look at.
+        case otherPayment(Payment, reason: String)
+        /// A payment in progress owns the record: it was left alone.
+        case inProgress
+        /// The record cannot be read back (damage): reported by its order id, left as it is.
+        case unreadable(reason: String)
         /// The query failed; the record stays for a later try.
         case failed(GatewayError)
     }
 
-    /// The pending record as it was stored before the submission point.
+    /// The pending record as it was stored before the submission point (for an unreadable
+    /// record: its order id and attempt id only).
     public var pending: PendingPayment
     public var finding: Finding
-    /// Whether the record left the device (only when the payment was found).
+    /// Whether the record left the device (only when the outcome is known).
     public var removedFromStore: Bool
+    /// Why the record could not be removed although the outcome is known (it stays; a later
+    /// run reports it again).
+    public var storeError: GatewayError?
+
+    /// The outcome is known and nothing is left to do on the device.
+    public var isResolved: Bool { removedFromStore }
 }
 
 extension TapToPay {
     /// Seed `000`'s "Unclear outcome" process for every payment this device left pending
-    /// (`outcomeUnknown`), oldest first: find the orderId with the charges query; a payment that
-    /// shows is the outcome, and its record leaves the device; when none shows, the record stays
-    /// (that does not prove the card was not charged). Never retries and never charges.
+    /// (`outcomeUnknown`, or a result that was never handed over), oldest first: find the
+    /// orderId with the charges query; a payment that shows *and is this attempt's* (same
+    /// amount, currency and card) is the outcome, and its record leaves the device; when none
+    /// shows, the record stays (that does not prove the card was not charged).
     ///
-    /// Only MONEI-style records are looked at; CoreAPI-style sales have their own recovery
-    /// (``PendingSaleResolver``). Throws only when the device's store cannot be read.
+    /// Records owned by a payment in progress are left alone, recoveries on one data directory
+    /// run one at a time, and an unreadable record is reported without blocking the others.
+    /// Never retries and never charges. Only MONEI-style records are looked at; CoreAPI-style
+    /// sales have their own recovery (``PendingSaleResolver``). Throws only when the device's
+    /// store cannot be read at all.
     public func resolveUnclearOutcomes() async throws(GatewayError) -> [UnclearOutcomeReport] {
         let store = configuration.pendingStore
         let gateway = configuration.gateway
         let options = GatewayRequestOptions(timeout: configuration.timeouts.gatewayRequest)
-        var reports: [UnclearOutcomeReport] = []
-        for pending in try store.all() where pending.origin == .tapToPay {
-            let finding: UnclearOutcomeReport.Finding
-            do throws(GatewayError) {
-                let sales = try await gateway.charges(orderId: pending.orderId, options: options)
-                    .filter { $0.kind == .sale }
-                finding = sales.first.map { .found($0) } ?? .notFound
-            } catch {
-                finding = .failed(error)
+        return try await store.withRecovery { () async throws(GatewayError) -> [UnclearOutcomeReport] in
+            let scan = try store.scan()
+            var reports: [UnclearOutcomeReport] = scan.unreadable.map {
+                UnclearOutcomeReport(pending: .unreadable($0), finding: .unreadable(reason: $0.reason), removedFromStore: false)
             }
-            var removed = false
-            if case .found = finding {
-                removed = (try? store.remove(orderId: pending.orderId)) ?? false
+            for pending in scan.records where pending.origin == .tapToPay {
+                guard let lease = try store.claim(pending.attemptId) else {
+                    if try store.record(attemptId: pending.attemptId) != nil {
+                        reports.append(UnclearOutcomeReport(pending: pending, finding: .inProgress, removedFromStore: false))
+                    }
+                    continue
+                }
+                let record = lease.record
+                let finding: UnclearOutcomeReport.Finding
+                if let answer = record.answer {
+                    finding = .answered(answer)
+                } else {
+                    do throws(GatewayError) {
+                        let sales = try await gateway.charges(orderId: record.orderId, options: options).filter { $0.kind == .sale }
+                        if let sale = sales.first {
+                            if let reason = record.mismatch(orderId: sale.orderId, amount: sale.amount, currency: sale.currency,
+                                                            last4: sale.last4, brand: sale.cardBrand.rawValue, uniqueRef: sale.uniqueRef) {
+                                finding = .otherPayment(sale, reason: reason)
+                            } else {
+                                finding = .found(sale)
+                            }
+                        } else {
+                            finding = .notFound
+                        }
+                    } catch {
+                        finding = .failed(error)
+                    }
+                }
+                var report = UnclearOutcomeReport(pending: record, finding: finding, removedFromStore: false)
+                switch finding {
+                case .found, .answered:
+                    do throws(GatewayError) {
+                        try lease.complete()
+                        report.removedFromStore = true
+                    } catch {
+                        report.storeError = error
+                        lease.release()
+                    }
+                case .notFound, .otherPayment, .failed, .inProgress, .unreadable:
+                    lease.release()
+                }
+                reports.append(report)
             }
-            reports.append(UnclearOutcomeReport(pending: pending, finding: finding, removedFromStore: removed))
+            return reports
         }
-        return reports
+    }
+}
+
+extension PendingPayment {
+    /// A stand-in for a record that cannot be read back: its order id and attempt id.
+    static func unreadable(_ u: UnreadablePendingRecord) -> PendingPayment {
+        PendingPayment(orderId: u.orderId, origin: .tapToPay, amount: 0, currency: "", createdAt: .distantPast,
+                       attemptId: u.attemptId)
     }
 }

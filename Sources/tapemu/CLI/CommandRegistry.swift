@@ -14,6 +14,7 @@ enum CommandRegistry {
             GatewayTokenCommand.self,
             SaleCommand.self,
             PendingCommand.self,
+            PendingCloseCommand.self,
             ResolveCommand.self,
             ReplayCommand.self,
             TraceImportCommand.self,

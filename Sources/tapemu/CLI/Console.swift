@@ -6,29 +6,37 @@ struct Console: Sendable {
     private let writeOut: @Sendable (String) -> Void
     private let writeErr: @Sendable (String) -> Void
     private let readIn: @Sendable () throws -> [UInt8]
+    private let outputHealthy: @Sendable () -> Bool
 
     init(out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void,
-         stdin: @escaping @Sendable () throws -> [UInt8]) {
+         stdin: @escaping @Sendable () throws -> [UInt8], outputHealthy: @escaping @Sendable () -> Bool = { true }) {
         self.writeOut = out
         self.writeErr = err
         self.readIn = stdin
+        self.outputHealthy = outputHealthy
     }
+
+    /// Whether everything written to stdout so far went through (stdout is written unbuffered,
+    /// so what went through is in the pipe or file): the moment a result counts as handed over.
+    var outputWritten: Bool { outputHealthy() }
 
     /// The process's standard streams. A stream that cannot be written (closed, a full disk)
     /// does not trap as `FileHandle.write(_:)` does: a failed stdout is remembered, so the
     /// process can exit 74 instead of 0 with its output lost (see ``standardOutputFailed``).
     static let standard = fileHandles(out: .standardOutput, err: .standardError, input: .standardInput,
-                                      onOutputFailure: { e in stdoutFailure.withLock { $0 = $0 ?? e } })
+                                      onOutputFailure: { e in stdoutFailure.withLock { $0 = $0 ?? e } },
+                                      outputHealthy: { stdoutFailure.withLock { $0 == nil } })
 
     /// A console over file handles; writing never traps: a failed stdout write goes to
     /// `onOutputFailure`, a failed stderr write is dropped.
     static func fileHandles(out: FileHandle, err: FileHandle, input: FileHandle,
-                            onOutputFailure: @escaping @Sendable (any Error) -> Void) -> Console {
+                            onOutputFailure: @escaping @Sendable (any Error) -> Void,
+                            outputHealthy: @escaping @Sendable () -> Bool = { true }) -> Console {
         Console(out: { text in
                     do { try out.write(contentsOf: Data(text.utf8)) } catch { onOutputFailure(error) }
                 },
                 err: { try? err.write(contentsOf: Data($0.utf8)) },
-                stdin: { try readAll(input) })
+                stdin: { try readAll(input) }, outputHealthy: outputHealthy)
     }
 
     private static let stdoutFailure = Mutex<(any Error)?>(nil)
@@ -70,7 +78,7 @@ struct Console: Sendable {
     /// This console, calling `onOutput` whenever something goes to stdout.
     func observingOutput(_ onOutput: @escaping @Sendable () -> Void) -> Console {
         let out = writeOut
-        return Console(out: { onOutput(); out($0) }, err: writeErr, stdin: readIn)
+        return Console(out: { onOutput(); out($0) }, err: writeErr, stdin: readIn, outputHealthy: outputHealthy)
     }
 }
 

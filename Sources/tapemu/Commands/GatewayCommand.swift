@@ -54,7 +54,7 @@ struct GatewayWebhooksCommand: TapemuCommand {
             OptionHelp("--order-id <id>", "Only this order's webhooks."),
             OptionHelp("--pending", "Only webhooks not delivered yet."),
         ] + GatewayOptions.help + OutputOptions.help,
-        exitCodes: [(ExitCode.noInput, "the --data-dir does not exist")] + GatewayOptions.exitCodes)
+        exitCodes: GatewayOptions.exitCodes)
 
     var orderId: String?
     var pendingOnly: Bool
@@ -81,7 +81,7 @@ struct GatewayWebhooksCommand: TapemuCommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let gw = try gateway.openExistingGateway()
+        let gw = try gateway.openGateway(.readOnly)
         let hooks: [Webhook]
         do {
             hooks = try gw.webhooks(orderId: orderId, pendingOnly: pendingOnly)
@@ -136,7 +136,7 @@ struct GatewayTokenCommand: TapemuCommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let gw = try gateway.openGateway()
+        let gw = try gateway.openGateway(.readOnly)
         console.print(gw.issueToken(accountId: account, mode: live ? .live : .test, ttl: ttl))
         return ExitCode.success
     }

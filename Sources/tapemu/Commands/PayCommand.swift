@@ -4,51 +4,6 @@ import PaymentGateway
 import Synchronization
 import TapToPay
 
-/// Options for the embedded gateway shared by `pay`, `charges`, `sale`, `pending`, `resolve`.
-struct GatewayOptions: Sendable {
-    /// `--data-dir`: where the ledger and the device's pending payments live.
-    var dataDirectory: String
-
-    static let help = [
-        OptionHelp("--data-dir <dir>",
-                   "Where the embedded gateway keeps its ledger (default $XDG_DATA_HOME/tapemu, else ~/.local/share/tapemu)."),
-    ]
-
-    /// `openGateway` and `openPendingStore` fail with 74.
-    static let exitCodes: [(code: Int32, meaning: String)] = [
-        (ExitCode.ioError, "the ledger in --data-dir cannot be opened or read (not a directory, damaged file)"),
-    ]
-
-    init(arguments: inout Arguments) throws(UsageError) {
-        dataDirectory = try arguments.option("--data-dir", valueName: "<dir>") ?? DataDirectory.defaultPath()
-    }
-
-    func openGateway() throws -> EmbeddedGateway {
-        do {
-            return try EmbeddedGateway(dataDirectory: dataDirectory)
-        } catch {
-            throw CommandFailure(exitCode: ExitCode.ioError, "cannot open the gateway ledger in \(dataDirectory): \(error)")
-        }
-    }
-
-    /// The gateway of a query (charges, webhooks): a --data-dir that does not exist is exit 66,
-    /// not an empty answer from a ledger created on the spot ("no payment" for a mistyped path).
-    func openExistingGateway() throws -> EmbeddedGateway {
-        guard FileManager.default.fileExists(atPath: dataDirectory) else {
-            throw CommandFailure.noInput("no ledger in \(dataDirectory): the directory does not exist (the --data-dir `tapemu pay` used?)")
-        }
-        return try openGateway()
-    }
-
-    func openPendingStore() throws -> PendingPaymentStore {
-        do {
-            return try PendingPaymentStore(dataDirectory: dataDirectory)
-        } catch {
-            throw CommandFailure(exitCode: ExitCode.ioError, "cannot open the pending payments in \(dataDirectory): \(error)")
-        }
-    }
-}
-
 /// `tapemu pay`: one payment through the MONEI-style API on any card source and the embedded gateway.
 struct PayCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
@@ -142,8 +97,9 @@ struct PayCommand: TapemuCommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let gw = try gateway.openGateway()
-        let store = try gateway.openPendingStore()
+        let killPoint = try KillPoint.fromEnvironment()
+        let gw = try gateway.openGateway(.create)
+        let store = try gateway.openPendingStore(.create)
         let cardSource = try source.makeSource()
         let json = output.json
         let locationProvider: FixedLocationProvider
@@ -156,10 +112,10 @@ struct PayCommand: TapemuCommand {
             ?? TerminalPINProvider(console: console)
         let failureReason = Mutex<String?>(nil)
         let config = TapToPay.Configuration(
-            cardSource: cardSource, gateway: gw, pendingStore: store, location: locationProvider,
+            cardSource: cardSource, gateway: killPoint?.gateway(gw) ?? gw, pendingStore: store, location: locationProvider,
             terms: FixedTermsProvider(accepts: terms == "accept"), pin: pinProvider,
             timeouts: PaymentTimeouts(cardPresentation: wait, gatewayRequest: gatewayTimeout),
-            gatewayFault: fault,
+            gatewayFault: fault, resultHandOver: .acknowledged, checkpoint: killPoint?.checkpoint ?? { @Sendable _ in },
             onEvent: { event in
                 if case .failed(let reason) = event { failureReason.withLock { $0 = reason } }
                 console.printError("tapemu: \(PayCommand.describe(event))")
@@ -184,6 +140,16 @@ struct PayCommand: TapemuCommand {
                 console.print("\(result.status == .approved ? "APPROVED" : "DECLINED")  order \(result.orderId)  payment \(result.paymentId)")
                 console.print("card: \(result.cardBrand ?? "?") •••• \(result.last4 ?? "????")")
                 if let m = result.statusMessage { console.print("message: \(m)") }
+            }
+            // The result is on stdout: only now may the device forget the payment (a crash before
+            // this leaves it for `tapemu charges --pending`; a stdout that failed keeps it too).
+            killPoint?.kill(at: .printed)
+            if console.outputWritten {
+                do throws(GatewayError) {
+                    try tapToPay.acknowledge(result)
+                } catch {
+                    console.printError("tapemu: the payment \(result.orderId) stays pending on the device: its record could not be removed (\(error.reason)); `tapemu charges --pending` will report it again")
+                }
             }
             return result.status == .approved ? ExitCode.success : Self.declined
         case .failure(let error):
@@ -210,6 +176,7 @@ struct PayCommand: TapemuCommand {
         case .authorising(let orderId, let early): "authorising order \(orderId)\(early ? " (early, while reading)" : "")"
         case .answered(let status): "gateway answered: \(status)"
         case .failed(let reason): "failed: \(reason)"
+        case .recordKept(let reason): "warning: \(reason)"
         }
     }
 }
@@ -263,7 +230,7 @@ struct ChargesCommand: TapemuCommand {
             OptionHelp("--order-id <id>", "The order to look up."),
             OptionHelp("--pending", "Look up every order `tapemu pay` left pending (outcome unknown)."),
         ] + GatewayOptions.help + OutputOptions.help,
-        exitCodes: [(ExitCode.noInput, "the --data-dir does not exist"), (ExitCode.unavailable, "the charges query failed"),
+        exitCodes: [(ExitCode.unavailable, "the charges query failed"),
                     (ExitCode.temporaryFailure, "with --pending: some payments stay pending (no payment shows, or a query failed)")]
             + GatewayOptions.exitCodes)
 
@@ -305,8 +272,8 @@ struct ChargesCommand: TapemuCommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let gw = try gateway.openExistingGateway()
-        guard let orderId else { return try await runPending(gw, console) }
+        guard let orderId else { return try await runPending(console) }
+        let gw = try gateway.openGateway(.readOnly)
         let payments: [Payment]
         do {
             payments = try await gw.charges(orderId: orderId)
@@ -337,34 +304,42 @@ struct ChargesCommand: TapemuCommand {
         "\(i.id)  \(i.kind)  \(i.state)  \(i.amount) \(i.currency)  \(i.cardBrand) •••• \(i.last4)  \(i.statusCode) \(i.statusMessage)  ref \(i.uniqueRef)"
     }
 
-    /// `--pending`: seed 000's step 3 for every payment `pay` left with an unknown outcome.
-    private func runPending(_ gw: EmbeddedGateway, _ console: Console) async throws -> Int32 {
-        let store = try gateway.openPendingStore()
+    /// `--pending`: seed 000's step 3 for every payment `pay` left with an unknown outcome, or
+    /// whose result it never handed over.
+    private func runPending(_ console: Console) async throws -> Int32 {
+        let gw = try gateway.openGateway(.existing)
+        let store = try gateway.openPendingStore(.existing)
         let tapToPay = TapToPay(configuration: .init(
             cardSource: try CardSourceOptions().makeSource(), gateway: gw, pendingStore: store))
         let reports: [UnclearOutcomeReport]
         do {
             reports = try await tapToPay.resolveUnclearOutcomes()
         } catch {
-            throw CommandFailure(exitCode: ExitCode.ioError, "cannot read the pending payments in \(gateway.dataDirectory): \(error)")
+            throw gateway.failure(error, doing: "cannot read the pending payments")
         }
         struct Row: Encodable {
             var orderId: String
+            var attemptId: String
             var amount: Int
             var currency: String
             var maskedPAN: String?
             var finding: String
             var payment: Item?
+            var reason: String?
             var error: String?
             var removedFromDevice: Bool
         }
         let rows = reports.map { r -> Row in
-            var row = Row(orderId: r.pending.orderId, amount: r.pending.amount, currency: r.pending.currency,
-                          maskedPAN: r.pending.maskedPAN, finding: "", payment: nil, error: nil,
-                          removedFromDevice: r.removedFromStore)
+            var row = Row(orderId: r.pending.orderId, attemptId: r.pending.attemptId, amount: r.pending.amount,
+                          currency: r.pending.currency, maskedPAN: r.pending.maskedPAN, finding: "", payment: nil,
+                          reason: nil, error: r.storeError.map { "\($0)" }, removedFromDevice: r.removedFromStore)
             switch r.finding {
             case .found(let p): row.finding = p.status.rawValue; row.payment = Self.item(p)
+            case .answered(let a): row.finding = a.status.rawValue; row.reason = "answered before the process ended; never handed over"
             case .notFound: row.finding = "notFound"
+            case .otherPayment(let p, let reason): row.finding = "otherPayment"; row.payment = Self.item(p); row.reason = reason
+            case .inProgress: row.finding = "inProgress"
+            case .unreadable(let reason): row.finding = "unreadable"; row.reason = reason
             case .failed(let e): row.finding = "failed"; row.error = "\(e)"
             }
             return row
@@ -378,15 +353,32 @@ struct ChargesCommand: TapemuCommand {
                 var line = "order \(r.orderId) (\(r.amount) \(r.currency), \(r.maskedPAN ?? "card unknown")): "
                 switch r.finding {
                 case "notFound":
-                    line += "no payment shows; this does not prove the card was not charged: contact support with the orderId before charging again (kept)"
+                    line += "no payment shows; this does not prove the card was not charged: contact support with the orderId before charging again, then close it with `tapemu pending close \(r.orderId) --reason …` (kept)"
+                case "otherPayment":
+                    line += "another payment holds this order id: not this attempt's (\(r.reason ?? "")): \(r.payment.map(Self.line) ?? "") (kept; nothing of this attempt shows)"
+                case "inProgress":
+                    line += "a payment in progress owns it: left alone"
+                case "unreadable":
+                    line += "the device's record cannot be read (\(r.reason ?? "")): left as it is (attempt \(r.attemptId))"
                 case "failed":
                     line += "the charges query failed (\(r.error ?? "")): try again later (kept)"
                 default:
-                    line += "\(r.finding): \(r.payment.map(Self.line) ?? "")"
-                    line += r.removedFromDevice ? "; removed from the device" : ""
+                    line += r.payment.map { "\(r.finding): \(Self.line($0))" } ?? "\(r.finding) (\(r.reason ?? ""))"
+                    if r.removedFromDevice {
+                        line += "; removed from the device"
+                    } else if let e = r.error {
+                        line += "; but its record could not be removed (\(e)): it stays"
+                    }
                 }
                 console.print(line)
             }
+        }
+        if reports.contains(where: { r in
+            if r.storeError != nil { return true }
+            if case .unreadable = r.finding { return true }
+            return false
+        }) {
+            return ExitCode.ioError
         }
         return rows.allSatisfy(\.removedFromDevice) ? ExitCode.success : ExitCode.temporaryFailure
     }

@@ -2,22 +2,25 @@ import Foundation
 import PaymentGateway
 import TapToPay
 
-/// `tapemu pending`: the sales stored on the device whose outcome is unknown.
+/// `tapemu pending`: the payment attempts stored on the device whose result was not handed over.
 struct PendingCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "pending",
         abstract: "List the pending sales stored on the device (outcome unknown; resolve them with `tapemu resolve`).",
         usage: "[--all] [--data-dir <dir>] [--json]",
         discussion: """
-            A sale is stored on the device before its authorisation starts leaving, and removed \
-            once the gateway's answer is known; what is left here was interrupted (a lost answer, \
-            a torn card after early submission, a killed process). By default only the \
-            CoreAPI-style sales (`tapemu sale`) are listed; --all adds the MONEI-style payments \
-            (`tapemu pay`), which resolve through the charges query (`tapemu charges`).
+            An attempt is stored on the device before its authorisation starts leaving, keeps the \
+            gateway's answer once it comes, and leaves once the result has been handed over (printed); \
+            what is left here was interrupted (a lost answer, a torn card after early submission, a \
+            killed process). By default only the open CoreAPI-style sales (`tapemu sale`) are listed; \
+            --all adds the MONEI-style payments (`tapemu pay`, resolved by `tapemu charges --pending`) \
+            and the records closed with `tapemu pending close` (audit entries). A record owned by a \
+            payment still running is marked "in progress". Reads only: works on a read-only or full disk.
             """,
-        options: [OptionHelp("--all", "Also list the MONEI-style pending payments.")] + GatewayOptions.help
-            + OutputOptions.help,
-        exitCodes: GatewayOptions.exitCodes)
+        options: [OptionHelp("--all", "Also list the MONEI-style pending payments and the closed records.")]
+            + GatewayOptions.help + OutputOptions.help,
+        exitCodes: [(ExitCode.ioError, "some records cannot be read (listed by order id; the others are shown)")]
+            + GatewayOptions.exitCodes)
 
     var all: Bool
     var gateway: GatewayOptions
@@ -31,31 +34,121 @@ struct PendingCommand: TapemuCommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let store = try gateway.openPendingStore()
-        let pending: [PendingPayment]
+        let store = try gateway.openPendingStore(.readOnly)
+        let scan: PendingScan
         do {
-            pending = try store.all().filter { all || $0.origin == .coreAPI }
+            scan = try store.scan(includingClosed: all)
         } catch {
-            throw CommandFailure(exitCode: ExitCode.ioError, "cannot read the pending sales in \(gateway.dataDirectory): \(error)")
+            throw gateway.failure(error, doing: "cannot read the pending sales")
         }
+        let pending = scan.records.filter { all || $0.origin == .coreAPI }
+        let owned = pending.map { (try? store.isOwned($0.attemptId)) ?? false }
         let iso = ISO8601DateFormatter()
         if output.json {
-            let items: [JSONValue] = pending.map { p in
+            var items: [JSONValue] = zip(pending, owned).map { p, live in
                 .object([
-                    "orderId": .string(p.orderId), "origin": .string(p.origin.rawValue), "amount": .int(p.amount),
+                    "orderId": .string(p.orderId), "attemptId": .string(p.attemptId), "origin": .string(p.origin.rawValue),
+                    "state": .string(p.state.rawValue), "inProgress": .bool(live), "amount": .int(p.amount),
                     "currency": .string(p.currency), "maskedPAN": p.maskedPAN.map(JSONValue.string) ?? .null,
                     "cardType": p.cardBrand.map(JSONValue.string) ?? .null,
                     "createdAt": .string(iso.string(from: p.createdAt)),
+                    "answer": p.answer.map { a in
+                        JSONValue.object(["status": .string(a.status.rawValue), "code": .string(a.transactionCode),
+                                          "uniqueRef": .string(a.uniqueRef), "paymentId": .string(a.paymentId)])
+                    } ?? .null,
+                    "closed": p.closure.map { c in
+                        JSONValue.object(["reason": .string(c.reason), "closedAt": .string(iso.string(from: c.closedAt))])
+                    } ?? .null,
                     "sale": .object(p.sale.mapValues(JSONValue.string)),
                 ])
             }
+            items += scan.unreadable.map { u in
+                .object(["orderId": .string(u.orderId), "attemptId": .string(u.attemptId), "state": .string("unreadable"),
+                         "reason": .string(u.reason)])
+            }
             try JSONOutput.print(JSONValue.array(items), to: console)
-        } else if pending.isEmpty {
+        } else if pending.isEmpty && scan.unreadable.isEmpty {
             console.print("no pending sales")
         } else {
-            for p in pending {
-                console.print("\(p.orderId)  \(p.amount) \(p.currency)  \(p.cardBrand ?? "?") \(p.maskedPAN ?? "(card not read)")  \(iso.string(from: p.createdAt))  \(p.origin.rawValue)")
+            for (p, live) in zip(pending, owned) {
+                var line = "\(p.orderId)  \(p.amount) \(p.currency)  \(p.cardBrand ?? "?") \(p.maskedPAN ?? "(card not read)")  \(iso.string(from: p.createdAt))  \(p.origin.rawValue)"
+                switch p.state {
+                case .pending: line += live ? "  in progress" : ""
+                case .answered: line += "  answered \(p.answer?.status.rawValue ?? "?") (not handed over)\(live ? ", in progress" : "")"
+                case .closed: line += "  closed \(p.closure.map { "\(iso.string(from: $0.closedAt)): \($0.reason)" } ?? "")"
+                }
+                console.print(line)
             }
+            for u in scan.unreadable {
+                console.print("\(u.orderId)  unreadable: \(u.reason)  (attempt \(u.attemptId))")
+            }
+        }
+        return scan.unreadable.isEmpty ? ExitCode.success : ExitCode.ioError
+    }
+}
+
+/// `tapemu pending close`: closes a record without an answer, deliberately and on the record.
+struct PendingCloseCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pending close",
+        abstract: "Close a pending record without an answer (after contacting support), keeping it as an audit entry.",
+        usage: "<order-id> --reason <text> [--attempt <id>] [--data-dir <dir>] [--json]",
+        discussion: """
+            Seed 000's step 4: when no payment shows for an order and support has been contacted, \
+            the record can be closed. It is not deleted: it stays as an audit entry with the reason \
+            and the time (`tapemu pending --all`), and recovery no longer looks at it. A record owned \
+            by a payment still running cannot be closed. When the order has several open attempts, \
+            name one with --attempt (`tapemu pending --all --json` lists their ids).
+            """,
+        options: [
+            OptionHelp("--reason <text>", "Why it is closed (required), e.g. a support ticket."),
+            OptionHelp("--attempt <id>", "Which attempt, when the order has several open."),
+        ] + GatewayOptions.help + OutputOptions.help,
+        exitCodes: [(ExitCode.noInput, "no open record for the order"),
+                    (ExitCode.temporaryFailure, "a payment in progress owns the record")] + GatewayOptions.exitCodes)
+
+    var orderId: String
+    var reason: String
+    var attemptId: String?
+    var gateway: GatewayOptions
+    var output: OutputOptions
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
+        gateway = try GatewayOptions(arguments: &arguments)
+        guard let reason = try arguments.option("--reason", valueName: "<text>") else {
+            throw UsageError("missing --reason <text> (closing a record is kept with its reason)")
+        }
+        self.reason = reason
+        attemptId = try arguments.option("--attempt", valueName: "<id>")
+        orderId = try arguments.positional("<order-id>")
+        try arguments.finish()
+    }
+
+    func validate() throws(UsageError) {
+        if reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { throw UsageError("--reason must not be empty") }
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let store = try gateway.openPendingStore(.existing)
+        let closed: PendingPayment
+        do {
+            closed = try store.close(orderId: orderId, attemptId: attemptId, reason: reason)
+        } catch {
+            switch error.code {
+            case .notFound: throw CommandFailure.noInput(error.reason)
+            case .busy: throw CommandFailure(exitCode: ExitCode.temporaryFailure, error.reason)
+            case .invalidRequest: throw CommandFailure(exitCode: ExitCode.usage, error.reason)
+            default: throw gateway.failure(error, doing: "cannot close the record")
+            }
+        }
+        if output.json {
+            try JSONOutput.print(JSONValue.object([
+                "orderId": .string(closed.orderId), "attemptId": .string(closed.attemptId), "state": .string(closed.state.rawValue),
+                "reason": .string(closed.closure?.reason ?? reason),
+            ]), to: console)
+        } else {
+            console.print("closed order \(closed.orderId) (attempt \(closed.attemptId), \(closed.amount) \(closed.currency)): \(closed.closure?.reason ?? reason)")
         }
         return ExitCode.success
     }

@@ -23,7 +23,8 @@ struct ResolveCommand: TapemuCommand {
             OptionHelp("--gateway-timeout <duration>", "How long to wait for the gateway (default 30s)."),
             OptionHelp("--token <token>", "The terminal's token (default: one issued by the embedded gateway for this run)."),
         ] + GatewayOptions.help + OutputOptions.help,
-        exitCodes: [(75, "some sales stay pending (a request failed, or a 003 mismatch): try again later")]
+        exitCodes: [(75, "some sales stay pending (a request failed, a mismatch, a sale in progress): try again later"),
+                    (ExitCode.ioError, "a record cannot be read, or a resolved sale's record cannot be removed")]
             + GatewayOptions.exitCodes)
 
     var variant: SeedVariant
@@ -53,8 +54,8 @@ struct ResolveCommand: TapemuCommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let gw = try gateway.openGateway()
-        let store = try gateway.openPendingStore()
+        let gw = try gateway.openGateway(.existing)
+        let store = try gateway.openPendingStore(.existing)
         let terminal = CoreTerminal(gateway: gw, token: token ?? gw.issueToken(accountId: "acct_tapemu_test"),
                                     requestTimeout: gatewayTimeout, requestFault: fault)
         let resolver = PendingSaleResolver(terminal: terminal, store: store, variant: variant)
@@ -62,7 +63,7 @@ struct ResolveCommand: TapemuCommand {
         do {
             reports = try await resolver.resolvePending()
         } catch {
-            throw CommandFailure(exitCode: ExitCode.ioError, "cannot read the pending sales in \(gateway.dataDirectory): \(error)")
+            throw gateway.failure(error, doing: "cannot read the pending sales")
         }
         if output.json {
             try JSONOutput.print(JSONValue.array(reports.map(Self.json)), to: console)
@@ -70,6 +71,13 @@ struct ResolveCommand: TapemuCommand {
             console.print("no pending sales")
         } else {
             for r in reports { console.print(Self.line(r)) }
+        }
+        if reports.contains(where: { r in
+            if r.storeError != nil { return true }
+            if case .unreadable = r.outcome { return true }
+            return false
+        }) {
+            return ExitCode.ioError
         }
         return reports.allSatisfy(\.isResolved) ? ExitCode.success : ExitCode.temporaryFailure
     }
@@ -81,6 +89,8 @@ struct ResolveCommand: TapemuCommand {
         case .declined: "declined"
         case .notFound: "notFound"
         case .mismatch: "mismatch"
+        case .inProgress: "inProgress"
+        case .unreadable: "unreadable"
         case .failed: "failed"
         }
     }
@@ -92,6 +102,10 @@ struct ResolveCommand: TapemuCommand {
             line += "found code \(m.code) ref \(m.uniqueRef) \(m.amount) \(m.currency) \(m.cardNumber ?? "") → "
         } else if case .failed = r.outcome {
             line += ""
+        } else if case .inProgress = r.outcome {
+            line += ""
+        } else if case .unreadable = r.outcome {
+            line += ""
         } else {
             line += "nothing found → "
         }
@@ -100,12 +114,21 @@ struct ResolveCommand: TapemuCommand {
         case .alreadyReversed: line += "was reversed before; not reversed again"
         case .declined(let code): line += "not approved (code \(code)): nothing to reverse"
         case .notFound: line += "never reached the gateway: nothing to resolve; the sale may run again"
-        case .mismatch(let reason): line += "not this sale's transaction (\(reason)): nothing reversed"
+        case .mismatch(let reason): line += "\(reason): nothing reversed; kept — if support confirms, close it with `tapemu pending close \(s.orderId) --reason …`"
+        case .inProgress: line += "a sale in progress owns it: left alone"
+        case .unreadable(let reason): line += "the device's record cannot be read (\(reason)): left as it is"
         case .failed(let e) where e.code == .invalidToken || e.code == .tokenExpired:
             line += "request failed (\(e)): get a new token (`tapemu gateway token`), then run it again"
         case .failed(let e): line += "request failed (\(e)): try again later"
         }
-        line += r.removedFromStore ? "; removed from the device" : (r.isResolved ? "" : "; still pending")
+        if let answer = r.storedAnswer {
+            line += "; the gateway had answered \(answer.status.rawValue) (\(answer.transactionCode)) before the process ended, never handed over"
+        }
+        if let e = r.storeError {
+            line += "; but its record could not be removed (\(e.reason)): it stays"
+        } else {
+            line += r.removedFromStore ? "; removed from the device" : (r.isResolved ? "" : "; still pending")
+        }
         return line
     }
 
@@ -124,14 +147,18 @@ struct ResolveCommand: TapemuCommand {
             "resolved": .bool(r.isResolved),
             "removedFromStore": .bool(r.removedFromStore),
             "mayRunAgain": .bool(r.mayRunAgain),
+            "storedAnswer": r.storedAnswer.map { a in
+                JSONValue.object(["status": .string(a.status.rawValue), "code": .string(a.transactionCode), "uniqueRef": .string(a.uniqueRef)])
+            } ?? .null,
+            "storeError": r.storeError.map { JSONValue.string($0.reason) } ?? .null,
         ]
         switch r.outcome {
         case .reversed(let rev): o["reversalRef"] = .string(rev.uniqueRef)
         case .declined(let code): o["code"] = .string(code)
-        case .mismatch(let reason): o["reason"] = .string(reason)
+        case .mismatch(let reason), .unreadable(let reason): o["reason"] = .string(reason)
         case .failed(let e):
             o["error"] = .object(["code": .int(e.code.rawValue), "name": .string(e.code.name), "message": .string(e.message)])
-        case .alreadyReversed, .notFound: break
+        case .alreadyReversed, .notFound, .inProgress: break
         }
         return .object(o)
     }

@@ -30,7 +30,7 @@ struct SaleCommand: TapemuCommand {
             Device conditions: \(CoreDeviceEnvironment.Condition.allCases.map(\.rawValue).joined(separator: ", ")).
             Gateway test triggers (amount endings, test PANs) are listed by `tapemu gateway triggers`; \
             amounts ending in 92 (approved) and 95 (declined) lose the host's answer.
-            For crash tests, the environment variable \(Self.killEnvironmentVariable)=<point> makes the \
+            For crash tests, the environment variable \(KillPoint.environmentVariable)=<point> makes the \
             process kill itself (SIGKILL) at that point: \(KillPoint.allCases.map(\.rawValue).joined(separator: ", ")).
             """,
         options: [
@@ -56,9 +56,6 @@ struct SaleCommand: TapemuCommand {
     static let notApproved: Int32 = 2
     static let failedNoPayment: Int32 = 3
     static let commError: Int32 = 4
-
-    /// The hidden crash switch of the process-kill tests.
-    static let killEnvironmentVariable = "TAPEMU_KILL_AT"
 
     var amount: Int
     var orderId: String
@@ -136,19 +133,17 @@ struct SaleCommand: TapemuCommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let killPoint = try KillPoint.fromEnvironment()
-        let gw = try gateway.openGateway()
-        let store = try gateway.openPendingStore()
+        let gw = try gateway.openGateway(.create)
+        let store = try gateway.openPendingStore(.create)
         let cardSource = try source.makeSource()
         let pinProvider: any PINProvider = pin.flatMap(PIN.init).map { ScriptedPINProvider(.pin($0)) }
             ?? TerminalPINProvider(console: console)
-        let authorisingGateway: any Gateway = killPoint.map { KillSwitchGateway(inner: gw, killAt: $0) } ?? gw
+        let authorisingGateway: any Gateway = killPoint?.gateway(gw) ?? gw
         let config = TapToPay.Configuration(
             cardSource: cardSource, gateway: authorisingGateway, pendingStore: store, pin: pinProvider,
             timeouts: PaymentTimeouts(cardPresentation: wait, gatewayRequest: gatewayTimeout), terminal: terminal,
             currency: currency.uppercased(), gatewayFault: fault, submitsEarly: earlySubmit,
-            checkpoint: { point in
-                if let killPoint, killPoint.rawValue == point.rawValue { KillPoint.killSelf(at: killPoint) }
-            },
+            resultHandOver: .acknowledged, checkpoint: killPoint?.checkpoint ?? { @Sendable _ in },
             onEvent: { event in console.printError("tapemu: \(PayCommand.describe(event))") })
         let monitor: (any CoreDeviceMonitor)? = if case .reader(let query) = source.source {
             PCSCDeviceMonitor(query: query)
@@ -174,6 +169,16 @@ struct SaleCommand: TapemuCommand {
         if output.json { try JSONOutput.print(printer.records, to: console) }
         switch outcome {
         case .response(let r):
+            // The response is on stdout: only now may the device forget the sale (a crash before
+            // this leaves it for `tapemu resolve`; a stdout that failed keeps it too).
+            killPoint?.kill(at: .printed)
+            if console.outputWritten {
+                do throws(GatewayError) {
+                    try core.acknowledge(r)
+                } catch {
+                    console.printError("tapemu: the sale \(r.orderId) stays pending on the device: its record could not be removed (\(error.reason)); `tapemu resolve` will find it")
+                }
+            }
             return r.isApproved ? ExitCode.success : Self.notApproved
         case .error:
             return Self.failedNoPayment
@@ -288,59 +293,6 @@ final class SaleSignals: Sendable {
         for s in made { s.source.cancel() }
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)
-    }
-}
-
-// MARK: - Crash switch
-
-/// Where `TAPEMU_KILL_AT` makes `tapemu sale` kill itself, from the card read to the host's
-/// answer: the payment flow's checkpoints, and two points inside the gateway call.
-enum KillPoint: String, CaseIterable, Sendable {
-    /// The card is read (with early submission the request may already be out).
-    case cardRead
-    /// The pending sale is durable; nothing sent yet.
-    case pendingWritten
-    /// The request has started leaving (the gateway may or may not have it yet).
-    case submitted
-    /// The request reached the gateway, which has not recorded it yet.
-    case gatewayReceived
-    /// The gateway recorded (approved or declined) the sale; the answer is not back yet.
-    case gatewayRecorded
-    /// The answer is back; the pending sale is not yet removed.
-    case answered
-
-    static func fromEnvironment() throws -> KillPoint? {
-        guard let value = ProcessInfo.processInfo.environment[SaleCommand.killEnvironmentVariable], !value.isEmpty else {
-            return nil
-        }
-        guard let point = KillPoint(rawValue: value) else {
-            throw UsageError("\(SaleCommand.killEnvironmentVariable)=\(value) is not a kill point (\(allCases.map(\.rawValue).joined(separator: ", ")))")
-        }
-        return point
-    }
-
-    static func killSelf(at point: KillPoint) {
-        FileHandle.standardError.write(Data("tapemu: \(SaleCommand.killEnvironmentVariable): killed at \(point.rawValue)\n".utf8))
-        kill(getpid(), SIGKILL)
-    }
-}
-
-/// A gateway that kills the process just before or just after the inner gateway records an
-/// authorisation (the crash tests' `gatewayReceived` and `gatewayRecorded`).
-struct KillSwitchGateway: ForwardingGateway {
-    let inner: any Gateway
-    let killAt: KillPoint
-
-    func authorize(_ request: AuthorisationRequest, options: GatewayRequestOptions) async throws(GatewayError) -> AuthorisationResponse {
-        if killAt == .gatewayReceived { KillPoint.killSelf(at: killAt) }
-        let result: Result<AuthorisationResponse, GatewayError>
-        do throws(GatewayError) {
-            result = .success(try await inner.authorize(request, options: options))
-        } catch {
-            result = .failure(error)
-        }
-        if killAt == .gatewayRecorded { KillPoint.killSelf(at: killAt) }
-        return try result.get()
     }
 }
 

@@ -1,0 +1,102 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An exclusive `flock(2)` lock on a file: the lease of a live process. The kernel lets go of it
+/// when the process ends, however it ends (a SIGKILL included), so "the lock is free" means
+/// "its owner is gone". `flock` locks belong to the open file, not the process: two opens in one
+/// process exclude each other too, so a recovery and a live sale in one process behave as two
+/// processes do.
+///
+/// A lock file may be removed by its holder (``releaseAndRemove()``); a process that opened the
+/// old file before it went checks, once it holds the lock, that the path still names the file
+/// it locked, and starts again if not.
+final class FileLock: @unchecked Sendable {
+    /// Why a lock could not be taken or made.
+    struct Failure: Error, Sendable {
+        var reason: String
+        var errno: Int32
+        var isReadOnly: Bool { errno == EROFS }
+    }
+
+    let path: String
+    private var fd: Int32
+
+    private init(path: String, fd: Int32) {
+        self.path = path
+        self.fd = fd
+    }
+
+    deinit { release() }
+
+    /// Takes the lock, waiting for its holder to let go. Blocks the calling thread.
+    static func acquire(_ path: String) throws(Failure) -> FileLock {
+        guard let lock = try take(path, wait: true) else {
+            throw Failure(reason: "the lock was not granted", errno: EAGAIN)
+        }
+        return lock
+    }
+
+    /// Takes the lock on a thread of its own, so a long wait never holds a thread of Swift's
+    /// cooperative pool.
+    static func acquire(_ path: String) async throws(Failure) -> FileLock {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<FileLock, Failure>, Never>) in
+            let thread = Thread {
+                do throws(Failure) {
+                    continuation.resume(returning: .success(try acquire(path)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+            thread.name = "tapemu.filelock"
+            thread.start()
+        }
+        return try result.get()
+    }
+
+    /// Takes the lock if nobody holds it; nil when a live holder has it.
+    static func tryAcquire(_ path: String) throws(Failure) -> FileLock? {
+        try take(path, wait: false)
+    }
+
+    private static func take(_ path: String, wait: Bool) throws(Failure) -> FileLock? {
+        for _ in 0..<64 {
+            let fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
+            guard fd >= 0 else {
+                let e = errno
+                throw Failure(reason: "cannot open \(path): \(String(cString: strerror(e)))", errno: e)
+            }
+            var rc: Int32
+            repeat { rc = flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) } while rc != 0 && errno == EINTR
+            if rc != 0 {
+                let e = errno
+                close(fd)
+                if e == EWOULDBLOCK { return nil }
+                throw Failure(reason: "cannot lock \(path): \(String(cString: strerror(e)))", errno: e)
+            }
+            // The holder before us may have removed the file: then this lock guards nothing.
+            var held = stat()
+            var named = stat()
+            if fstat(fd, &held) == 0, stat(path, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev {
+                return FileLock(path: path, fd: fd)
+            }
+            close(fd)
+        }
+        throw Failure(reason: "cannot lock \(path): it keeps being replaced", errno: EAGAIN)
+    }
+
+    /// Lets go of the lock (idempotent).
+    func release() {
+        guard fd >= 0 else { return }
+        close(fd)
+        fd = -1
+    }
+
+    /// Removes the lock file while still holding it, then lets go.
+    func releaseAndRemove() {
+        guard fd >= 0 else { return }
+        unlink(path)
+        release()
+    }
+}

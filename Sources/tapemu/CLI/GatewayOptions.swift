@@ -1,0 +1,54 @@
+import Foundation
+import PaymentGateway
+
+/// Options for the embedded gateway shared by `pay`, `charges`, `sale`, `pending`, `resolve` and
+/// `gateway`, and the one rule for opening a data directory from the command line:
+///
+/// - only the commands that make payments (`pay`, `sale`) create a data directory or a store;
+/// - every other command needs the directory (exit 66 "no data in DIR" when it does not exist),
+///   and a query opens its stores read only, so it works on a read-only or full disk;
+/// - a store the directory held that is missing, empty, foreign or damaged is exit 74, naming
+///   the file and what to do (never a fresh empty store).
+struct GatewayOptions: Sendable {
+    /// `--data-dir`: where the ledger and the device's pending payments live.
+    var dataDirectory: String
+
+    static let help = [
+        OptionHelp("--data-dir <dir>",
+                   "Where the embedded gateway keeps its ledger and the device its pending payments (default $XDG_DATA_HOME/tapemu, else ~/.local/share/tapemu)."),
+    ]
+
+    /// What opening the data directory can end with.
+    static let exitCodes: [(code: Int32, meaning: String)] = [
+        (ExitCode.noInput, "the --data-dir does not exist (only pay and sale create one)"),
+        (ExitCode.ioError, "a store in --data-dir is missing, empty, damaged or not this directory's, or cannot be written (read-only or full disk)"),
+    ]
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        dataDirectory = try arguments.option("--data-dir", valueName: "<dir>") ?? DataDirectory.defaultPath()
+    }
+
+    /// The exit status and message for a store that cannot be opened or written.
+    func failure(_ error: GatewayError, doing: String) -> CommandFailure {
+        if error.code == .noDataDirectory {
+            return .noInput("\(error.reason) (the --data-dir `tapemu pay` or `tapemu sale` used?)")
+        }
+        return CommandFailure(exitCode: ExitCode.ioError, "\(doing) in \(dataDirectory): \(error.reason)")
+    }
+
+    func openGateway(_ access: DataDirectoryLayout.Access) throws -> EmbeddedGateway {
+        do {
+            return try EmbeddedGateway(dataDirectory: dataDirectory, access: access)
+        } catch {
+            throw failure(error, doing: "cannot open the gateway ledger")
+        }
+    }
+
+    func openPendingStore(_ access: DataDirectoryLayout.Access) throws -> PendingPaymentStore {
+        do {
+            return try PendingPaymentStore(dataDirectory: dataDirectory, access: access)
+        } catch {
+            throw failure(error, doing: "cannot open the device's pending payments")
+        }
+    }
+}
