@@ -66,6 +66,8 @@ public struct DataDirectoryLayout: Sendable {
         var create: @Sendable (SQLiteConnection, _ directoryId: String) throws(GatewayError) -> Void
         /// The directory id stamped in an existing file (nil: not stamped yet, an older tapemu's).
         var readId: @Sendable (SQLiteConnection) throws(GatewayError) -> String?
+        /// Whether a file not stamped yet (an older tapemu's) has this kind's tables.
+        var recognises: @Sendable (_ tables: Set<String>) -> Bool
         /// Stamps an adopted older file.
         var stamp: @Sendable (SQLiteConnection, _ directoryId: String) throws(GatewayError) -> Void
     }
@@ -179,8 +181,9 @@ public struct DataDirectoryLayout: Sendable {
         }
         let conn = try SQLiteConnection(path: filePath, busyTimeout: busyTimeout, mode: mode)
         let appId = try conn.applicationId
-        guard appId == store.applicationId || appId == 0 else {
-            throw GatewayError(.storeMissing, "\(filePath) is not a tapemu file of its kind (application id \(appId)): move it aside")
+        let tables = try conn.tableNames()
+        guard appId == store.applicationId || (appId == 0 && store.recognises(tables)) else {
+            throw GatewayError(.storeMissing, "\(filePath) is not a tapemu file of its kind (it does not hold \(store.holds)): move it aside")
         }
         let id = try store.readId(conn)
         switch (id, manifest) {

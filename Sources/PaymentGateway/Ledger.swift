@@ -78,6 +78,7 @@ public final class Ledger: Sendable {
             return try conn.query("SELECT value FROM settings WHERE key = 'data_directory_id'").first?[0].bytes
                 .map { String(decoding: $0, as: UTF8.self) }
         },
+        recognises: { $0.isSuperset(of: ["payments", "settings"]) },
         stamp: { conn, id throws(GatewayError) in
             try conn.run("INSERT OR REPLACE INTO settings (key, value) VALUES ('data_directory_id', ?)", [.blob(Array(id.utf8))])
             try conn.execute("PRAGMA application_id = \(applicationId)")

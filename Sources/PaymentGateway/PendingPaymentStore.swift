@@ -144,7 +144,7 @@ public struct PendingPayment: Sendable, Hashable, Codable {
                          uniqueRef: String?) -> String? {
         if orderId != self.orderId { return "its order id is \(orderId), not \(self.orderId)" }
         if amount != self.amount || currency.uppercased() != self.currency.uppercased() {
-            return "it is \(amount) \(currency), this attempt was \(self.amount) \(self.currency)"
+            return "its amount is \(amount) \(currency), this attempt's \(self.amount) \(self.currency)"
         }
         if let mine = self.last4, let theirs = last4, !theirs.hasSuffix(mine) {
             return "its card ends in \(theirs.suffix(4)), this attempt's in \(mine)"
@@ -244,6 +244,7 @@ public final class PendingPaymentStore: Sendable {
             guard try conn.tableNames().contains("meta") else { return nil }
             return try conn.query("SELECT value FROM meta WHERE key = 'data_directory_id'").first?[0].string
         },
+        recognises: { $0.contains("pending") || $0.isSuperset(of: ["attempts", "meta"]) },
         stamp: { conn, id throws(GatewayError) in
             try migrate(conn, path: conn.path, writable: true)
             try conn.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('data_directory_id', ?)", [.text(id)])

@@ -113,7 +113,7 @@ struct LedgerTests {
             try c.execute("CREATE TABLE notes (x TEXT)")
         }
         #expect(gatewayErrorCode { () throws(GatewayError) in try Ledger(directory: dir.sub("foreign")) }
-                == .unsupportedLedgerVersion)
+                == .storeMissing)
     }
 
     @Test("the ledger never holds the full PAN, track 2 or the cardholder name")

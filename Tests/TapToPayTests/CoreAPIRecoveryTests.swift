@@ -72,6 +72,8 @@ import VirtualCard
         case .declined: "declined"
         case .notFound: "notFound"
         case .mismatch: "mismatch"
+        case .inProgress: "inProgress"
+        case .unreadable: "unreadable"
         case .failed: "failed"
         }
     }
@@ -207,8 +209,9 @@ import VirtualCard
     // MARK: Seed 003's checks
 
     /// The same orderId was charged before for another amount: the interrupted sale never
-    /// recorded (the gateway refused the order conflict). Seed 003 refuses to reverse the other
-    /// sale; seed 002, looking up by orderId and last four, would reverse it.
+    /// recorded (the gateway refused the order conflict). Neither seed's process reverses the
+    /// other sale: 003 checks the amount, and tapemu applies the same check to 002 (looking up
+    /// by orderId and last four, it would otherwise reverse a sale the app was told was approved).
     @Test func seed003RefusesATransactionOfAnotherAmount() async throws {
         let dir = CoreTempDir()
         let orderId = coreOrderId()
@@ -243,9 +246,11 @@ import VirtualCard
         #expect(try rig.core.pendingSales() == [sale])
         #expect(try rig.reversalCount(orderId: orderId) == 0)
 
-        // Seed 002's process has no such check: it reverses the first sale.
+        // Seed 002's look-up finds the first sale too, and it is not this sale's: kept, not reversed.
         let report002 = await PendingSaleResolver(terminal: rig.terminal, store: rig.store, variant: .seed002).resolve(sale)
-        #expect(Self.outcomeName(report002.outcome) == "reversed")
+        #expect(Self.outcomeName(report002.outcome) == "mismatch")
+        #expect(report002.match?.amount == 1000)
+        #expect(try rig.reversalCount(orderId: orderId) == 0)
     }
 
     /// The same orderId was charged before on another card: seed 003 refuses the card suffix;
@@ -301,7 +306,7 @@ import VirtualCard
         let reports = try await rig.core.resolvePendingSales()
         #expect(reports.count == 1)
         #expect(reports.first?.sale.orderId == "broken")
-        #expect(reports.first.map { Self.outcomeName($0.outcome) } == "failed")
+        #expect(reports.first.map { Self.outcomeName($0.outcome) } == "unreadable")
         // MONEI-style payments are not the CoreAPI's to resolve, nor to list.
         #expect(try rig.store.all().count == 2)
         #expect(try rig.core.pendingSales().isEmpty)

@@ -266,7 +266,7 @@ import VirtualCard
         let rig = try await CoreRig.make(dir)
         // The device's disk refuses the write.
         let db = try SQLiteConnection(path: rig.store.path, busyTimeout: .seconds(5))
-        try db.execute("CREATE TRIGGER refuse BEFORE INSERT ON pending BEGIN SELECT RAISE(ABORT, 'disk full'); END;")
+        try db.execute("CREATE TRIGGER refuse BEFORE INSERT ON attempts BEGIN SELECT RAISE(ABORT, 'disk full'); END;")
         #expect(coreErrorCode(await rig.core.processSale(CoreSale(amount: 100, orderId: "o"))) == .storageError)
         #expect(try rig.gateway.ledger.allPayments().isEmpty)
     }
