@@ -23,6 +23,10 @@ public struct PendingSaleReport: Sendable, Hashable {
         /// The code is not `A` (`D`, `R`, `E`, or `C` for a sale reversed before): there is
         /// nothing to reverse.
         case declined(code: String)
+        /// The gateway had answered before the process ended, and the answer was stored in the
+        /// record but never handed over (the app may not have seen it): that answer is the sale's
+        /// outcome. Nothing is reversed — the answer may already have been shown.
+        case answered(PendingPayment.Answer)
         /// No transaction: the sale never reached the gateway. Nothing to resolve; the sale may
         /// run again (``PendingSaleReport/sale``).
         case notFound
@@ -49,9 +53,6 @@ public struct PendingSaleReport: Sendable, Hashable {
     public var outcome: Outcome
     /// Whether the sale left the device's pending store (it is resolved).
     public var removedFromStore: Bool
-    /// The gateway's answer when it had come before the process ended, stored in the record but
-    /// never handed over to the app (the app never saw it: the sale is resolved like any other).
-    public var storedAnswer: PendingPayment.Answer?
     /// Why the record could not leave the store although the sale is resolved (it stays; a later
     /// run finds it again and reports what the gateway says then).
     public var storeError: GatewayError?
@@ -59,7 +60,7 @@ public struct PendingSaleReport: Sendable, Hashable {
     /// Resolved: the outcome is known and nothing more is to be done for it.
     public var isResolved: Bool {
         switch outcome {
-        case .reversed, .alreadyReversed, .declined, .notFound: true
+        case .reversed, .alreadyReversed, .declined, .notFound, .answered: true
         case .mismatch, .failed, .inProgress, .unreadable: false
         }
     }
@@ -111,7 +112,7 @@ public struct PendingSaleResolver: Sendable {
         if variant == .seed002 { filter.panLastFour = sale.panLastFour }
         func report(_ outcome: PendingSaleReport.Outcome, match: CoreTransactionSummary? = nil) -> PendingSaleReport {
             PendingSaleReport(sale: sale, variant: variant, filter: filter, match: match, outcome: outcome,
-                              removedFromStore: false, storedAnswer: record?.answer)
+                              removedFromStore: false)
         }
         if variant == .seed002 && filter.panLastFour == nil {
             return report(.failed(CoreRestError(.invalidParameters,
@@ -190,7 +191,12 @@ public struct PendingSaleResolver: Sendable {
                         outcome: .unreadable(reason: "the stored sale cannot be read back as a CoreSale"), removedFromStore: false))
                     continue
                 }
-                var report = await resolve(sale, record: record)
+                var report = if let answer = record.answer {
+                    PendingSaleReport(sale: sale, variant: variant, filter: CoreTransactionFilter(orderId: record.orderId),
+                                      match: nil, outcome: .answered(answer), removedFromStore: false)
+                } else {
+                    await resolve(sale, record: record)
+                }
                 if report.isResolved {
                     do throws(GatewayError) {
                         try lease.complete()

@@ -106,7 +106,7 @@ struct PayCommandTests {
         let missing = try temporaryDirectory() + "/typo"
         let r = await runCLI(args + ["--data-dir", missing, "--json"])
         #expect(r.status == 66)
-        #expect(r.err.hasPrefix("tapemu: no ledger in \(missing)"))
+        #expect(r.err.hasPrefix("tapemu: no data in \(missing)"))
         #expect(try jsonObject(r.out)["error"] != nil)
         #expect(!FileManager.default.fileExists(atPath: missing))
     }

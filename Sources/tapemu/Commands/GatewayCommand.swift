@@ -136,7 +136,21 @@ struct GatewayTokenCommand: TapemuCommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let gw = try gateway.openGateway(.readOnly)
+        // A token needs the ledger's secret: read it where it is (a read-only disk too); in a
+        // directory without a ledger yet, make one (a token starts a payment workflow). A
+        // directory that does not exist is a mistyped --data-dir (exit 66).
+        guard FileManager.default.fileExists(atPath: gateway.dataDirectory) else {
+            throw gateway.failure(GatewayError(.noDataDirectory, "no data in \(gateway.dataDirectory): the directory does not exist"),
+                                  doing: "cannot issue a token")
+        }
+        let gw: EmbeddedGateway
+        do {
+            gw = try EmbeddedGateway(dataDirectory: gateway.dataDirectory, access: .readOnly)
+        } catch where error.code == .noDataDirectory {
+            gw = try gateway.openGateway(.create)
+        } catch {
+            throw gateway.failure(error, doing: "cannot open the gateway ledger")
+        }
         console.print(gw.issueToken(accountId: account, mode: live ? .live : .test, ttl: ttl))
         return ExitCode.success
     }

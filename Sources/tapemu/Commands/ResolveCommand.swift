@@ -91,6 +91,7 @@ struct ResolveCommand: TapemuCommand {
         case .mismatch: "mismatch"
         case .inProgress: "inProgress"
         case .unreadable: "unreadable"
+        case .answered: "answered"
         case .failed: "failed"
         }
     }
@@ -104,6 +105,8 @@ struct ResolveCommand: TapemuCommand {
             line += ""
         } else if case .inProgress = r.outcome {
             line += ""
+        } else if case .answered = r.outcome {
+            line += ""
         } else if case .unreadable = r.outcome {
             line += ""
         } else {
@@ -116,13 +119,12 @@ struct ResolveCommand: TapemuCommand {
         case .notFound: line += "never reached the gateway: nothing to resolve; the sale may run again"
         case .mismatch(let reason): line += "\(reason): nothing reversed; kept — if support confirms, close it with `tapemu pending close \(s.orderId) --reason …`"
         case .inProgress: line += "a sale in progress owns it: left alone"
+        case .answered(let a):
+            line += "the gateway had answered before the process ended (code \(a.transactionCode), \(a.status.rawValue), ref \(a.uniqueRef)) and the answer was never handed over: this is the sale's outcome; nothing reversed"
         case .unreadable(let reason): line += "the device's record cannot be read (\(reason)): left as it is"
         case .failed(let e) where e.code == .invalidToken || e.code == .tokenExpired:
             line += "request failed (\(e)): get a new token (`tapemu gateway token`), then run it again"
         case .failed(let e): line += "request failed (\(e)): try again later"
-        }
-        if let answer = r.storedAnswer {
-            line += "; the gateway had answered \(answer.status.rawValue) (\(answer.transactionCode)) before the process ended, never handed over"
         }
         if let e = r.storeError {
             line += "; but its record could not be removed (\(e.reason)): it stays"
@@ -147,9 +149,6 @@ struct ResolveCommand: TapemuCommand {
             "resolved": .bool(r.isResolved),
             "removedFromStore": .bool(r.removedFromStore),
             "mayRunAgain": .bool(r.mayRunAgain),
-            "storedAnswer": r.storedAnswer.map { a in
-                JSONValue.object(["status": .string(a.status.rawValue), "code": .string(a.transactionCode), "uniqueRef": .string(a.uniqueRef)])
-            } ?? .null,
             "storeError": r.storeError.map { JSONValue.string($0.reason) } ?? .null,
         ]
         switch r.outcome {
@@ -158,6 +157,10 @@ struct ResolveCommand: TapemuCommand {
         case .mismatch(let reason), .unreadable(let reason): o["reason"] = .string(reason)
         case .failed(let e):
             o["error"] = .object(["code": .int(e.code.rawValue), "name": .string(e.code.name), "message": .string(e.message)])
+        case .answered(let a):
+            o["code"] = .string(a.transactionCode)
+            o["answer"] = .object(["status": .string(a.status.rawValue), "code": .string(a.transactionCode),
+                                   "uniqueRef": .string(a.uniqueRef), "paymentId": .string(a.paymentId)])
         case .alreadyReversed, .notFound, .inProgress: break
         }
         return .object(o)
