@@ -119,6 +119,10 @@ public struct DataDirectoryLayout: Sendable {
         if access == .readOnly {
             return try openExisting(store, manifest: try readManifest(), mode: .readOnly, busyTimeout: busyTimeout)
         }
+        // SQLite would open a file it cannot write read only, without a word, and fail later.
+        if Glibc.access(path, W_OK) != 0 {
+            throw Self.posixError("cannot write in the data directory \(path)")
+        }
         // Creating and adopting happen under the directory's lock, so two processes never both
         // create one store (or both write the manifest).
         let lock: FileLock

@@ -300,3 +300,62 @@ import Glibc
         #expect(try Self.json(ok.stdout).first?["outcome"] as? String == "reversed")
     }
 }
+
+/// `tapemu pay` (the MONEI-style face) killed at each point from the card read to the hand-over
+/// of the result, then `tapemu charges --pending` in a new process: whenever the host may hold
+/// a payment the device kept its record, and the recovery reports the outcome the host holds —
+/// from the stored answer when the answer had come back — or keeps the record when none shows.
+@Suite(.serialized) struct PayProcessKillTests {
+    typealias KillPoint = CoreAPIProcessKillTests.KillPoint
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var point: KillPoint
+        var approves: Bool
+        var card: String
+        var testDescription: String { "\(point.rawValue), \(approves ? "approved" : "declined"), \(card)" }
+        var early: Bool { card == "visa-qvsdc" }
+        var amount: Int { approves ? 1000 : 1051 }
+        var recordExpected: Bool { !(point == .cardRead && !early) }
+        var answerStored: Bool { point == .answered || point == .printed }
+    }
+
+    static let cases: [Case] = KillPoint.allCases.flatMap { p in
+        [true, false].flatMap { a in ["visa-qvsdc", "mastercard-mchip"].map { Case(point: p, approves: a, card: $0) } }
+    }
+
+    @Test(arguments: cases)
+    func killedThenRecovered(_ c: Case) async throws {
+        let dir = CoreTempDir()
+        let data = dir.path + "/data"
+        let orderId = coreOrderId("paykill")
+        let pay = ["pay", "--amount", "\(c.amount)", "--order-id", orderId, "--card", c.card, "--data-dir", data, "--json"]
+        let killed = try await CoreAPIProcessKillTests.run(pay, killAt: c.point, in: dir)
+        #expect(killed.killedBySignal, "tapemu was not killed: exit \(killed.status), \(killed.stderr)")
+        if c.point == .printed { #expect(killed.stdout.contains("\"status\"")) }
+
+        let hostSale = try EmbeddedGateway(dataDirectory: data).ledger.sales(orderId: orderId).first
+        let records = try PendingPaymentStore(dataDirectory: data).all()
+        #expect(records.count == (c.recordExpected ? 1 : 0))
+        if hostSale != nil { #expect(c.recordExpected, "the host holds a payment the device forgot") }
+        if c.answerStored { #expect(records.first?.state == .answered) }
+
+        let recovered = try await CoreAPIProcessKillTests.run(["charges", "--pending", "--json", "--data-dir", data], in: dir)
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(recovered.stdout.utf8)) as? [[String: Any]])
+        #expect(rows.count == (c.recordExpected ? 1 : 0))
+        if let row = rows.first {
+            if let hostSale {
+                #expect(row["finding"] as? String == hostSale.status.rawValue)
+                #expect(row["removedFromDevice"] as? Bool == true)
+                #expect(recovered.status == 0)
+            } else {
+                #expect(row["finding"] as? String == "notFound")
+                #expect(row["removedFromDevice"] as? Bool == false)
+                #expect(recovered.status == 75)
+            }
+        }
+        // The recovery never charges, retries or reverses.
+        let after = try EmbeddedGateway(dataDirectory: data).ledger.allPayments().filter { $0.orderId == orderId }
+        #expect(after.count == (hostSale == nil ? 0 : 1))
+        #expect(after.allSatisfy { $0.kind == .sale && !$0.reversed })
+    }
+}

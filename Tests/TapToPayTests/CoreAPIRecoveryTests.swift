@@ -74,6 +74,7 @@ import VirtualCard
         case .mismatch: "mismatch"
         case .inProgress: "inProgress"
         case .unreadable: "unreadable"
+        case .answered: "answered"
         case .failed: "failed"
         }
     }
