@@ -33,6 +33,8 @@ struct HelpConsistencyTests {
         ["resolve"],
         ["gateway", "webhooks"],
         ["gateway", "token"],
+        ["charges", "--pending"],
+        ["pending", "close", "help-1", "--reason", "support"],
     ]
 
     @Test("a ledger that cannot be opened is one line and exit 74, and help says so", arguments: ledgerCommands)

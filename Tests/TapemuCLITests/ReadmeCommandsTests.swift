@@ -27,6 +27,12 @@ struct ReadmeCommandsTests {
         #expect(Set(rows.compactMap { $0["orderId"] as? String }) == ["order-1044", "order-1045"])
         #expect(rows.allSatisfy { $0["removedFromDevice"] as? Bool == true })
         #expect(pendingPay.status == 0)
+        #expect(await run(["pay", "--amount", "1291", "--order-id", "order-1046", "--gateway-timeout", "100ms"]).status == 4)
+        #expect(await run(["charges", "--pending"]).status == 75)   // no payment shows: kept
+        let close = await run(["pending", "close", "order-1046", "--reason", "support: not charged"])
+        #expect(close.status == 0 && close.out.contains("closed order order-1046"))
+        #expect(await run(["charges", "--pending"]).status == 0)
+        #expect(await run(["pending", "--all"]).out.contains("closed"))
         let sale = await run(["sale", "--amount", "1292", "--order-id", "sale-7"])
         #expect(sale.status == 4)
         #expect(sale.out.contains("onTransactionCommError"))
