@@ -46,7 +46,7 @@ struct HelpConsistencyTests {
         #expect(r.status == 74)
         #expect(r.err.hasPrefix("tapemu: "))
         #expect(r.err.split(separator: "\n").count == 1)
-        let words = args.prefix { !$0.hasPrefix("-") }
+        let words = try #require(TapemuCLI.lookup(args, in: CommandRegistry.commands)).0.configuration.words
         let help = await runCLI(["help"] + words)
         #expect(help.out.contains("\n  74 "), "tapemu help \(words.joined(separator: " ")) does not document 74")
     }
