@@ -3,8 +3,9 @@
 # slot by `tapemu emulate` and read by `tapemu read --reader … --record …` through pcscd and the
 # PC/SC channel. Traces recorded from a reader are redacted by default.
 #
-#   TAPEMU=path/to/tapemu OUT=apdu-traces apdu-traces/record-corpus.sh
+#   TAPEMU=path/to/tapemu OUT=apdu-traces apdu-traces/record-corpus.sh [NAME…]
 #
+# With names, records only those traces (the others stay as they are).
 # Needs pcscd with vsmartcard-vpcd; uses slot 1 (Virtual PCD 00 01, port 35964).
 # `--remove-after n` tears the card away when command n+1 arrives.
 set -eu
@@ -13,8 +14,11 @@ OUT=${OUT:-$(dirname "$0")}
 SLOT=1
 READER="Virtual PCD 00 01"
 
+ONLY=" $* "
+
 record() {   # record NAME PROFILE REMOVE_AFTER|- [read options…]
   name=$1; profile=$2; remove=$3; shift 3
+  if [ "$ONLY" != "  " ] && [ "${ONLY#* $name }" = "$ONLY" ]; then return 0; fi
   if [ "$remove" = "-" ]; then
     "$TAPEMU" emulate --card "$profile" --slot $SLOT >/dev/null 2>&1 &
   else
@@ -46,3 +50,11 @@ record tear-at-select-aid  mastercard-mchip 1
 record tear-at-gpo         mastercard-mchip 2
 record tear-at-read-record mastercard-mchip 4
 record tear-at-generate-ac mastercard-mchip 6
+record mastercard-cvm-list-under-limit mastercard-cvm-list - --amount 4999
+record mastercard-cvm-list-over-limit  mastercard-cvm-list - --amount 5001
+record girocard-no-cvm      girocard         - --amount 1000
+record girocard-online-pin  girocard         - --amount 6000
+record maestro              maestro          - --amount 6000
+record jcb                  jcb              - --amount 6000
+record unionpay             unionpay         - --amount 6000
+record no-ppse-partial      no-ppse-partial  -

@@ -67,6 +67,7 @@ extension Tag {
     public static let transactionTime: Tag = 0x9F21
     public static let applicationCryptogram: Tag = 0x9F26          // AC
     public static let cryptogramInformationData: Tag = 0x9F27      // CID
+    public static let extendedSelection: Tag = 0x9F29
     public static let kernelIdentifier: Tag = 0x9F2A
     public static let iccPublicKeyCertificate: Tag = 0x9F46
     public static let terminalCapabilities: Tag = 0x9F33

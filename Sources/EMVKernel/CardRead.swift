@@ -6,7 +6,7 @@ import ISO7816
 public enum CardBrand: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
     case visa, mastercard, maestro, amex, discover, jcb, unionpay, interac
     case cartesBancaires = "cb"
-    case girocard
+    case girocard, eftpos, rupay, mir
     case unknown
 
     /// The brand of `aid` (Maestro apart from Mastercard by its PIX).
@@ -23,6 +23,9 @@ public enum CardBrand: String, Hashable, Sendable, CaseIterable, CustomStringCon
         case [0xA0, 0x00, 0x00, 0x02, 0x77]: self = .interac
         case [0xA0, 0x00, 0x00, 0x00, 0x42]: self = .cartesBancaires
         case [0xA0, 0x00, 0x00, 0x03, 0x59]: self = .girocard
+        case [0xA0, 0x00, 0x00, 0x03, 0x84]: self = .eftpos
+        case [0xA0, 0x00, 0x00, 0x05, 0x24]: self = .rupay
+        case [0xA0, 0x00, 0x00, 0x06, 0x58]: self = .mir
         default: self = .unknown
         }
     }
@@ -36,7 +39,8 @@ public enum CardBrand: String, Hashable, Sendable, CaseIterable, CustomStringCon
         case .jcb: return 5
         case .discover: return 6
         case .unionpay: return 7
-        case .interac, .cartesBancaires, .girocard, .unknown: return 0
+        // Domestic schemes run domestic kernels (or name one in 9F2A): EMV rules, the CVM list.
+        case .interac, .cartesBancaires, .girocard, .eftpos, .rupay, .mir, .unknown: return 0
         }
     }
 
@@ -53,6 +57,9 @@ public enum CardBrand: String, Hashable, Sendable, CaseIterable, CustomStringCon
         case .interac: return "Interac"
         case .cartesBancaires: return "CB"
         case .girocard: return "girocard"
+        case .eftpos: return "eftpos"
+        case .rupay: return "RuPay"
+        case .mir: return "Mir"
         case .unknown: return "unknown brand"
         }
     }
@@ -71,8 +78,11 @@ public struct ApplicationInfo: Hashable, Sendable {
     /// Priority 1 (highest) ... 15 from the priority indicator (87); nil when absent or 0.
     public var priority: UInt8?
     public var brand: CardBrand
-    /// The contactless kernel: from 9F2A in the PPSE entry, else the brand's.
+    /// The contactless kernel number: from 9F2A in the PPSE entry, else the brand's; 0 for a
+    /// domestic kernel or none (``kernel`` says which).
     public var kernelID: UInt8
+    /// The contactless kernel, whose book decides how ambiguous tags and the CVM are read.
+    public var kernel: ContactlessKernel
     /// Language preference (5F2D), e.g. `esen`.
     public var languagePreference: String?
     /// Application interchange profile (82), 2 bytes.
@@ -86,6 +96,7 @@ public struct ApplicationInfo: Hashable, Sendable {
         self.priority = priority
         self.brand = brand
         self.kernelID = kernelID
+        self.kernel = ContactlessKernel(id: kernelID)
         self.languagePreference = languagePreference
         self.applicationInterchangeProfile = applicationInterchangeProfile
     }
@@ -229,6 +240,9 @@ public struct CardRead: Hashable, Sendable, CustomStringConvertible {
     public var card: CardData
     public var cryptogram: Cryptogram
     public var cvm: CardholderVerification
+    /// How the CVM was decided: CVM Results (9F34), the kernel, the rule and why (nil only for a
+    /// read made without the kernel).
+    public var cvmDecision: CVMDecision?
     /// Every exchange on the wire, in order, timed (filled by ``EMVReader``; empty from the bare
     /// state machine).
     public var exchanges: [Exchange]
@@ -237,11 +251,12 @@ public struct CardRead: Hashable, Sendable, CustomStringConvertible {
     public var cardDataObjects: [TLV]
 
     public init(application: ApplicationInfo, card: CardData, cryptogram: Cryptogram, cvm: CardholderVerification,
-                exchanges: [Exchange] = [], cardDataObjects: [TLV] = []) {
+                exchanges: [Exchange] = [], cardDataObjects: [TLV] = [], cvmDecision: CVMDecision? = nil) {
         self.application = application
         self.card = card
         self.cryptogram = cryptogram
         self.cvm = cvm
+        self.cvmDecision = cvmDecision
         self.exchanges = exchanges
         self.cardDataObjects = cardDataObjects
     }

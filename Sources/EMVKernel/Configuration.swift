@@ -36,12 +36,19 @@ public struct SupportedApplication: Hashable, Sendable {
     public static let interac = SupportedApplication(aid: [0xA0, 0x00, 0x00, 0x02, 0x77, 0x10, 0x10])
     public static let cartesBancaires = SupportedApplication(aid: [0xA0, 0x00, 0x00, 0x00, 0x42, 0x10, 0x10])
     public static let girocard = SupportedApplication(aid: [0xA0, 0x00, 0x00, 0x03, 0x59, 0x10, 0x10, 0x02, 0x80, 0x01])
+    /// Discover Common Debit (US debit, D-PAS).
+    public static let discoverCommonDebit = SupportedApplication(aid: [0xA0, 0x00, 0x00, 0x01, 0x52, 0x40, 0x10])
+    /// eftpos (Australia): savings and cheque accounts share the prefix.
+    public static let eftpos = SupportedApplication(aid: [0xA0, 0x00, 0x00, 0x03, 0x84, 0x10])
+    public static let rupay = SupportedApplication(aid: [0xA0, 0x00, 0x00, 0x05, 0x24, 0x10, 0x10])
+    public static let mir = SupportedApplication(aid: [0xA0, 0x00, 0x00, 0x06, 0x58, 0x10, 0x10])
 
     /// Every application tapemu's terminal accepts by default, in the order the list-of-AIDs
     /// fallback tries them.
     public static let defaults: [SupportedApplication] = [
         .visa, .visaElectron, .vPay, .mastercard, .maestro, .amex, .discover, .jcb,
         .unionPayDebit, .unionPayCredit, .unionPayQuasiCredit, .interac, .cartesBancaires, .girocard,
+        .discoverCommonDebit, .eftpos, .rupay, .mir,
     ]
 }
 
@@ -69,8 +76,19 @@ public struct TerminalConfiguration: Hashable, Sendable {
     public var terminalType: UInt8
     /// Terminal floor limit in minor units (9F1B). Above it, TVR "exceeds floor limit" is set.
     public var floorLimit: UInt64
-    /// Reader CVM required limit in minor units: above it, a cardholder verification is required.
+    /// Reader CVM required limit in minor units: from it on (C-2: above it), a cardholder
+    /// verification is required. ``cvmRequiredLimits`` may set another per kernel.
     public var cvmRequiredLimit: UInt64
+    /// Reader CVM required limits of particular kernels (kernel number → minor units), for the
+    /// schemes whose limit differs from ``cvmRequiredLimit``.
+    public var cvmRequiredLimits: [UInt8: UInt64]
+    /// The methods the reader offers when a CVM is required, as terminal capabilities byte 2
+    /// (9F33): "CVM Capability – CVM Required" (Book C-2, DF8118). Default: byte 2 of
+    /// ``terminalCapabilities`` without "no CVM required".
+    public var cvmCapabilityCVMRequired: UInt8
+    /// The methods the reader offers when no CVM is required: "CVM Capability – No CVM Required"
+    /// (Book C-2, DF8119). Default: no CVM required only.
+    public var cvmCapabilityNoCVMRequired: UInt8
     /// Merchant category code (9F15), 4 digits.
     public var merchantCategoryCode: UInt16
     /// Merchant identifier (9F16), up to 15 characters.
@@ -96,6 +114,8 @@ public struct TerminalConfiguration: Hashable, Sendable {
                 terminalCapabilities: [UInt8] = [0xE0, 0x48, 0x08],
                 additionalTerminalCapabilities: [UInt8] = [0x60, 0x00, 0xF0, 0xA0, 0x01],
                 terminalType: UInt8 = 0x22, floorLimit: UInt64 = 0, cvmRequiredLimit: UInt64 = 5000,
+                cvmRequiredLimits: [UInt8: UInt64] = [:], cvmCapabilityCVMRequired: UInt8? = nil,
+                cvmCapabilityNoCVMRequired: UInt8 = 0x08,
                 merchantCategoryCode: UInt16 = 5999, merchantIdentifier: String = "TAPEMU000000001",
                 terminalIdentification: String = "TAPEMU01",
                 merchantNameAndLocation: String = "tapemu test merchant, Barcelona ES",
@@ -116,6 +136,9 @@ public struct TerminalConfiguration: Hashable, Sendable {
         self.terminalType = terminalType
         self.floorLimit = floorLimit
         self.cvmRequiredLimit = cvmRequiredLimit
+        self.cvmRequiredLimits = cvmRequiredLimits
+        self.cvmCapabilityCVMRequired = cvmCapabilityCVMRequired ?? (terminalCapabilities[1] & ~0x08)
+        self.cvmCapabilityNoCVMRequired = cvmCapabilityNoCVMRequired
         self.merchantCategoryCode = merchantCategoryCode
         self.merchantIdentifier = merchantIdentifier
         self.terminalIdentification = terminalIdentification
@@ -129,6 +152,11 @@ public struct TerminalConfiguration: Hashable, Sendable {
 
     /// tapemu's terminal: a Spanish merchant taking euros, online PIN and no-CVM, CVM limit 50.00.
     public static let `default` = TerminalConfiguration()
+
+    /// The reader CVM required limit for `kernel`.
+    public func cvmRequiredLimit(for kernel: ContactlessKernel) -> UInt64 {
+        cvmRequiredLimits[kernel.id] ?? cvmRequiredLimit
+    }
 
     /// The terminal can take an online PIN (9F33 byte 2 bit 7).
     public var supportsOnlinePIN: Bool { terminalCapabilities[1] & 0x40 != 0 }

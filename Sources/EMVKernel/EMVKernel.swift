@@ -84,15 +84,20 @@ public struct EMVKernel: Sendable {
         public var candidate: ApplicationCandidate
         public var fci: ApplicationFCI
 
+        /// The kernel it runs under (Book B §3.3.2.5).
+        var kernel: ContactlessKernel {
+            ContactlessKernel(kernelIdentifier: candidate.kernelIdentifier, brand: CardBrand(aid: fci.dfName))
+        }
+
         /// What is known of it once the AIP is.
         func info(aip: [UInt8]) -> ApplicationInfo {
-            let brand = CardBrand(aid: fci.dfName)
-            var kernel = brand.defaultKernelID
-            if let k = candidate.kernelIdentifier?.first, k & 0x3F != 0 { kernel = k & 0x3F }
-            return ApplicationInfo(aid: fci.dfName, label: fci.label ?? candidate.label,
-                                   preferredName: fci.preferredName, priority: fci.priority ?? candidate.priority,
-                                   brand: brand, kernelID: kernel, languagePreference: fci.languagePreference,
-                                   applicationInterchangeProfile: aip)
+            let kernel = self.kernel
+            var info = ApplicationInfo(aid: fci.dfName, label: fci.label ?? candidate.label,
+                                       preferredName: fci.preferredName, priority: fci.priority ?? candidate.priority,
+                                       brand: CardBrand(aid: fci.dfName), kernelID: kernel.id,
+                                       languagePreference: fci.languagePreference, applicationInterchangeProfile: aip)
+            info.kernel = kernel
+            return info
         }
     }
 
@@ -123,6 +128,8 @@ public struct EMVKernel: Sendable {
         public var data: CardDataStore
         public var card: CardData
         public var cvm: CardholderVerification
+        /// How ``cvm`` was decided.
+        public var cvmDecision: CVMDecision
         /// The CDOL1 data sent.
         public var cdolData: [UInt8]
     }
@@ -324,7 +331,7 @@ public struct EMVKernel: Sendable {
         }
         state = .selectingApplication(FinalSelection(current: first, remaining: Array(candidates.dropFirst()),
                                                      lastRejection: lastRejection))
-        return .send(.select(name: first.aid))
+        return .send(.select(name: first.selectionName))
     }
 
     private mutating func finalSelectionAnswered(_ s: FinalSelection, _ response: ResponseAPDU) throws(KernelError) -> Action {
@@ -332,7 +339,7 @@ public struct EMVKernel: Sendable {
         do throws(KernelError) {
             guard response.statusWord == .success else { throw KernelError.unexpected(response.statusWord, step: step) }
             let fci = try parseFCI(response.data, step: step)
-            guard fci.dfName == s.current.aid else {
+            guard fci.dfName == s.current.aid || fci.dfName == s.current.selectionName else {
                 throw KernelError(.inconsistentData, step: step,
                                   "SELECT of \(Hex.encode(s.current.aid)) answered with DF name \(Hex.encode(fci.dfName))")
             }
@@ -384,7 +391,7 @@ public struct EMVKernel: Sendable {
     private func onlineData(_ r: RecordReading) -> PartialCardRead? {
         guard r.data.contains(.applicationCryptogram),
               let card = try? cardData(r.data),
-              let cvm = try? CVMProcessing.decide(store: r.data, aip: r.aip, configuration: configuration,
+              let cvm = try? CVMProcessing.decide(store: r.data, aip: r.aip, kernel: r.application.kernel, configuration: configuration,
                                                   transaction: transaction) else { return nil }
         var terminal = terminalValues
         terminal[.cvmResults] = cvm.results
@@ -415,15 +422,21 @@ public struct EMVKernel: Sendable {
     /// Every record is read: check the card data, decide the CVM, and finish or ask for an ARQC.
     private mutating func recordsRead(_ r: RecordReading) throws(KernelError) -> Action {
         let card = try cardData(r.data)
-        let cvm = try CVMProcessing.decide(store: r.data, aip: r.aip, configuration: configuration,
+        let cvm = try CVMProcessing.decide(store: r.data, aip: r.aip, kernel: r.application.kernel, configuration: configuration,
                                            transaction: transaction)
         terminalValues[.cvmResults] = cvm.results
+        if r.application.kernel == .c2, var capabilities = terminalValues[.terminalCapabilities] {
+            // C-2 sends the CVM capability it used as terminal capabilities byte 2 (Book C-2 §3.2).
+            capabilities[1] = kernelRequiresCVM(r) ? configuration.cvmCapabilityCVMRequired
+                                                   : configuration.cvmCapabilityNoCVMRequired
+            terminalValues[.terminalCapabilities] = capabilities
+        }
         if r.data.contains(.applicationCryptogram) {
             // The TVR stays as the card saw it in the PDOL data: it is part of the cryptogram.
             let cryptogram = try makeCryptogram(r.data, application: r.application, terminal: terminalValues,
                                                 source: .gpo, step: .cardData)
             return conclude(CardRead(application: r.application.info(aip: r.aip), card: card, cryptogram: cryptogram,
-                                     cvm: cvm.cvm, cardDataObjects: r.data.objects),
+                                     cvm: cvm.cvm, cardDataObjects: r.data.objects, cvmDecision: cvm),
                             onlineDataWasReady: r.onlineDataWasReady)
         }
         if cvm.cvm == .failed { terminalValues[.terminalVerificationResults]![2] |= 0x80 }  // CVM not successful
@@ -442,7 +455,7 @@ public struct EMVKernel: Sendable {
                               "CDOL1 asks for \(cdolData.count) bytes; GENERATE AC holds at most 255")
         }
         state = .generatingAC(CryptogramRequest(application: r.application, aip: r.aip, data: r.data, card: card,
-                                                cvm: cvm.cvm, cdolData: cdolData))
+                                                cvm: cvm.cvm, cvmDecision: cvm, cdolData: cdolData))
         return .send(.generateAC(.arqc, cdolData: cdolData))
     }
 
@@ -460,8 +473,13 @@ public struct EMVKernel: Sendable {
             throw KernelError(.inconsistentData, step: .generateAC, "the card returned a TC when an ARQC was asked for")
         }
         return conclude(CardRead(application: r.application.info(aip: r.aip), card: r.card, cryptogram: cryptogram,
-                                 cvm: r.cvm, cardDataObjects: data.objects),
+                                 cvm: r.cvm, cardDataObjects: data.objects, cvmDecision: r.cvmDecision),
                         onlineDataWasReady: false)
+    }
+
+    private func kernelRequiresCVM(_ r: RecordReading) -> Bool {
+        let kernel = r.application.kernel
+        return kernel.requiresCVM(amount: transaction.amount, limit: configuration.cvmRequiredLimit(for: kernel))
     }
 
     private mutating func conclude(_ read: CardRead, onlineDataWasReady: Bool) -> Action {
@@ -587,7 +605,7 @@ public struct EMVKernel: Sendable {
             return PartialCardRead(step: .gpo, application: r.application.info(aip: []))
         case .readingRecords(let r), .onlineDataReady(let r):
             var terminal = terminalValues
-            let cvm = try? CVMProcessing.decide(store: r.data, aip: r.aip, configuration: configuration,
+            let cvm = try? CVMProcessing.decide(store: r.data, aip: r.aip, kernel: r.application.kernel, configuration: configuration,
                                                 transaction: transaction)
             if let cvm { terminal[.cvmResults] = cvm.results }
             return PartialCardRead(

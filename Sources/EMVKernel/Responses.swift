@@ -56,11 +56,22 @@ public struct ApplicationCandidate: Hashable, Sendable {
     public var priority: UInt8?
     /// Kernel identifier (9F2A), when the directory entry has one.
     public var kernelIdentifier: [UInt8]?
+    /// Extended selection (9F29), when the directory entry has one: final selection selects the
+    /// AID followed by it (Book B §3.3.2.5).
+    public var extendedSelection: [UInt8]?
+
+    /// The name final selection selects: the AID, with its extended selection when the two fit in
+    /// 16 bytes.
+    public var selectionName: [UInt8] {
+        guard let e = extendedSelection, !e.isEmpty, aid.count + e.count <= 16 else { return aid }
+        return aid + e
+    }
     /// Position in the card's list, to keep order among equal priorities.
     public var position: Int
 
     public init(aid: [UInt8], label: String? = nil, priority: UInt8? = nil, kernelIdentifier: [UInt8]? = nil,
-                position: Int = 0) {
+                extendedSelection: [UInt8]? = nil, position: Int = 0) {
+        self.extendedSelection = extendedSelection
         self.aid = aid
         self.label = label
         self.priority = priority
@@ -101,6 +112,7 @@ func parsePPSE(_ data: [UInt8]) throws(KernelError) -> [ApplicationCandidate] {
             label: entry.child(.applicationLabel).map { text($0.value) },
             priority: ApplicationCandidate.priority(entry.child(.applicationPriorityIndicator)?.valueBytes),
             kernelIdentifier: entry.child(.kernelIdentifier).flatMap { $0.value.isEmpty ? nil : $0.valueBytes },
+            extendedSelection: entry.child(.extendedSelection).flatMap { $0.value.isEmpty ? nil : $0.valueBytes },
             position: i))
     }
     guard !out.isEmpty else {

@@ -8,7 +8,8 @@ enum TerminalData {
     static func make(configuration c: TerminalConfiguration, transaction t: Transaction,
                      dateTime: TransactionDateTime, unpredictableNumber: UInt32) -> TerminalValues {
         var ttq = c.terminalTransactionQualifiers
-        if t.amount > c.cvmRequiredLimit { ttq[1] |= 0x40 }       // CVM required
+        // Entry Point sets "CVM required" at or above the reader CVM required limit (Book A §5.2.2).
+        if t.amount >= c.cvmRequiredLimit { ttq[1] |= 0x40 }
         var tvr: [UInt8] = [0x80, 0, 0, 0, 0]                     // offline data authentication not performed
         if t.amount > c.floorLimit { tvr[3] |= 0x80 }             // transaction exceeds floor limit
         var d = configurationValues(c)
@@ -155,98 +156,4 @@ struct TerminalValues: Sendable {
 
     /// As a dictionary (the kernel's public ``EMVKernel/terminalData``).
     var dictionary: [Tag: [UInt8]] { Dictionary(uniqueKeysWithValues: zip(tags, values)) }
-}
-
-/// Cardholder verification: which CVM the card and the amount call for (EMV Book 3 §10.5, Book C-2
-/// and C-3), and the CVM results (9F34) that say so.
-enum CVMProcessing {
-    struct Decision: Hashable, Sendable {
-        var cvm: CardholderVerification
-        var results: [UInt8]
-    }
-
-    static func decide(store: CardDataStore, aip: [UInt8], configuration c: TerminalConfiguration,
-                       transaction t: Transaction) throws(KernelError) -> Decision {
-        let required = t.amount > c.cvmRequiredLimit
-        if let ctq = store[.cardTransactionQualifiers] {
-            guard ctq.count >= 2 else {
-                throw KernelError(.malformedResponse, step: .cardData,
-                                  "the card transaction qualifiers 9F6C are \(ctq.count) byte(s), not 2")
-            }
-            return byCTQ(ctq, required: required, c)
-        }
-        guard required else { return Decision(cvm: .noCVM, results: [0x1F, 0x00, 0x02]) }
-        // On-device cardholder verification (AIP byte 1 bit 2), e.g. a phone.
-        if aip.count == 2, aip[0] & 0x02 != 0, c.supportsConsumerDeviceCVM {
-            return Decision(cvm: .consumerDevice, results: [0x01, 0x00, 0x02])
-        }
-        guard aip.count == 2, aip[0] & 0x10 != 0, let list = store[.cvmList] else {
-            // The card does not support cardholder verification: none is performed.
-            return Decision(cvm: .noCVM, results: [0x3F, 0x00, 0x00])
-        }
-        return try byList(list, store: store, c, t)
-    }
-
-    /// Visa-style: the card transaction qualifiers say what the card wants.
-    static func byCTQ(_ ctq: [UInt8], required: Bool, _ c: TerminalConfiguration) -> Decision {
-        if ctq[0] & 0x80 != 0, c.supportsOnlinePIN { return Decision(cvm: .onlinePIN, results: [0x02, 0x00, 0x00]) }
-        if ctq[1] & 0x80 != 0, c.supportsConsumerDeviceCVM {
-            return Decision(cvm: .consumerDevice, results: [0x01, 0x00, 0x02])
-        }
-        if ctq[0] & 0x40 != 0, c.supportsSignature { return Decision(cvm: .signature, results: [0x1E, 0x00, 0x00]) }
-        let asked = ctq[0] & 0xC0 != 0 || ctq[1] & 0x80 != 0
-        if !asked && !required { return Decision(cvm: .noCVM, results: [0x1F, 0x00, 0x02]) }
-        // The reader needs a CVM and the card named none it can do.
-        if c.supportsSignature { return Decision(cvm: .signature, results: [0x1E, 0x00, 0x00]) }
-        if c.supportsOnlinePIN { return Decision(cvm: .onlinePIN, results: [0x02, 0x00, 0x00]) }
-        return Decision(cvm: .failed, results: [0x3F, 0x00, 0x01])
-    }
-
-    /// The CVM list (8E): amounts X and Y, then rules of (method, condition) tried in order.
-    static func byList(_ list: [UInt8], store: CardDataStore, _ c: TerminalConfiguration,
-                       _ t: Transaction) throws(KernelError) -> Decision {
-        guard list.count >= 8, list.count % 2 == 0 else {
-            throw KernelError(.malformedResponse, step: .cardData,
-                              "the CVM list 8E is \(list.count) byte(s); it needs 8 for X and Y, then 2-byte rules")
-        }
-        func amount(_ at: Int) -> UInt64 { list[at..<(at + 4)].reduce(0) { $0 << 8 | UInt64($1) } }
-        let x = amount(0), y = amount(4)
-        let appCurrency = store[.applicationCurrencyCode].flatMap { BCD.value($0) }
-        let sameCurrency = appCurrency == UInt64(c.currencyCode)
-        let unattended = (4...6).contains(c.terminalType & 0x0F)
-
-        func supported(_ method: UInt8) -> CardholderVerification? {
-            switch method {
-            case 0x02: return c.supportsOnlinePIN ? .onlinePIN : nil
-            case 0x1E: return c.supportsSignature ? .signature : nil
-            case 0x1F: return c.supportsNoCVM ? .noCVM : nil
-            default: return nil   // offline PIN and proprietary methods: not on a contactless reader
-            }
-        }
-        func satisfied(_ condition: UInt8, method: UInt8) -> Bool {
-            switch condition {
-            case 0x00: return true
-            case 0x01: return unattended && t.type == .cashAdvance
-            case 0x02: return t.type != .cashAdvance && t.type != .purchaseWithCashback
-            case 0x03: return supported(method) != nil
-            case 0x04: return !unattended && t.type == .cashAdvance
-            case 0x05: return t.type == .purchaseWithCashback
-            case 0x06: return sameCurrency && t.amount < x
-            case 0x07: return sameCurrency && t.amount > x
-            case 0x08: return sameCurrency && t.amount < y
-            case 0x09: return sameCurrency && t.amount > y
-            default: return false
-            }
-        }
-        for i in stride(from: 8, to: list.count, by: 2) {
-            let code = list[i], condition = list[i + 1]
-            let method = code & 0x3F
-            guard satisfied(condition, method: method) else { continue }
-            if method != 0x00, let cvm = supported(method) {
-                return Decision(cvm: cvm, results: [code, condition, cvm == .noCVM ? 0x02 : 0x00])
-            }
-            if code & 0x40 == 0 { return Decision(cvm: .failed, results: [code, condition, 0x01]) }
-        }
-        return Decision(cvm: .failed, results: [0x3F, 0x00, 0x01])
-    }
 }

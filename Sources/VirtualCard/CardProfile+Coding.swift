@@ -110,7 +110,7 @@ extension CardProfile {
 
 extension CardApplication {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case aid, label, preferredName, priority, kernelIdentifier, languagePreference, pdol
+        case aid, label, preferredName, priority, kernelIdentifier, extendedSelection, languagePreference, pdol
         case fciIssuerDiscretionaryData, aip, afl, gpoFormat, gpoObjects, cryptogram, cdol1, generateACFormat
         case pan, panSequenceNumber, issuerApplicationData, cardTransactionQualifiersWhenCVMRequired
         case records, getDataObjects
@@ -124,6 +124,7 @@ extension CardApplication {
         preferredName = try c.decodeIfPresent(String.self, forKey: .preferredName)
         priority = try c.integer(.priority, as: UInt8.self)
         kernelIdentifier = try c.hexIfPresent(.kernelIdentifier)
+        extendedSelection = try c.hexIfPresent(.extendedSelection)
         languagePreference = try c.decodeIfPresent(String.self, forKey: .languagePreference)
         pdol = try c.hexIfPresent(.pdol) ?? []
         fciIssuerDiscretionaryData = try c.decodeIfPresent([CardDataObject].self, forKey: .fciIssuerDiscretionaryData) ?? []
@@ -158,6 +159,7 @@ extension CardApplication {
         try c.encodeIfPresent(preferredName, forKey: .preferredName)
         try c.encodeIfPresent(priority, forKey: .priority)
         try c.encodeIfPresent(kernelIdentifier.map { Hex.encode($0) }, forKey: .kernelIdentifier)
+        try c.encodeIfPresent(extendedSelection.map { Hex.encode($0) }, forKey: .extendedSelection)
         try c.encodeIfPresent(languagePreference, forKey: .languagePreference)
         if !pdol.isEmpty { try c.encode(Hex.encode(pdol), forKey: .pdol) }
         if !fciIssuerDiscretionaryData.isEmpty { try c.encode(fciIssuerDiscretionaryData, forKey: .fciIssuerDiscretionaryData) }

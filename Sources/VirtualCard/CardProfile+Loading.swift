@@ -92,6 +92,9 @@ extension CardProfile {
             if let k = app.kernelIdentifier, !(1...8).contains(k.count) {
                 throw fail("\(where_): a kernel identifier has 1 to 8 bytes")
             }
+            if let e = app.extendedSelection, e.isEmpty || app.aid.count + e.count > 16 {
+                throw fail("\(where_): the extended selection has 1 byte or more, and with the AID at most 16")
+            }
             if let lang = app.languagePreference,
                lang.isEmpty || lang.utf8.count % 2 != 0 || lang.utf8.count > 8 || !lang.allSatisfy(\.isASCII) {
                 throw fail("\(where_): the language preference is 1 to 4 two-letter codes")

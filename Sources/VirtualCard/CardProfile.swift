@@ -103,6 +103,9 @@ public struct CardApplication: Codable, Sendable, Hashable {
     public var priority: UInt8?
     /// Kernel identifier, tag 9F2A, in the PPSE directory entry (e.g. `03` Visa, `02` Mastercard).
     public var kernelIdentifier: [UInt8]?
+    /// Extended selection (9F29) in the PPSE entry: the terminal selects the AID followed by
+    /// these bytes (EMV Contactless Book B §3.3.2.5); the card answers to that name.
+    public var extendedSelection: [UInt8]?
     /// Language preference, tag 5F2D (e.g. `en`, `enfr`).
     public var languagePreference: String?
     /// PDOL, tag 9F38, as a DOL (tags and lengths). Empty: no PDOL, GPO takes `83 00`.
@@ -150,6 +153,7 @@ public struct CardApplication: Codable, Sendable, Hashable {
         self.preferredName = preferredName
         self.priority = priority
         self.kernelIdentifier = kernelIdentifier
+        self.extendedSelection = nil
         self.languagePreference = languagePreference
         self.pdol = pdol
         self.fciIssuerDiscretionaryData = fciIssuerDiscretionaryData

@@ -120,6 +120,7 @@ struct CardImage: Sendable {
                             TLV(tag: .applicationLabel, value: Array(app.label.utf8))]
             if let p = app.priority { children.append(TLV(tag: .applicationPriorityIndicator, value: [p])) }
             if let k = app.kernelIdentifier { children.append(TLV(tag: .kernelIdentifier, value: k)) }
+            if let e = app.extendedSelection { children.append(TLV(tag: .extendedSelection, value: e)) }
             return TLV(tag: 0x61, children: children)
         }
         ppseFCI = TLV(tag: .fciTemplate, children: [
@@ -281,7 +282,12 @@ struct CardState: Sendable {
             return Answer(image.ppseFCI)
         }
         guard name.count >= 5 else { return Answer(.fileNotFound) }
-        let candidates = profile.applications.indices.filter { profile.applications[$0].aid.starts(with: name) }
+        // A full or partial name (EMV Book 1 §12.3.3), or the AID followed by its extended
+        // selection (Book B §3.3.2.5).
+        let candidates = profile.applications.indices.filter {
+            let app = profile.applications[$0]
+            return app.aid.starts(with: name) || app.extendedSelection.map { app.aid + $0 == name } ?? false
+        }
         let chosen: Int?
         if next, let current = selection.application, candidates.contains(current) {
             chosen = candidates.first { $0 > current }

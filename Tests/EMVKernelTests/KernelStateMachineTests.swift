@@ -352,9 +352,10 @@ import Testing
         #expect(Set((0..<3).map { _ in system.unpredictableNumber() }).count > 1)
     }
 
+    /// Entry Point sets "CVM required" at or above the reader CVM required limit (Book A §5.2.2).
     @Test func cvmRequiredSetsTheTTQ() {
-        #expect(makeKernel(amount: 5000).terminalData[.terminalTransactionQualifiers] == bytes("24804000"))
-        #expect(makeKernel(amount: 5001).terminalData[.terminalTransactionQualifiers] == bytes("24C04000"))
+        #expect(makeKernel(amount: 4999).terminalData[.terminalTransactionQualifiers] == bytes("24804000"))
+        #expect(makeKernel(amount: 5000).terminalData[.terminalTransactionQualifiers] == bytes("24C04000"))
     }
 
     @Test func misuseTraps() async {

@@ -77,16 +77,16 @@ import Testing
         CTQCase(ctq: "0000", amount: 9000, cvm: .onlinePIN),       // CVM required, the card named none
     ])
     func byCTQ(_ c: CTQCase) throws {
-        let d = try CVMProcessing.decide(store: try store(tlv(0x9F6C, c.ctq)), aip: [0, 0], configuration: .default,
-                                         transaction: Transaction(amount: c.amount))
+        let d = try CVMProcessing.decide(store: try store(tlv(0x9F6C, c.ctq)), aip: [0, 0], kernel: .c3,
+                                         configuration: .default, transaction: Transaction(amount: c.amount))
         #expect(d.cvm == c.cvm)
     }
 
     @Test func byCTQWithSignatureSupport() throws {
         var config = TerminalConfiguration.default
         config.terminalCapabilities = [0xE0, 0x28, 0x08]   // signature and no CVM, no online PIN
-        let d = try CVMProcessing.decide(store: try store(tlv(0x9F6C, "8000")), aip: [0, 0], configuration: config,
-                                         transaction: Transaction(amount: 9000))
+        let d = try CVMProcessing.decide(store: try store(tlv(0x9F6C, "8000")), aip: [0, 0], kernel: .c3,
+                                         configuration: config, transaction: Transaction(amount: 9000))
         #expect(d.cvm == .signature)
         #expect(d.results == bytes("1E0000"))
     }
@@ -95,33 +95,43 @@ import Testing
         var list: String, amount: UInt64, cvm: CardholderVerification, results: String
     }
 
+    // C-2 (Book C-2 §7.5): above the 50.00 limit the reader offers online PIN, at or below it no CVM.
     @Test(arguments: [
         ListCase(list: "000000000000000042031E031F03", amount: 9000, cvm: .onlinePIN, results: "420300"),
-        ListCase(list: "000000000000000042031E031F03", amount: 100, cvm: .noCVM, results: "1F0002"),   // below the limit
+        ListCase(list: "000000000000000042031E031F03", amount: 100, cvm: .noCVM, results: "1F0302"),   // below the limit
+        ListCase(list: "000000000000000042031E031F03", amount: 5000, cvm: .noCVM, results: "1F0302"),  // at it: C-2 says over
+        ListCase(list: "000000000000000042031E031F03", amount: 5001, cvm: .onlinePIN, results: "420300"),
         ListCase(list: "000000000000000001001E03", amount: 9000, cvm: .failed, results: "010001"),    // offline PIN, no fallback
-        ListCase(list: "000000000000000041001F00", amount: 9000, cvm: .noCVM, results: "1F0002"),     // fall through
-        ListCase(list: "000013880000000042061F00", amount: 9000, cvm: .noCVM, results: "1F0002"), // X = 50.00: not under
+        ListCase(list: "000000000000000041000200", amount: 9000, cvm: .onlinePIN, results: "020000"),  // fall through
+        ListCase(list: "000000000000000041001F00", amount: 9000, cvm: .failed, results: "1F0001"),     // no CVM not offered here
+        ListCase(list: "000000000000000041001F00", amount: 100, cvm: .noCVM, results: "1F0002"),
+        ListCase(list: "000013880000000042060200", amount: 9000, cvm: .onlinePIN, results: "020000"), // X = 50.00: not under
         ListCase(list: "000027100000000042061F00", amount: 9000, cvm: .onlinePIN, results: "420600"), // under X = 100.00
+        ListCase(list: "000000000000138802095F081F00", amount: 9000, cvm: .onlinePIN, results: "020900"), // over Y = 50.00
+        ListCase(list: "000000000000138802095F081F00", amount: 100, cvm: .noCVM, results: "5F0802"),    // under Y
         ListCase(list: "00000000000000000000", amount: 9000, cvm: .failed, results: "000001"),     // "fail CVM processing"
-        ListCase(list: "00000000000000001E031F03", amount: 9000, cvm: .noCVM, results: "1F0302"), // signature unsupported
+        ListCase(list: "00000000000000004000", amount: 9000, cvm: .failed, results: "3F0001"),     // fail, then nothing
+        ListCase(list: "00000000000000001E031F03", amount: 9000, cvm: .failed, results: "3F0001"), // neither offered above
+        ListCase(list: "00000000000000001E031F03", amount: 100, cvm: .noCVM, results: "1F0302"),
+        ListCase(list: "00000000000000000202", amount: 9000, cvm: .onlinePIN, results: "020200"),  // not cash or cashback
         ListCase(list: "0000000000000000", amount: 9000, cvm: .failed, results: "3F0001"),
     ])
     func byList(_ c: ListCase) throws {
         let d = try CVMProcessing.decide(store: try store(tlv(0x8E, c.list), tlv(0x9F42, "0978")), aip: bytes("1800"),
-                                         configuration: .default, transaction: Transaction(amount: c.amount))
+                                         kernel: .c2, configuration: .default, transaction: Transaction(amount: c.amount))
         #expect(d.cvm == c.cvm)
         #expect(d.results == bytes(c.results))
     }
 
     @Test func cardWithoutCardholderVerification() throws {
         let d = try CVMProcessing.decide(store: try store(tlv(0x8E, "000000000000000042031F03")), aip: bytes("0000"),
-                                         configuration: .default, transaction: Transaction(amount: 9000))
+                                         kernel: .c2, configuration: .default, transaction: Transaction(amount: 9000))
         #expect(d.cvm == .noCVM)
         #expect(d.results == bytes("3F0000"))
     }
 
     @Test func onDeviceCVMFromTheAIP() throws {
-        let d = try CVMProcessing.decide(store: CardDataStore(), aip: bytes("1A00"), configuration: .default,
+        let d = try CVMProcessing.decide(store: CardDataStore(), aip: bytes("1A00"), kernel: .c2, configuration: .default,
                                          transaction: Transaction(amount: 9000))
         #expect(d.cvm == .consumerDevice)
     }
@@ -155,6 +165,7 @@ import Testing
         ("A0000000043060", .maestro, 2), ("A00000002501", .amex, 4), ("A0000001523010", .discover, 6),
         ("A0000000651010", .jcb, 5), ("A000000333010102", .unionpay, 7), ("A0000002771010", .interac, 0),
         ("A0000000421010", .cartesBancaires, 0), ("A0000003591010028001", .girocard, 0), ("A0000009999999", .unknown, 0),
+        ("A0000003841010", .eftpos, 0), ("A0000005241010", .rupay, 0), ("A0000006581010", .mir, 0),
     ])
     func brandFromAID(_ aid: String, _ brand: CardBrand, _ kernel: UInt8) {
         #expect(CardBrand(aid: bytes(aid)) == brand)

@@ -150,7 +150,8 @@ struct ProfileTransactionTests {
             try p.validate()
             for app in p.applications {
                 #expect(app.pan.isLuhnValid)
-                #expect(["4", "5", "37"].contains { app.pan.digits.hasPrefix($0) })
+                // Visa, Mastercard, Amex, JCB, UnionPay and Maestro (girocard) public test ranges.
+                #expect(["4", "5", "37", "35", "62", "67"].contains { app.pan.digits.hasPrefix($0) })
             }
         }
     }

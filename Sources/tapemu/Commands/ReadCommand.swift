@@ -161,7 +161,7 @@ enum CardReadRender {
 
     static func text(_ read: CardRead, source: String, transaction: Transaction) -> String {
         var s = summary(application: read.application, card: read.card, cryptogram: read.cryptogram, cvm: read.cvm,
-                        source: source, transaction: transaction)
+                        cvmDecision: read.cvmDecision, source: source, transaction: transaction)
         s += "\n" + table(read.exchanges, pans: [read.card.pan])
         return s
     }
@@ -174,14 +174,15 @@ enum CardReadRender {
     }
 
     static func summary(application: ApplicationInfo?, card: CardData?, cryptogram: Cryptogram?,
-                        cvm: CardholderVerification?, source: String, transaction: Transaction) -> String {
+                        cvm: CardholderVerification?, cvmDecision: CVMDecision? = nil, source: String,
+                        transaction: Transaction) -> String {
         var rows: [(String, String)] = [("Card", source), ("Amount", amount(transaction))]
         if let a = application {
             var line = "\(a.brand.displayName)"
             if let label = a.label { line += " — \(label)" }
             if let name = a.preferredName, name != a.label { line += " (\(name))" }
             rows.append(("Application", line))
-            rows.append(("AID", "\(a.aidHex)  kernel \(a.kernelID)\(a.priority.map { "  priority \($0)" } ?? "")"))
+            rows.append(("AID", "\(a.aidHex)  kernel \(a.kernel)\(a.priority.map { "  priority \($0)" } ?? "")"))
         }
         if let c = card {
             rows.append(("PAN", "\(c.pan.masked)\(c.panSequenceNumber.map { "  PSN \($0 < 10 ? "0" : "")\($0)" } ?? "")"))
@@ -189,6 +190,10 @@ enum CardReadRender {
             if let name = c.cardholderName { rows.append(("Cardholder", name)) }
         }
         if let cvm { rows.append(("CVM", cvmText(cvm))) }
+        if let d = cvmDecision {
+            rows.append(("CVM results", "\(Hex.encode(d.results))  (9F34)"))
+            rows.append(("CVM rule", d.reason))
+        }
         if let k = cryptogram {
             rows.append(("Cryptogram", "\(k.kind) (CID \(Hex.encode([k.cid])))  ATC \(k.atc)  AC \(Hex.encode(k.ac))  from \(k.source == .gpo ? "GPO" : "GENERATE AC")"))
             if !k.iad.isEmpty { rows.append(("IAD", Hex.encode(k.iad))) }
@@ -238,6 +243,10 @@ enum CardReadRender {
             "card": json(read.card),
             "cryptogram": json(read.cryptogram),
             "cvm": .string(read.cvm.rawValue),
+            "cvmDecision": read.cvmDecision.map { d in
+                JSONValue.object(["results": .string(Hex.encode(d.results)), "kernel": .string(d.kernel.description),
+                                  "reason": .string(d.reason)])
+            } ?? .null,
             "exchanges": json(read.exchanges, pans: [read.card.pan]),
         ])
     }
@@ -279,6 +288,7 @@ enum CardReadRender {
             "priority": a.priority.map { .int(Int($0)) } ?? .null,
             "brand": .string(a.brand.rawValue),
             "kernelId": .int(Int(a.kernelID)),
+            "kernel": .string(a.kernel.description),
             "aip": .string(Hex.encode(a.applicationInterchangeProfile)),
             "languagePreference": a.languagePreference.map(JSONValue.string) ?? .null,
         ])
