@@ -43,9 +43,10 @@ public indirect enum StructuredValue: Hashable, Sendable, Encodable {
 /// country and currency codes, text, bit fields by name (AIP, TVR, TSI, TTQ, CTQ, terminal
 /// capabilities, …), CVM lists and results, CID, AFL, DOLs, PAN and track 2 (masked).
 public enum EMVValueDecoder {
-    /// Whether `tag` holds a PAN, track data or PIN data, whose raw bytes must never be shown.
+    /// Whether `tag` holds a PAN, track data or PIN data, whose raw bytes must never be shown
+    /// (``SensitiveData``, the one policy).
     public static func isSensitive(_ tag: Tag) -> Bool {
-        EMVTagDictionary.info(tag)?.isSensitive ?? false
+        SensitiveData.isSensitive(tag)
     }
 
     /// The value of `tlv` as one line (text and details joined), or nil when there is nothing

@@ -5,13 +5,11 @@ public import ISO7816
 ///
 /// In BCD the hex of a PAN reads as its digits, so masking keeps the shape: the PAN 5A shows
 /// `476173******0010`, track 2 (57, 9F6B) shows its PAN that way, then `D`, expiry and service
-/// code, and `*` for the discretionary data; track 1 (56) and the track discretionary data
-/// (9F1F, 9F20) are masked whole. Bytes that are not BER-TLV are searched for the given PANs.
+/// code, and `*` for the discretionary data; the other sensitive objects (``SensitiveData``:
+/// track 1, track discretionary data, PIN data, DS ID) are masked whole. Then, by content, every
+/// PAN-like digit run anywhere in the bytes (``SensitiveData/maskBCDRuns(_:)``, ASCII too), and
+/// the given PANs wherever they appear.
 public enum Redaction {
-    /// Tags whose values are masked.
-    public static let sensitiveTags: Set<Tag> = [
-        .pan, .track2EquivalentData, .track2Data, Tag(0x56), .track1DiscretionaryData, Tag(0x9F20),
-    ]
 
     /// Data of an APDU (BER-TLV, as cards answer) as upper-case hex with secrets masked;
     /// `knownPANs` are masked wherever they appear, TLV or not.
@@ -35,9 +33,16 @@ public enum Redaction {
     private static func masked(_ bytes: [UInt8], tlvAt range: Range<Int>, knownPANs: [PAN]) -> String {
         var chars = Array(Hex.encode(bytes))
         if let objects = try? BERTLV.parse(bytes[range], rules: .emv) {
-            for o in objects.flattened where sensitiveTags.contains(o.tag) && !o.isConstructed {
-                mask(&chars, value: o.value.startIndex..<o.value.endIndex, tag: o.tag)
+            for o in objects.flattened where !o.isConstructed {
+                let value = o.value.startIndex..<o.value.endIndex
+                if SensitiveData.isSensitive(o.tag) {
+                    mask(&chars, value: value, tag: o.tag)
+                } else {
+                    SensitiveData.maskPANs(in: &chars, bytes: bytes, range: value, tag: o.tag)
+                }
             }
+        } else {
+            SensitiveData.maskPANs(in: &chars, bytes: bytes, range: range, tag: nil)
         }
         var text = String(chars)
         for pan in knownPANs {

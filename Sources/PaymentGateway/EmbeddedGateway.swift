@@ -161,15 +161,11 @@ public final class EmbeddedGateway: Gateway {
         }
     }
 
-    /// Tags whose values identify the card or the cardholder: never stored.
-    static let sensitiveTags: Set<Tag> = [
-        .pan, .track2EquivalentData, 0x56, .track2Data, .track1DiscretionaryData, 0x9F20,
-        .cardholderName, .cardholderNameExtended, 0x99,
-    ]
-
+    /// The EMV data without what identifies the card or the cardholder (``SensitiveData``'s
+    /// sensitive tags and the cardholder's name): never stored.
     static func redacted(_ nodes: [TLV]) -> [TLV] {
         nodes.compactMap { n -> TLV? in
-            if sensitiveTags.contains(n.tag) { return nil }
+            if SensitiveData.isSensitive(n.tag) || SensitiveData.isCardholderName(n.tag) { return nil }
             return n.isConstructed ? TLV(tag: n.tag, children: redacted(n.children)) : n
         }
     }

@@ -73,7 +73,7 @@ import VirtualCard
         #expect(ApplicationCryptogram.verify(issuerMasterKey: profile.issuerMasterKey, pan: read.card.pan,
                                              panSequenceNumber: app.panSequenceNumber,
                                              authorisationData: read.cryptogram.onlineData))
-        #expect(!read.cryptogram.onlineData.contains { Redaction.sensitiveTags.contains($0.tag) })
+        #expect(!read.cryptogram.onlineData.contains { SensitiveData.isSensitive($0.tag) })
     }
 
     @Test func eachReadIsANewTransaction() async throws {

@@ -1,3 +1,4 @@
+import BERTLV
 import Testing
 @testable import tapemu
 
@@ -36,8 +37,8 @@ struct APDUCommandTests {
 
     @Test("short digit runs and non-digit hex are shown as they are")
     func maskingLeavesOtherBytes() {
-        #expect(APDUExplainer.maskingDigitRuns("6F0A") == "6F0A")
-        #expect(APDUExplainer.maskingDigitRuns("5F2403281231") == "5F2403281231")
-        #expect(APDUExplainer.maskingDigitRuns("4761739001010010") == "476173******0010")
+        #expect(SensitiveData.maskedHex([0x6F, 0x0A]) == "6F0A")
+        #expect(SensitiveData.maskedHex([0x5F, 0x24, 0x03, 0x28, 0x12, 0x31]) == "5F2403281231")
+        #expect(SensitiveData.maskedHex([0x47, 0x61, 0x73, 0x90, 0x01, 0x01, 0x00, 0x10]) == "476173******0010")
     }
 }

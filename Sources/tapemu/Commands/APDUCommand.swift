@@ -114,12 +114,9 @@ enum APDUExplainer {
 
     static func isSecret(_ c: CommandAPDU) -> Bool { c.instructionCode == 0x20 }
 
-    /// Command data that is not TLV, as hex: GENERATE AC's CDOL data (terminal values: amounts,
-    /// dates, never card data) as it is, anything else with its digit runs masked, as a PAN
-    /// could be in it (see ``maskingDigitRuns(_:)``).
+    /// Command data that is not TLV, as hex, with any PAN in it masked (``SensitiveData``).
     static func plainData(_ c: CommandAPDU) -> String {
-        let hex = Hex.encode(c.data)
-        return c.instructionCode == 0xAE && c.instructionClass & 0xF0 == 0x80 ? hex : maskingDigitRuns(hex)
+        SensitiveData.maskedHex(c.data)
     }
 
     static func text(_ c: CommandAPDU) -> String {
@@ -213,7 +210,7 @@ enum APDUExplainer {
                 s += "  Data (TLV):\n"
                 s += TLVRender.text(tlv, indent: 2)
             case .failure(let error):
-                s += "  Data \(maskingDigitRuns(Hex.encode(r.data)))\n"
+                s += "  Data \(SensitiveData.maskedHex(r.data))\n"
                 s += "       (not BER-TLV: \(error))\n"
             }
         }
@@ -239,29 +236,11 @@ enum APDUExplainer {
                     d["data"] = .string(Hex.encode(r.data))
                 }
             case .failure(let error):
-                d["data"] = .string(maskingDigitRuns(Hex.encode(r.data)))
+                d["data"] = .string(SensitiveData.maskedHex(r.data))
                 d["tlvError"] = .string(error.description)
             }
         }
         return .object(d)
-    }
-
-    /// Hex of response data that is not BER-TLV (a truncated record, say), where the PAN and
-    /// track 2 cannot be found by tag: every run of 12 or more decimal digits — in BCD, a PAN
-    /// reads as its digits — keeps its first 6 and last 4 and hides the rest.
-    static func maskingDigitRuns(_ hex: String) -> String {
-        var chars = Array(hex)
-        var start = 0
-        while start < chars.count {
-            guard chars[start].isASCII, chars[start].isNumber else { start += 1; continue }
-            var end = start
-            while end < chars.count, chars[end].isASCII, chars[end].isNumber { end += 1 }
-            if end - start >= 12 {
-                for i in (start + 6)..<(end - 4) { chars[i] = "*" }
-            }
-            start = end
-        }
-        return String(chars)
     }
 
     static func parseData(_ data: [UInt8]) -> Result<[TLV], TLVError> {

@@ -102,13 +102,13 @@ enum TLVRender {
             let decoded = EMVValueDecoder.decode(o, in: context)
             if !o.isConstructed {
                 if !EMVValueDecoder.isSensitive(o.tag), !o.value.isEmpty {
-                    line += " \(Hex.encode(o.value))"
+                    line += " \(SensitiveData.maskedHex(Array(o.value), tag: o.tag))"
                 }
-                if let decoded { line += " = \(decoded.text)" }
+                if let decoded { line += " = \(SensitiveData.maskedText(decoded.text))" }
             }
             s += line + "\n"
             if !o.isConstructed, let decoded {
-                for d in decoded.details { s += "\(pad)    \(d)\n" }
+                for d in decoded.details { s += "\(pad)    \(SensitiveData.maskedText(d))\n" }
             }
             if o.isConstructed { s += text(o.children, indent: indent + 1, context: context) }
         }
@@ -135,7 +135,7 @@ enum TLVRender {
         if EMVValueDecoder.isSensitive(o.tag) {
             d["redacted"] = .bool(true)
         } else if !o.isConstructed {
-            d["value"] = .string(Hex.encode(o.value))
+            d["value"] = .string(SensitiveData.maskedHex(Array(o.value), tag: o.tag))
         }
         if o.isConstructed {
             d["children"] = .array(o.children.map { node($0, context: context) })
@@ -146,15 +146,15 @@ enum TLVRender {
     }
 
     static func json(_ v: DecodedValue) -> JSONValue {
-        var d: [String: JSONValue] = ["text": .string(v.text)]
-        if !v.details.isEmpty { d["details"] = .array(v.details.map(JSONValue.string)) }
+        var d: [String: JSONValue] = ["text": .string(SensitiveData.maskedText(v.text))]
+        if !v.details.isEmpty { d["details"] = .array(v.details.map { .string(SensitiveData.maskedText($0)) }) }
         if let f = v.fields { d["fields"] = json(f) }
         return .object(d)
     }
 
     static func json(_ v: StructuredValue) -> JSONValue {
         switch v {
-        case .string(let s): return .string(s)
+        case .string(let s): return .string(SensitiveData.maskedText(s))
         case .int(let i): return .int(i)
         case .bool(let b): return .bool(b)
         case .array(let a): return .array(a.map(json))

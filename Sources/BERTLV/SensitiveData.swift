@@ -1,0 +1,136 @@
+/// What is sensitive in card data, and how it is masked for display: the one policy every
+/// display, redactor and log of tapemu goes through.
+///
+/// Two rules, both always applied:
+/// - **By tag**: the data objects that hold a PAN, track data or PIN data (the tag dictionary's
+///   `sensitive` entries: 56, 57, 5A, 99, 9F1F, 9F20, 9F6B) and 9F5E (Data Storage ID: the PAN
+///   followed by the PAN sequence number) never show their raw bytes.
+/// - **By content**: wherever it stands — a proprietary tag, a cardholder name, padding, bytes
+///   that are not TLV at all — a run of 13 to 19 decimal digits that starts with a payment
+///   network's digit (1 to 6, ISO/IEC 7812) and passes the Luhn check is taken for a PAN and
+///   keeps only its first 6 and last 4 digits. In BCD (as 5A and track 2 hold it) each digit
+///   is a hex nibble, so the hex of the run reads as the PAN and is masked nibble by nibble; in
+///   ASCII each digit is a byte `30`…`39`, masked byte by byte. A text value (formats a, an,
+///   ans) is searched for ASCII digits only: the hex of letters is made of decimal nibbles too.
+public enum SensitiveData {
+    /// Tags whose raw value is never shown.
+    public static func isSensitive(_ tag: Tag) -> Bool {
+        tag == Tag(0x9F5E) || (EMVTagDictionary.info(tag)?.isSensitive ?? false)
+    }
+
+    /// Tags that hold the cardholder's name (5F20, 9F0B): personal data a ledger does not keep,
+    /// though not a secret a display must hide.
+    public static func isCardholderName(_ tag: Tag) -> Bool {
+        tag == Tag(0x5F20) || tag == Tag(0x9F0B)
+    }
+
+    /// The shortest and longest PAN (ISO/IEC 7812).
+    static let panLengths = 13...19
+    /// PAN lengths, the commonest first (16: most schemes; 15: Amex; 19: Maestro, UnionPay).
+    static let preferredLengths = [16, 15, 19, 14, 13, 17, 18]
+
+    /// `bytes` as upper-case hex with every PAN in them masked: a value of `tag` (text formats
+    /// are searched for ASCII digits only), or bytes of unknown shape (`tag` nil: BCD and ASCII).
+    public static func maskedHex(_ bytes: [UInt8], tag: Tag? = nil) -> String {
+        var chars = hexCharacters(bytes)
+        maskPANs(in: &chars, bytes: bytes, range: bytes.indices, tag: tag)
+        return String(chars)
+    }
+
+    /// Masks the PANs of `bytes[range]` in `chars`, the hex of `bytes` (two characters a byte).
+    public static func maskPANs(in chars: inout [Character], bytes: [UInt8], range: Range<Int>, tag: Tag?) {
+        var text = false
+        if let tag, let format = EMVTagDictionary.info(tag)?.format {
+            text = format == .a || format == .an || format == .ans
+        }
+        if !text {
+            // BCD: the nibbles of the range.
+            let lo = range.lowerBound * 2, hi = range.upperBound * 2
+            for (start, end) in digitRuns(lo..<hi, isDigit: { chars[$0].isASCII && chars[$0].isNumber }) {
+                let digits = (start..<end).map { Int(chars[$0].asciiValue! - 48) }
+                for i in maskedPositions(digits) { chars[start + i] = "*" }
+            }
+        }
+        // ASCII: the digit bytes of the range.
+        for (start, end) in digitRuns(range, isDigit: { (0x30...0x39).contains(bytes[$0]) }) {
+            let digits = (start..<end).map { Int(bytes[$0] - 0x30) }
+            for i in maskedPositions(digits) {
+                chars[2 * (start + i)] = "*"
+                chars[2 * (start + i) + 1] = "*"
+            }
+        }
+    }
+
+    /// Text with every PAN-like digit run masked (a decoded value, a message).
+    public static func maskedText(_ text: String) -> String {
+        var chars = Array(text)
+        for (start, end) in digitRuns(chars.indices, isDigit: { chars[$0].isASCII && chars[$0].isNumber }) {
+            let digits = (start..<end).map { Int(chars[$0].asciiValue! - 48) }
+            for i in maskedPositions(digits) { chars[start + i] = "*" }
+        }
+        return String(chars)
+    }
+
+    static func hexCharacters(_ bytes: [UInt8]) -> [Character] {
+        let digits = Array("0123456789ABCDEF")
+        var chars: [Character] = []
+        chars.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            chars.append(digits[Int(b >> 4)])
+            chars.append(digits[Int(b & 0x0F)])
+        }
+        return chars
+    }
+
+    /// The maximal runs of positions in `range` where `isDigit` holds, long enough for a PAN.
+    private static func digitRuns(_ range: Range<Int>, isDigit: (Int) -> Bool) -> [(Int, Int)] {
+        var runs: [(Int, Int)] = []
+        var start = range.lowerBound
+        while start < range.upperBound {
+            guard isDigit(start) else { start += 1; continue }
+            var end = start
+            while end < range.upperBound, isDigit(end) { end += 1 }
+            if end - start >= panLengths.lowerBound { runs.append((start, end)) }
+            start = end
+        }
+        return runs
+    }
+
+    /// The positions to mask in a run of digits: PANs found from the left, each a Luhn-valid
+    /// window (13–19 digits, first digit 1 to 6; the commonest lengths tried first) at the first
+    /// offset that has one,
+    /// not overlapping a PAN found before; each keeps its first 6 and last 4 digits. Only
+    /// windows that start within the run's first four digits or end within its last four are
+    /// looked at: a PAN stands next to at most a length byte, a sequence number or padding, and
+    /// looking only there keeps amounts, dates and counters in long runs of digits (a GPO's PDOL
+    /// data) from being masked by chance.
+    static func maskedPositions(_ digits: [Int]) -> [Int] {
+        let n = digits.count
+        guard n >= panLengths.lowerBound else { return [] }
+        var out: [Int] = []
+        var free = 0   // the first position not inside a PAN found already
+        for offset in 0...(n - panLengths.lowerBound) where offset >= free && (1...6).contains(digits[offset]) {
+            for length in preferredLengths where offset + length <= n {
+                guard offset <= 4 || n - (offset + length) <= 4,
+                      luhn(digits[offset..<(offset + length)]) else { continue }
+                out += (offset + 6)..<(offset + length - 4)
+                free = offset + length
+                break
+            }
+        }
+        return out
+    }
+
+    static func luhn(_ digits: ArraySlice<Int>) -> Bool {
+        var sum = 0
+        for (i, d) in digits.reversed().enumerated() {
+            if i % 2 == 1 {
+                let doubled = d * 2
+                sum += doubled > 9 ? doubled - 9 : doubled
+            } else {
+                sum += d
+            }
+        }
+        return sum % 10 == 0
+    }
+}
