@@ -56,6 +56,15 @@ public struct PendingSaleReport: Sendable, Hashable {
     /// Why the record could not leave the store although the sale is resolved (it stays; a later
     /// run finds it again and reports what the gateway says then).
     public var storeError: GatewayError?
+    /// With ``ResultHandOver/acknowledged``: the lease of a resolved record, kept until
+    /// ``acknowledge()``.
+    var held: HeldRecord?
+
+    /// The report has been handed over (written where it had to go): the resolved sale leaves
+    /// the device. Only with ``ResultHandOver/acknowledged``; a no-op otherwise.
+    public func acknowledge() throws(GatewayError) {
+        try held?.complete()
+    }
 
     /// Resolved: the outcome is known and nothing more is to be done for it.
     public var isResolved: Bool {
@@ -166,7 +175,12 @@ public struct PendingSaleResolver: Sendable {
     /// are the orders in `skipping`; MONEI-style pending payments too (they resolve by webhook
     /// and charges query). A stored sale that does not read back is reported by its order id and
     /// kept; the others still resolve. Throws only when the store cannot be read at all.
-    public func resolvePending(skipping: Set<String> = []) async throws(GatewayError) -> [PendingSaleReport] {
+    ///
+    /// A resolved sale leaves the device when the reports are returned (`.onReturn`), or when
+    /// each report is acknowledged (``PendingSaleReport/acknowledge()``) by a caller that must
+    /// write them somewhere first; until then it stays, owned by this process.
+    public func resolvePending(skipping: Set<String> = [],
+                               handOver: ResultHandOver = .onReturn) async throws(GatewayError) -> [PendingSaleReport] {
         try await store.withRecovery { () async throws(GatewayError) -> [PendingSaleReport] in
             let scan = try store.scan()
             var reports: [PendingSaleReport] = scan.unreadable.map { u in
@@ -197,7 +211,9 @@ public struct PendingSaleResolver: Sendable {
                 } else {
                     await resolve(sale, record: record)
                 }
-                if report.isResolved {
+                if report.isResolved && handOver == .acknowledged {
+                    report.held = HeldRecord(lease: lease)
+                } else if report.isResolved {
                     do throws(GatewayError) {
                         try lease.complete()
                         report.removedFromStore = true

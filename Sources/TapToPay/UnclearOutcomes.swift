@@ -33,9 +33,32 @@ public struct UnclearOutcomeReport: Sendable {
     /// Why the record could not be removed although the outcome is known (it stays; a later
     /// run reports it again).
     public var storeError: GatewayError?
+    /// With ``ResultHandOver/acknowledged``: the lease of a resolved record, kept until
+    /// ``acknowledge()``.
+    var held: HeldRecord?
 
-    /// The outcome is known and nothing is left to do on the device.
-    public var isResolved: Bool { removedFromStore }
+    /// The outcome is known: the record leaves the device (has left, or leaves on
+    /// ``acknowledge()``).
+    public var isResolved: Bool {
+        switch finding {
+        case .found, .answered: storeError == nil
+        case .notFound, .otherPayment, .inProgress, .unreadable, .failed: false
+        }
+    }
+
+    /// The report has been handed over (written where it had to go): the resolved record
+    /// leaves the device. Only with ``ResultHandOver/acknowledged``; a no-op otherwise.
+    public func acknowledge() throws(GatewayError) {
+        try held?.complete()
+    }
+}
+
+/// The lease of a resolved record whose report has not been handed over yet.
+struct HeldRecord: Sendable, Hashable {
+    let lease: PendingLease
+    func complete() throws(GatewayError) { try lease.complete() }
+    static func == (a: Self, b: Self) -> Bool { a.lease === b.lease }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(lease)) }
 }
 
 extension TapToPay {
@@ -47,10 +70,13 @@ extension TapToPay {
     ///
     /// Records owned by a payment in progress are left alone, recoveries on one data directory
     /// run one at a time, and an unreadable record is reported without blocking the others.
+    /// A resolved record leaves the device when the reports are returned (`.onReturn`), or — for
+    /// a caller that must write them somewhere first — when each report is acknowledged
+    /// (``UnclearOutcomeReport/acknowledge()``); until then it stays, owned by this process.
     /// Never retries and never charges. Only MONEI-style records are looked at; CoreAPI-style
     /// sales have their own recovery (``PendingSaleResolver``). Throws only when the device's
     /// store cannot be read at all.
-    public func resolveUnclearOutcomes() async throws(GatewayError) -> [UnclearOutcomeReport] {
+    public func resolveUnclearOutcomes(handOver: ResultHandOver = .onReturn) async throws(GatewayError) -> [UnclearOutcomeReport] {
         let store = configuration.pendingStore
         let gateway = configuration.gateway
         let options = GatewayRequestOptions(timeout: configuration.timeouts.gatewayRequest)
@@ -89,6 +115,8 @@ extension TapToPay {
                 }
                 var report = UnclearOutcomeReport(pending: record, finding: finding, removedFromStore: false)
                 switch finding {
+                case .found, .answered where handOver == .acknowledged:
+                    report.held = HeldRecord(lease: lease)
                 case .found, .answered:
                     do throws(GatewayError) {
                         try lease.complete()

@@ -101,6 +101,33 @@ struct DataDirectoryCommandTests {
     }
 }
 
+@Suite("Recoveries hand their report over before records leave")
+struct RecoveryHandOverCommandTests {
+    /// Found by scripts/chaos: a recovery removed the records it resolved before its report was
+    /// written, so a recovery killed (or with a dead stdout) told nobody. Now the records leave
+    /// only once the report is on stdout.
+    @Test(arguments: [["charges", "--pending"], ["resolve"]])
+    func aReportThatCannotBeWrittenKeepsTheRecords(_ args: [String]) async throws {
+        let dir = try temporaryDirectory()
+        #expect(await runCLI(["pay", "--amount", "1292", "--order-id", "h-1", "--data-dir", dir]).status == 4)
+        #expect(await runCLI(["sale", "--amount", "1292", "--order-id", "h-2", "--data-dir", dir]).status == 4)
+        let dead = Console(out: { _ in }, err: { _ in }, stdin: { [] }, outputHealthy: { false })
+        let status = await TapemuCLI.main(["tapemu"] + args + ["--data-dir", dir, "--json"], console: dead)
+        #expect(status == 74)
+        let pending = await runCLI(["pending", "--all", "--json", "--data-dir", dir])
+        let orders = try #require(try JSONSerialization.jsonObject(with: Data(pending.out.utf8)) as? [[String: Any]])
+            .compactMap { $0["orderId"] as? String }
+        #expect(Set(orders) == ["h-1", "h-2"])
+        // Written this time: the resolved records leave.
+        let again = await runCLI(args + ["--data-dir", dir, "--json"])
+        #expect(again.status == 0, "\(again.err)")
+        let left = await runCLI(["pending", "--all", "--json", "--data-dir", dir])
+        let remaining = try #require(try JSONSerialization.jsonObject(with: Data(left.out.utf8)) as? [[String: Any]])
+            .compactMap { $0["orderId"] as? String }
+        #expect(remaining == [args == ["resolve"] ? "h-1" : "h-2"])
+    }
+}
+
 /// A small tmpfs this test mounts (the machine runs the tests as root): a disk that can be made
 /// read-only or full for real, not simulated.
 private final class Tmpfs {

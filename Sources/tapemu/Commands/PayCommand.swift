@@ -313,7 +313,8 @@ struct ChargesCommand: TapemuCommand {
             cardSource: try CardSourceOptions().makeSource(), gateway: gw, pendingStore: store))
         let reports: [UnclearOutcomeReport]
         do {
-            reports = try await tapToPay.resolveUnclearOutcomes()
+            // The records leave only once this report is on stdout (acknowledged below).
+            reports = try await tapToPay.resolveUnclearOutcomes(handOver: .acknowledged)
         } catch {
             throw gateway.failure(error, doing: "cannot read the pending payments")
         }
@@ -332,7 +333,7 @@ struct ChargesCommand: TapemuCommand {
         let rows = reports.map { r -> Row in
             var row = Row(orderId: r.pending.orderId, attemptId: r.pending.attemptId, amount: r.pending.amount,
                           currency: r.pending.currency, maskedPAN: r.pending.maskedPAN, finding: "", payment: nil,
-                          reason: nil, error: r.storeError.map { "\($0)" }, removedFromDevice: r.removedFromStore)
+                          reason: nil, error: r.storeError.map { "\($0)" }, removedFromDevice: r.isResolved)
             switch r.finding {
             case .found(let p): row.finding = p.status.rawValue; row.payment = Self.item(p)
             case .answered(let a): row.finding = a.status.rawValue; row.reason = "answered before the process ended; never handed over"
@@ -373,7 +374,18 @@ struct ChargesCommand: TapemuCommand {
                 console.print(line)
             }
         }
-        if reports.contains(where: { r in
+        // Handed over: the resolved records leave the device now, not before.
+        guard console.outputWritten else { return ExitCode.ioError }
+        var removalFailed = false
+        for r in reports where r.isResolved {
+            do throws(GatewayError) {
+                try r.acknowledge()
+            } catch {
+                removalFailed = true
+                console.printError("tapemu: order \(r.pending.orderId): its record could not be removed (\(error.reason)); it stays, and a later run reports it again")
+            }
+        }
+        if removalFailed || reports.contains(where: { r in
             if r.storeError != nil { return true }
             if case .unreadable = r.finding { return true }
             return false

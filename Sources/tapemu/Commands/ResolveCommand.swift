@@ -61,7 +61,8 @@ struct ResolveCommand: TapemuCommand {
         let resolver = PendingSaleResolver(terminal: terminal, store: store, variant: variant)
         let reports: [PendingSaleReport]
         do {
-            reports = try await resolver.resolvePending()
+            // The records leave only once this report is on stdout (acknowledged below).
+            reports = try await resolver.resolvePending(handOver: .acknowledged)
         } catch {
             throw gateway.failure(error, doing: "cannot read the pending sales")
         }
@@ -72,7 +73,18 @@ struct ResolveCommand: TapemuCommand {
         } else {
             for r in reports { console.print(Self.line(r)) }
         }
-        if reports.contains(where: { r in
+        // Handed over: the resolved records leave the device now, not before.
+        guard console.outputWritten else { return ExitCode.ioError }
+        var removalFailed = false
+        for r in reports where r.isResolved && r.storeError == nil {
+            do throws(GatewayError) {
+                try r.acknowledge()
+            } catch {
+                removalFailed = true
+                console.printError("tapemu: order \(r.sale.orderId): its record could not be removed (\(error.reason)); it stays, and a later run reports it again")
+            }
+        }
+        if removalFailed || reports.contains(where: { r in
             if r.storeError != nil { return true }
             if case .unreadable = r.outcome { return true }
             return false
@@ -129,7 +141,7 @@ struct ResolveCommand: TapemuCommand {
         if let e = r.storeError {
             line += "; but its record could not be removed (\(e.reason)): it stays"
         } else {
-            line += r.removedFromStore ? "; removed from the device" : (r.isResolved ? "" : "; still pending")
+            line += r.isResolved ? "; removed from the device" : "; still pending"
         }
         return line
     }
@@ -147,7 +159,7 @@ struct ResolveCommand: TapemuCommand {
             } ?? .null,
             "outcome": .string(outcomeName(r.outcome)),
             "resolved": .bool(r.isResolved),
-            "removedFromStore": .bool(r.removedFromStore),
+            "removedFromStore": .bool(r.isResolved && r.storeError == nil),
             "mayRunAgain": .bool(r.mayRunAgain),
             "storeError": r.storeError.map { JSONValue.string($0.reason) } ?? .null,
         ]
