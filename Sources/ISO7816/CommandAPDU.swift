@@ -10,6 +10,9 @@ public struct CommandAPDU: Hashable, Sendable {
     public var data: [UInt8]
     /// -1: no Le. 1...65536 otherwise.
     public var expectedResponseLength: Int
+    /// Encoded with extended length fields although short ones would do (as a command decoded
+    /// from such bytes was: `00A40400 000001` is a case 2E with Le 1, not a case 2S).
+    public var usesExtendedLength = false
 
     /// Builds a command. `expectedResponseLength` is -1 (absent) or 1...65536; data up to 65535 bytes.
     /// Values out of range are our own misuse and trap.
@@ -63,9 +66,10 @@ public struct CommandAPDU: Hashable, Sendable {
         }
     }
 
-    /// Whether the encoding needs extended length fields.
+    /// Whether the encoding has extended length fields: needed for more than 255 data bytes or
+    /// an Le above 256, or chosen (``usesExtendedLength``).
     public var needsExtendedLength: Bool {
-        data.count > 255 || expectedResponseLength > 256
+        usesExtendedLength || data.count > 255 || expectedResponseLength > 256
     }
 
     /// Encodes with short lengths when they suffice, extended otherwise.
@@ -106,6 +110,7 @@ public struct CommandAPDU: Hashable, Sendable {
         let body = b[4...]
         var data: [UInt8] = []
         var le = -1
+        var extended = false
         if body.isEmpty {
             // case 1
         } else if body.count == 1 {
@@ -127,6 +132,7 @@ public struct CommandAPDU: Hashable, Sendable {
             }
         } else {
             // extended: first body byte 00
+            extended = true
             let s = body.startIndex
             if body.count == 3 {
                 // case 2 extended
@@ -157,6 +163,7 @@ public struct CommandAPDU: Hashable, Sendable {
         }
         self.init(instructionClass: header.0, instructionCode: header.1, p1Parameter: header.2,
                   p2Parameter: header.3, data: data, expectedResponseLength: le)
+        usesExtendedLength = extended
     }
 }
 

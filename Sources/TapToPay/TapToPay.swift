@@ -93,7 +93,23 @@ public final class TapToPay: Sendable {
     static func isValidOrderId(_ orderId: String) -> Bool {
         !orderId.trimmingCharacters(in: .whitespaces).isEmpty && orderId.count <= 128
             && orderId.unicodeScalars.allSatisfy { !$0.properties.isWhitespace || $0 == " " }
-            && !orderId.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+            && !orderId.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value)
+                || $0.properties.generalCategory == .format }   // bidi overrides (U+202E), zero-width marks
+    }
+
+    /// What is wrong with the arguments of a payment, naming the field; nil when nothing is.
+    static func invalidArgument(amount: Int, orderId: String, callbackUrl: String?) -> String? {
+        // EMV carries the amount in 12 digits (9F02): anything larger cannot be sent to a card.
+        if amount <= 0 || amount > 999_999_999_999 {
+            return "amount \(amount): it must be more than 0 and at most 12 digits (999999999999)"
+        }
+        if !isValidOrderId(orderId) {
+            return "orderId: it must be 1 to 128 characters, not only spaces, without control characters or white space other than the space"
+        }
+        if let url = callbackUrl, !isValidCallbackUrl(url) {
+            return "callbackUrl '\(url.prefix(80))': it must be an http or https URL with a host, at most 2048 bytes"
+        }
+        return nil
     }
 
     /// The gateway's rule for a webhook address, checked before the card for the same reason:
@@ -114,9 +130,11 @@ public final class TapToPay: Sendable {
         async throws(TapToPayError) -> PaymentResult
     {
         guard isSupported else { throw .notSupported }
-        // EMV carries the amount in 12 digits (9F02): anything larger cannot be sent to a card.
-        guard amount > 0, amount <= 999_999_999_999, Self.isValidOrderId(orderId),
-              callbackUrl.map(Self.isValidCallbackUrl) ?? true else { throw .invalidArgument }
+        if let reason = Self.invalidArgument(amount: amount, orderId: orderId, callbackUrl: callbackUrl) {
+            // The seed's error names no field: the event says which one is wrong.
+            configuration.onEvent(.failed(reason: reason))
+            throw .invalidArgument
+        }
         let started = session.withLock { s -> Bool in
             if s.busy { return false }
             s.busy = true
@@ -275,6 +293,8 @@ public final class TapToPay: Sendable {
         case .value:
             session.withLock { $0.locationReady = true }
         case .timedOut, .failed:
+            // A fix abandoned because the caller cancelled is the cancellation, not a timeout.
+            if Task.isCancelled { throw .cancelled }
             throw .paymentFailed(code: .locationTimeout)
         case .cancelled:
             throw .cancelled

@@ -115,9 +115,11 @@ extension TapToPay {
                 }
                 var report = UnclearOutcomeReport(pending: record, finding: finding, removedFromStore: false)
                 switch finding {
-                case .found, .answered where handOver == .acknowledged:
-                    report.held = HeldRecord(lease: lease)
                 case .found, .answered:
+                    guard handOver == .onReturn else {
+                        report.held = HeldRecord(lease: lease)
+                        break
+                    }
                     do throws(GatewayError) {
                         try lease.complete()
                         report.removedFromStore = true

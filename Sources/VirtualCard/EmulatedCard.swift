@@ -209,7 +209,7 @@ struct CardState: Sendable {
 
     mutating func respond(to raw: [UInt8], profile: CardProfile, image: CardImage) -> [UInt8] {
         // Short APDUs only; anything malformed, or extended, is a wrong length.
-        guard let apdu = try? CommandAPDU(bytes: raw), apdu.bytes == raw else {
+        guard let apdu = try? CommandAPDU(bytes: raw), !apdu.needsExtendedLength else {
             pending = []
             return StatusWord.wrongLength.bytes
         }

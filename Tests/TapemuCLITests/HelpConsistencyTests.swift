@@ -51,7 +51,7 @@ struct HelpConsistencyTests {
         #expect(help.out.contains("\n  74 "), "tapemu help \(words.joined(separator: " ")) does not document 74")
     }
 
-    @Test("a trace or profile file that cannot be read is exit 65, and help says so",
+    @Test("a trace or profile file that does not exist is exit 66, and help says so",
           arguments: [["pay", "--amount", "1000", "--order-id", "help-2", "--data-dir", "DIR"],
                       ["sale", "--amount", "1000", "--order-id", "help-2", "--data-dir", "DIR"],
                       ["read"], ["bench", "-n", "1"]],
@@ -59,9 +59,9 @@ struct HelpConsistencyTests {
     func unreadableTrace(args: [String], option: String) async throws {
         let dir = try temporaryDirectory()
         let r = await runCLI(args.map { $0 == "DIR" ? dir : $0 } + [option, dir + "/missing.\(option == "--card" ? "json" : "apdu")"])
-        #expect(r.status == 65)
+        #expect(r.status == 66)
         #expect(r.err.split(separator: "\n").count == 1)
         let help = await runCLI(["help", args[0]])
-        #expect(help.out.contains("--trace or --card file cannot be read"))
+        #expect(help.out.contains("--trace or --card file does not exist"))
     }
 }

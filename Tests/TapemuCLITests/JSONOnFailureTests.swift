@@ -8,7 +8,7 @@ struct JSONOnFailureTests {
           arguments: [
               (["tlv", "decode", "ZZ", "--json"], ExitCode.dataError),
               (["apdu", "decode", "00", "--json"], ExitCode.dataError),
-              (["read", "--trace", "/nonexistent/x.apdu", "--json"], ExitCode.dataError),
+              (["read", "--trace", "/nonexistent/x.apdu", "--json"], ExitCode.noInput),
               (["replay", "/nonexistent/x.apdu", "--json"], ExitCode.noInput),
               (["charges", "--order-id", "j-1", "--data-dir", "FILE", "--json"], ExitCode.ioError),
               (["pay", "--amount", "1000", "--order-id", "j-1", "--data-dir", "FILE", "--json"], ExitCode.ioError),

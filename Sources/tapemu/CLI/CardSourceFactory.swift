@@ -18,7 +18,7 @@ extension CardSourceOptions {
             do {
                 return TraceCardSource(trace: try APDUTrace(contentsOfFile: path), name: path, paced: paced)
             } catch {
-                throw CommandFailure.dataError("\(error)")
+                throw error.code == .unreadable ? CommandFailure.unreadable(path, "\(error)") : CommandFailure.dataError("\(error)")
             }
         }
     }
@@ -30,7 +30,7 @@ extension CardSourceOptions {
             do {
                 return try CardProfile.load(contentsOf: name)
             } catch {
-                throw CommandFailure.dataError("\(error)")
+                throw error.code == .unreadableFile ? CommandFailure.unreadable(name, "\(error)") : CommandFailure.dataError("\(error)")
             }
         }
         let names = CardProfiles.all.map(\.name).joined(separator: ", ")

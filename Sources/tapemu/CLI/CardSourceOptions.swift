@@ -37,6 +37,9 @@ struct CardSourceOptions: Sendable, Hashable {
             throw UsageError("\(given.joined(separator: " and ")) cannot be used together; choose one card source")
         }
         if let reader {
+            guard !reader.trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw UsageError("--reader needs a reader name, a unique part of one, or an index (see `tapemu readers`)")
+            }
             source = .reader(reader)
         } else if let trace {
             source = .trace(path: trace)

@@ -7,13 +7,26 @@ struct Console: Sendable {
     private let writeErr: @Sendable (String) -> Void
     private let readIn: @Sendable () throws -> [UInt8]
     private let outputHealthy: @Sendable () -> Bool
+    private let readChunk: @Sendable (Int) throws -> [UInt8]
 
+    /// `stdinChunk(n)` returns up to `n` more bytes of stdin, empty at its end (default: all of
+    /// `stdin` at once, then nothing).
     init(out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void,
-         stdin: @escaping @Sendable () throws -> [UInt8], outputHealthy: @escaping @Sendable () -> Bool = { true }) {
+         stdin: @escaping @Sendable () throws -> [UInt8], outputHealthy: @escaping @Sendable () -> Bool = { true },
+         stdinChunk: (@Sendable (Int) throws -> [UInt8])? = nil) {
         self.writeOut = out
         self.writeErr = err
         self.readIn = stdin
         self.outputHealthy = outputHealthy
+        if let stdinChunk {
+            self.readChunk = stdinChunk
+        } else {
+            let done = Mutex(false)
+            self.readChunk = { _ in
+                if done.withLock({ d in defer { d = true }; return d }) { return [] }
+                return try stdin()
+            }
+        }
     }
 
     /// Whether everything written to stdout so far went through (stdout is written unbuffered,
@@ -36,7 +49,14 @@ struct Console: Sendable {
                     do { try out.write(contentsOf: Data(text.utf8)) } catch { onOutputFailure(error) }
                 },
                 err: { try? err.write(contentsOf: Data($0.utf8)) },
-                stdin: { try readAll(input) }, outputHealthy: outputHealthy)
+                stdin: { try readAll(input) }, outputHealthy: outputHealthy,
+                stdinChunk: { n in
+                    do {
+                        return Array(try input.read(upToCount: n) ?? Data())
+                    } catch {
+                        throw ReadError(reason: ReadError.describing(error))
+                    }
+                })
     }
 
     private static let stdoutFailure = Mutex<(any Error)?>(nil)
@@ -74,11 +94,14 @@ struct Console: Sendable {
     func printError(_ line: String) { writeErr(line + "\n") }
     /// Everything on stdin.
     func readStandardInput() throws -> [UInt8] { try readIn() }
+    /// Up to `count` more bytes of stdin; empty at its end.
+    func readStandardInputChunk(_ count: Int) throws -> [UInt8] { try readChunk(count) }
 
     /// This console, calling `onOutput` whenever something goes to stdout.
     func observingOutput(_ onOutput: @escaping @Sendable () -> Void) -> Console {
         let out = writeOut
-        return Console(out: { onOutput(); out($0) }, err: writeErr, stdin: readIn, outputHealthy: outputHealthy)
+        return Console(out: { onOutput(); out($0) }, err: writeErr, stdin: readIn, outputHealthy: outputHealthy,
+                       stdinChunk: readChunk)
     }
 }
 

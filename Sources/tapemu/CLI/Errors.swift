@@ -1,3 +1,5 @@
+import Foundation
+
 /// A problem with how the command line was written: printed as `tapemu: <reason>` and the
 /// command's usage on stderr, exit status 64 (sysexits `EX_USAGE`).
 struct UsageError: Error, Sendable, CustomStringConvertible {
@@ -25,6 +27,27 @@ enum ExitCode {
     static let ioError: Int32 = 74
     /// `EX_TEMPFAIL`: a temporary failure; trying again may work (timeouts).
     static let temporaryFailure: Int32 = 75
+
+    /// The one table of exit statuses: every command's documented statuses are among these,
+    /// with these meanings (`tapemu help exit-codes`, README). The payment outcomes 2, 3 and 4
+    /// are `pay`'s and `sale`'s.
+    static let table: [(code: Int32, meaning: String)] = [
+        (success, "success (pay, sale: approved)"),
+        (failure, "a check failed: a replayed trace diverged, a benchmarked read or payment failed"),
+        (2, "a result that is a no: pay/sale declined by the issuer (the payment exists); read: the card declined offline"),
+        (3, "pay/sale: failed before the submission point — no payment occurred (invalid amount or order id, no card, reader fault, …)"),
+        (4, "pay/sale: outcome unknown — the card may have been charged; do not retry, look the order up"),
+        (usage, "usage: the command line or an option's value is wrong"),
+        (dataError, "malformed input: hex, TLV, APDU, a trace or profile file, a card that breaks the protocol, a trace that diverges"),
+        (noInput, "a file or --data-dir that does not exist"),
+        (unavailable, "a service or device is not there: pcscd not running, no such reader"),
+        (software, "an internal error (a bug: please report it)"),
+        (ioError, "a file or store cannot be read or written: damaged, missing where it was, read-only or full disk, closed stdout"),
+        (temporaryFailure, "not now: no card in time, card removed, no answer in time, records still pending — try again later"),
+    ]
+
+    /// What `code` means, from ``table``.
+    static func meaning(_ code: Int32) -> String? { table.first { $0.code == code }?.meaning }
 }
 
 /// An error a command throws to choose its exit status: printed as `tapemu: <message>` on
@@ -42,6 +65,14 @@ struct CommandFailure: Error, Sendable, CustomStringConvertible {
     static func dataError(_ message: String) -> CommandFailure { CommandFailure(exitCode: ExitCode.dataError, message) }
     /// An input file that cannot be read (exit 66).
     static func noInput(_ message: String) -> CommandFailure { CommandFailure(exitCode: ExitCode.noInput, message) }
+    /// An input file that could not be read: exit 66 when it does not exist, 74 when it exists
+    /// but cannot be read (a directory, no permission, an I/O error).
+    static func unreadable(_ path: String, _ message: String) -> CommandFailure {
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        return CommandFailure(exitCode: exists ? ExitCode.ioError : ExitCode.noInput, message)
+    }
+
     /// A device or service that is not there (exit 69).
     static func unavailable(_ message: String) -> CommandFailure { CommandFailure(exitCode: ExitCode.unavailable, message) }
 

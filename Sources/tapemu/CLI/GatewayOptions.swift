@@ -18,14 +18,26 @@ struct GatewayOptions: Sendable {
                    "Where the embedded gateway keeps its ledger and the device its pending payments (default $XDG_DATA_HOME/tapemu, else ~/.local/share/tapemu)."),
     ]
 
-    /// What opening the data directory can end with.
+    /// What opening the data directory can end with, for the commands that do not create it.
     static let exitCodes: [(code: Int32, meaning: String)] = [
         (ExitCode.noInput, "the --data-dir does not exist (only pay and sale create one)"),
+    ] + creatingExitCodes
+
+    /// What opening the data directory can end with, for `pay` and `sale` (which create it).
+    static let creatingExitCodes: [(code: Int32, meaning: String)] = [
         (ExitCode.ioError, "a store in --data-dir is missing, empty, damaged or not this directory's, or cannot be written (read-only or full disk)"),
+    ]
+
+    /// The statuses of a card source given by file (`--trace`, `--card FILE`).
+    static let cardFileExitCodes: [(code: Int32, meaning: String)] = [
+        (ExitCode.dataError, "the --trace or --card file is not valid"),
+        (ExitCode.noInput, "the --trace or --card file does not exist"),
+        (ExitCode.ioError, "the --trace or --card file cannot be read"),
     ]
 
     init(arguments: inout Arguments) throws(UsageError) {
         dataDirectory = try arguments.option("--data-dir", valueName: "<dir>") ?? DataDirectory.defaultPath()
+        guard !dataDirectory.isEmpty else { throw UsageError("--data-dir needs a directory path") }
     }
 
     /// The exit status and message for a store that cannot be opened or written.

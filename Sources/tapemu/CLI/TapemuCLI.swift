@@ -69,11 +69,15 @@ enum TapemuCLI {
             console.printError("tapemu: \(error.reason)")
             console.printError("Usage: \(command.configuration.usageLine)")
             console.printError("See 'tapemu help \(command.configuration.commandName)'.")
+            if json, !wroteOut.withLock({ $0 }) {
+                let doc = JSONValue.object(["error": .object(["exitCode": .int(Int(ExitCode.usage)), "message": .string(error.reason)])])
+                if let text = try? JSONOutput.render(doc) { console.print(text) }
+            }
             return ExitCode.usage
         } catch let failure as CommandFailure {
             return failed(failure.exitCode == 0 ? ExitCode.failure : failure.exitCode, failure.message)
         } catch {
-            return failed(ExitCode.failure, oneLine(String(describing: error)))
+            return failed(ExitCode.software, oneLine(String(describing: error)))
         }
     }
 
@@ -115,6 +119,10 @@ enum TapemuCLI {
             console.write(rootHelp(commands))
             return ExitCode.success
         }
+        if words == ["exit-codes"] {
+            console.write(exitCodesHelp())
+            return ExitCode.success
+        }
         if let (command, used) = lookup(words, in: commands), used == words.count {
             console.write(commandHelp(command.configuration))
             return ExitCode.success
@@ -139,7 +147,15 @@ enum TapemuCLI {
                    + [("help <command>", "Show help for a command.")])
         s += "\nOPTIONS:\n"
         s += table([("-h, --help", "Show this help."), ("--version", "Print the version.")])
-        s += "\nSee 'tapemu help <command>' for a command's options.\n"
+        s += "\nSee 'tapemu help <command>' for a command's options, 'tapemu help exit-codes' for the exit statuses.\n"
+        return s
+    }
+
+    /// `tapemu help exit-codes`: the one table every command follows.
+    static func exitCodesHelp() -> String {
+        var s = "EXIT STATUS (every command; each command's help lists the ones it uses):\n"
+        s += table(ExitCode.table.map { (String($0.code), $0.meaning) })
+        s += "\nWith --json, a command that fails before printing its result prints {\"error\": {\"exitCode\", \"message\"}} on stdout.\n"
         return s
     }
 

@@ -18,7 +18,8 @@ struct APDUDecodeCommand: TapemuCommand {
             OptionHelp("<hex>|-", "The APDU in hex, or '-' to read it from stdin."),
             OptionHelp("--response", "The bytes are a response APDU (data + SW1 SW2)."),
         ] + OutputOptions.help,
-        exitCodes: [(ExitCode.dataError, "the input is not valid hex or not a well-formed APDU")])
+        exitCodes: [(ExitCode.dataError, "the input is not valid hex or not a well-formed APDU, or it is larger than \(HexInput.limit / 1024) KiB of hex"),
+                    (ExitCode.ioError, "stdin cannot be read")])
 
     var input: String
     var response: Bool

@@ -42,9 +42,10 @@ struct BenchCommand: TapemuCommand {
         ] + OutputOptions.help,
         exitCodes: [
             (ExitCode.failure, "a read or payment failed"),
-            (ExitCode.dataError, "the card broke the protocol, or the trace diverged; or the --trace or --card file cannot be read or is not valid"),
+            (ExitCode.dataError, "the card broke the protocol, or the trace diverged; or the --trace or --card file is not valid"),
+            (ExitCode.noInput, "the --trace or --card file does not exist"),
             (ExitCode.unavailable, "no reader, or the PC/SC service is not running"),
-            (ExitCode.ioError, "the plot could not be written"),
+            (ExitCode.ioError, "the plot could not be written, or the --trace or --card file cannot be read"),
             (ExitCode.temporaryFailure, "no card came, the card was removed, or it did not answer in time"),
         ])
 

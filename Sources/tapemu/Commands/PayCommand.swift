@@ -34,8 +34,7 @@ struct PayCommand: TapemuCommand {
             (2, "declined by the issuer (the payment exists)"),
             (3, "failed: no payment occurred"),
             (4, "outcome unknown: the card may have been charged; do not retry"),
-            (ExitCode.dataError, "the --trace or --card file cannot be read or is not valid"),
-        ] + GatewayOptions.exitCodes)
+        ] + GatewayOptions.cardFileExitCodes + GatewayOptions.creatingExitCodes)
 
     static let declined: Int32 = 2
     static let failedNoPayment: Int32 = 3
@@ -125,9 +124,10 @@ struct PayCommand: TapemuCommand {
         let signals = SignalCancellation()
         let outcome: Result<PaymentResult, TapToPayError>
         do throws(TapToPayError) {
-            try await tapToPay.prepare(token: token)
+            // Ctrl-C cancels from the start: during prepare's location fix too (`cancelled`).
             outcome = .success(try await signals.run { () async throws(TapToPayError) -> PaymentResult in
-                try await tapToPay.acceptPayment(amount: amount, orderId: orderId, callbackUrl: callbackUrl)
+                try await tapToPay.prepare(token: token)
+                return try await tapToPay.acceptPayment(amount: amount, orderId: orderId, callbackUrl: callbackUrl)
             })
         } catch {
             outcome = .failure(error)
@@ -185,6 +185,8 @@ struct PayCommand: TapemuCommand {
 /// behind the seed's error, null when there is nothing more to say).
 struct PayErrorOutput: Encodable {
     var error: String
+    /// The process's exit status (3: no payment; 4: outcome unknown).
+    var exitCode: Int32
     var orderId: String
     var code: String
     var message: String
@@ -193,16 +195,18 @@ struct PayErrorOutput: Encodable {
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(error, forKey: .error)
+        try c.encode(exitCode, forKey: .exitCode)
         try c.encode(orderId, forKey: .orderId)
         try c.encode(code, forKey: .code)
         try c.encode(message, forKey: .message)
         try c.encode(reason, forKey: .reason)   // null, not left out
     }
 
-    private enum CodingKeys: String, CodingKey { case error, orderId, code, message, reason }
+    private enum CodingKeys: String, CodingKey { case error, exitCode, orderId, code, message, reason }
 
     init(error: TapToPayError, orderId: String, reason: String? = nil) {
         self.reason = reason
+        exitCode = error.mayHaveCharged ? PayCommand.outcomeUnknown : PayCommand.failedNoPayment
         switch error {
         case .outcomeUnknown: self.error = "outcomeUnknown"
         case .paymentFailed: self.error = "paymentFailed"
@@ -252,6 +256,8 @@ struct ChargesCommand: TapemuCommand {
         switch (orderId, pending) {
         case (nil, false): throw UsageError("missing --order-id <id> (or --pending)")
         case (_?, true): throw UsageError("--order-id and --pending cannot be used together")
+        case (let id?, false) where id.trimmingCharacters(in: .whitespaces).isEmpty:
+            throw UsageError("--order-id needs an order reference (1 to 128 characters)")
         default: break
         }
     }

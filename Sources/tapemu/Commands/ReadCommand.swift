@@ -27,12 +27,12 @@ struct ReadCommand: TapemuCommand {
             OptionHelp("--no-redact", "With --record: keep the PAN, track 2 and name (never commit such a trace)."),
         ] + OutputOptions.help,
         exitCodes: [
-            (ExitCode.failure, "the read failed otherwise"),
             (2, "the card declined offline (AAC); the card data is still shown"),
-            (ExitCode.dataError, "the card broke the protocol (malformed or missing data, wrong status word) or has no supported application; or the --trace or --card file cannot be read or is not valid"),
-            (ExitCode.unavailable, "no reader, or the PC/SC service is not running"),
-            (ExitCode.ioError, "the reader failed to exchange with the card"),
-            (ExitCode.temporaryFailure, "no card came, the card was removed, or it did not answer in time"),
+            (ExitCode.dataError, "the card broke the protocol (malformed or missing data, wrong status word) or has no supported application; or the --trace or --card file is not valid"),
+            (ExitCode.noInput, "the --trace or --card file does not exist"),
+            (ExitCode.unavailable, "no such reader, or the PC/SC service is not running"),
+            (ExitCode.ioError, "the --record file cannot be written, or the --trace file cannot be read"),
+            (ExitCode.temporaryFailure, "no card came, the card was removed, it did not answer in time, or the reader failed mid-exchange"),
         ])
 
     static let declinedOffline: Int32 = 2
@@ -106,17 +106,17 @@ struct ReadCommand: TapemuCommand {
             }
             return ExitCode.success
         case .failure(let error):
-            if output.json {
-                try JSONOutput.print(CardReadRender.json(error, source: cardSource.name, transaction: transaction),
-                                     to: console)
-            } else if let partial = error.partial, !partial.exchanges.isEmpty {
-                console.write(CardReadRender.text(partial, source: cardSource.name, transaction: transaction))
-            }
             let code: Int32
             switch error.code {
             case .cardDeclinedOffline: code = Self.declinedOffline
             case .channelFailed: code = Self.exitCode(for: error.channelError?.code)
             default: code = ExitCode.dataError
+            }
+            if output.json {
+                try JSONOutput.print(CardReadRender.json(error, source: cardSource.name, transaction: transaction,
+                                                         exitCode: code), to: console)
+            } else if let partial = error.partial, !partial.exchanges.isEmpty {
+                console.write(CardReadRender.text(partial, source: cardSource.name, transaction: transaction))
             }
             throw CommandFailure(exitCode: code, error.description)
         }
@@ -127,8 +127,8 @@ struct ReadCommand: TapemuCommand {
         case .noService?, .noReader?, .readerRemoved?, .sharingViolation?: return ExitCode.unavailable
         case .noCard?, .cardRemoved?, .timeout?: return ExitCode.temporaryFailure
         case .traceMismatch?, .traceEnded?, .malformedResponse?, .notAPaymentCard?: return ExitCode.dataError
-        case .transmitFailed?, .responseChainingFailed?: return ExitCode.ioError
-        default: return ExitCode.failure
+        case .transmitFailed?, .responseChainingFailed?: return ExitCode.temporaryFailure
+        default: return ExitCode.software
         }
     }
 }
@@ -251,8 +251,9 @@ enum CardReadRender {
         ])
     }
 
-    static func json(_ error: KernelError, source: String, transaction: Transaction) -> JSONValue {
+    static func json(_ error: KernelError, source: String, transaction: Transaction, exitCode: Int32) -> JSONValue {
         var e: [String: JSONValue] = [
+            "exitCode": .int(Int(exitCode)),
             "code": .string(error.code.name),
             "step": .string(error.step.description),
             "reason": .string(error.reason),

@@ -34,8 +34,7 @@ struct ReadersCommand: TapemuCommand {
         do {
             report = try await PCSC.readerReport()
         } catch {
-            let status = error.code == .noService ? ExitCode.unavailable : ExitCode.failure
-            throw CommandFailure(exitCode: status, "\(error)")
+            throw CommandFailure(exitCode: ExitCode.unavailable, "\(error)")
         }
         if output.json {
             try JSONOutput.print(JSONValue.object(["readers": .array(report.map(Self.json))]), to: console)

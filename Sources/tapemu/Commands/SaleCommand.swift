@@ -50,8 +50,7 @@ struct SaleCommand: TapemuCommand {
             (2, "the gateway answered, not approved (code D, R or E)"),
             (3, "onError: no payment occurred"),
             (4, "onTransactionCommError: the outcome is unknown, the sale is pending; run `tapemu resolve`"),
-            (ExitCode.dataError, "the --trace or --card file cannot be read or is not valid"),
-        ] + GatewayOptions.exitCodes)
+        ] + GatewayOptions.cardFileExitCodes + GatewayOptions.creatingExitCodes)
 
     static let notApproved: Int32 = 2
     static let failedNoPayment: Int32 = 3

@@ -17,7 +17,8 @@ struct TLVDecodeCommand: TapemuCommand {
             OptionHelp("<hex>|-", "The TLV bytes in hex, or '-' to read them from stdin."),
             OptionHelp("--strict", "Reject 00 padding and non-minimal lengths (default: EMV rules)."),
         ] + OutputOptions.help,
-        exitCodes: [(ExitCode.dataError, "the input is not valid hex or not valid BER-TLV")])
+        exitCodes: [(ExitCode.dataError, "the input is not valid hex or not valid BER-TLV, or it is larger than \(HexInput.limit / 1024) KiB of hex"),
+                    (ExitCode.ioError, "stdin cannot be read")])
 
     var input: String
     var strict: Bool
@@ -54,17 +55,48 @@ struct TLVDecodeCommand: TapemuCommand {
 
 /// Hex from an argument or stdin (`-`), with data errors that say what is wrong.
 enum HexInput {
+    /// The most hex characters (with separators) read from stdin: 1 MiB, far more than any APDU
+    /// (65,544 bytes at most) or card answer.
+    static let limit = 1 << 20
+
+    /// stdin, read in chunks until its end: stops at the first byte that cannot be hex or a
+    /// separator, and once the input passes ``limit`` (`tlv decode - </dev/zero` fails at once).
+    static func readBoundedHex(_ console: Console) throws -> String {
+        var text: [UInt8] = []
+        while true {
+            let chunk: [UInt8]
+            do { chunk = try console.readStandardInputChunk(64 * 1024) } catch {
+                throw CommandFailure(exitCode: ExitCode.ioError, "cannot read stdin: \(error)")
+            }
+            if chunk.isEmpty { break }
+            for (i, b) in chunk.enumerated() where !isHexOrSeparator(b) {
+                let at = text.count + i
+                let shown = (0x21...0x7E).contains(b) ? "'\(Character(Unicode.Scalar(b)))'" : String(format: "byte 0x%02X", b)
+                throw CommandFailure.dataError("stdin is not hex: \(shown) at offset \(at)")
+            }
+            text += chunk
+            guard text.count <= limit else {
+                throw CommandFailure.dataError("stdin holds more than \(limit / 1024) KiB of hex; tapemu reads at most that")
+            }
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Hex digits and what may stand between bytes (spaces, colons, line breaks).
+    static func isHexOrSeparator(_ b: UInt8) -> Bool {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"),
+             UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
+            return true
+        default:
+            return false
+        }
+    }
+
     static func read(_ argument: String, console: Console) throws -> [UInt8] {
         let text: String
         if argument == "-" {
-            let raw: [UInt8]
-            do { raw = try console.readStandardInput() } catch {
-                throw CommandFailure(exitCode: ExitCode.ioError, "cannot read stdin: \(error)")
-            }
-            guard let s = String(validating: raw, as: UTF8.self) else {
-                throw CommandFailure.dataError("stdin is not UTF-8 text (expected hex)")
-            }
-            text = s
+            text = try readBoundedHex(console)
         } else {
             text = argument
         }

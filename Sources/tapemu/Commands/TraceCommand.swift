@@ -131,7 +131,9 @@ struct TraceShowCommand: TapemuCommand {
             OptionHelp("<file>", "The trace."),
             OptionHelp("--hex", "Also show the command and response bytes (PANs masked)."),
         ],
-        exitCodes: [(ExitCode.dataError, "the trace is malformed (the error names the line)")])
+        exitCodes: [(ExitCode.dataError, "the trace is malformed (the error names the line)"),
+                    (ExitCode.noInput, "the trace file does not exist"),
+                    (ExitCode.ioError, "the trace file cannot be read (a directory, no permission)")])
 
     var path: String
     var hex: Bool
@@ -155,7 +157,7 @@ enum TraceFiles {
         do {
             return try APDUTrace(contentsOfFile: path)
         } catch {
-            throw error.code == .unreadable ? CommandFailure.noInput("\(error)") : CommandFailure.dataError("\(error)")
+            throw error.code == .unreadable ? CommandFailure.unreadable(path, "\(error)") : CommandFailure.dataError("\(error)")
         }
     }
 }
