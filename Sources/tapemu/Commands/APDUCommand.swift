@@ -1,3 +1,4 @@
+import EMVKernel
 import BERTLV
 import ISO7816
 
@@ -184,12 +185,9 @@ enum APDUExplainer {
             } else {
                 if let tlv = dataTLV(c) {
                     d["tlv"] = TLVRender.json(tlv)
-                    // As for responses: raw bytes only when no value in them is sensitive.
-                    if tlv.flattened.contains(where: { EMVValueDecoder.isSensitive($0.tag) }) {
-                        d["redacted"] = .bool(true)
-                    } else {
-                        d["data"] = .string(Hex.encode(c.data))
-                    }
+                    // The bytes, masked by the one policy (sensitive tags, PANs by content).
+                    if tlv.flattened.contains(where: { EMVValueDecoder.isSensitive($0.tag) }) { d["redacted"] = .bool(true) }
+                    d["data"] = .string(Redaction.hex(c.data))
                 } else {
                     d["data"] = .string(plainData(c))
                 }
@@ -231,11 +229,8 @@ enum APDUExplainer {
             switch parseData(r.data) {
             case .success(let tlv):
                 d["tlv"] = TLVRender.json(tlv)
-                if tlv.flattened.contains(where: { EMVValueDecoder.isSensitive($0.tag) }) {
-                    d["redacted"] = .bool(true)
-                } else {
-                    d["data"] = .string(Hex.encode(r.data))
-                }
+                if tlv.flattened.contains(where: { EMVValueDecoder.isSensitive($0.tag) }) { d["redacted"] = .bool(true) }
+                d["data"] = .string(Redaction.hex(r.data))
             case .failure(let error):
                 d["data"] = .string(SensitiveData.maskedHex(r.data))
                 d["tlvError"] = .string(error.description)
