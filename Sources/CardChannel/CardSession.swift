@@ -119,7 +119,7 @@ public final class CardSession: Sendable {
                     let timeout = apduTimeout
                     response = try await deadlineChannel.transmit(
                         command, deadline: start + timeout, on: clock,
-                        onTimeout: { CardChannelError(.timeout, "the card did not answer within \(timeout)") })
+                        onTimeout: { CardChannelError(.timeout, "the card did not answer within \(timeout.readable)") })
                     break
                 }
                 let channel = self.channel
@@ -146,6 +146,23 @@ public final class CardSession: Sendable {
         let timeout = apduTimeout
         return try await withDeadline(
             start + timeout, on: clock,
-            onTimeout: { CardChannelError(.timeout, "the card did not answer within \(timeout)") }, operation)
+            onTimeout: { CardChannelError(.timeout, "the card did not answer within \(timeout.readable)") }, operation)
+    }
+}
+
+extension Duration {
+    /// For messages: `1 ns`, `250 µs`, `10 ms`, `2 s`, `1.5 s` (not Swift's `1e-09 seconds`).
+    public var readable: String {
+        let (s, atto) = components
+        let ns = Double(s) * 1e9 + Double(atto) / 1e9
+        func trim(_ v: Double) -> String {
+            v == v.rounded() ? String(Int64(v)) : String(format: "%.3g", v)
+        }
+        switch abs(ns) {
+        case ..<1_000: return "\(trim(ns)) ns"
+        case ..<1_000_000: return "\(trim(ns / 1e3)) µs"
+        case ..<1_000_000_000: return "\(trim(ns / 1e6)) ms"
+        default: return "\(trim(ns / 1e9)) s"
+        }
     }
 }

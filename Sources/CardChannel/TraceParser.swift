@@ -46,6 +46,11 @@ extension APDUTrace {
 /// Reading and writing trace files (UTF-8 text).
 enum TraceFile {
     static func read(_ path: String) throws(TraceError) -> [UInt8] {
+        // A device or a FIFO (`/dev/null`, `/dev/zero`) is not a trace file, whatever it holds.
+        if let type = try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType,
+           type != .typeRegular, type != .typeSymbolicLink, type != .typeDirectory {
+            throw TraceError(.unreadable, "cannot read the file (not a regular file: a device, a FIFO or a socket)", path: path)
+        }
         do {
             return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {

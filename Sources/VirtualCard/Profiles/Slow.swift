@@ -4,7 +4,7 @@ extension CardProfiles {
     static let slow = builtIn(#"""
 {
   "name": "slow",
-  "summary": "Visa qVSDC that spends 150 ms on every command (reported, never slept)",
+  "summary": "Visa qVSDC that spends 150 ms on every command (slept in real time, so reads take 0.6 s; tests run it on an injected clock)",
   "issuerMasterKey": "0123456789ABCDEFFEDCBA9876543210",
   "atc": 3,
   "applications": [

@@ -81,7 +81,14 @@ struct Arguments: Sendable {
 
     /// The next positional argument; a usage error naming `valueName` when there is none.
     mutating func positional(_ valueName: String) throws(UsageError) -> String {
-        guard let v = optionalPositional() else { throw UsageError("missing \(valueName)") }
+        guard let v = optionalPositional() else {
+            // `tlv decode -x`: the value was given, but looks like an option nobody knows.
+            if let t = tokens.first(where: Self.isOptionLike) {
+                let name = t.split(separator: "=", maxSplits: 1).first.map(String.init) ?? t
+                throw UsageError("unknown option \(name) (and missing \(valueName))")
+            }
+            throw UsageError("missing \(valueName)")
+        }
         return v
     }
 

@@ -21,7 +21,13 @@ enum Parse {
 
     /// A decimal integer within `range`.
     static func integer(_ text: String, option: String, in range: ClosedRange<Int> = Int.min...Int.max) throws(UsageError) -> Int {
-        guard let v = Int(text) else { throw UsageError("\(option) takes a whole number, not '\(text)'") }
+        guard let v = Int(text) else {
+            let digits = text.hasPrefix("-") ? text.dropFirst() : text[...]
+            if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                throw UsageError("\(option) of \(text) is too large (at most \(range.upperBound == Int.max ? "\(Int.max)" : "\(range.upperBound)"))")
+            }
+            throw UsageError("\(option) takes a whole number, not '\(text)'")
+        }
         guard range.contains(v) else {
             throw UsageError("\(option) must be between \(range.lowerBound) and \(range.upperBound), not \(v)")
         }

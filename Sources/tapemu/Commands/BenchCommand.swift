@@ -120,7 +120,7 @@ struct BenchCommand: TapemuCommand {
             do {
                 try svg.write(toFile: plot, atomically: true, encoding: .utf8)
             } catch {
-                throw CommandFailure(exitCode: ExitCode.ioError, "cannot write the plot to \(plot): \(error.localizedDescription)")
+                throw CommandFailure(exitCode: ExitCode.ioError, "cannot write the plot to \(plot): \(Console.ReadError.describing(error))")
             }
         }
         if output.json {

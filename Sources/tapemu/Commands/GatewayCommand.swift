@@ -132,6 +132,7 @@ struct GatewayTokenCommand: TapemuCommand {
         ttl = try arguments.option("--ttl", valueName: "<duration>", {
             (s: String) throws(UsageError) -> Duration in try Parse.duration(s, option: "--ttl")
         }) ?? .seconds(3600)
+        guard ttl > .zero else { throw UsageError("--ttl must be more than 0 (a token of 0s is expired when issued)") }
         try arguments.finish()
     }
 
