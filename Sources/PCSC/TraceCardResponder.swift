@@ -5,7 +5,9 @@ public import VirtualCard
 /// The card side of a recorded trace as a ``CardResponder``, to serve a trace into a vpcd slot
 /// (`tapemu emulate --trace FILE`).
 ///
-/// Each power-on starts the trace over. A recorded `card-removed`, `reader-removed` or
+/// Each power-on starts the trace over, and so does the trace's first command once the card has
+/// played some of it (a second read through pcscd, which keeps the card powered: a real card
+/// answers SELECT PPSE whenever it comes). A recorded `card-removed`, `reader-removed` or
 /// `transmit-error` tears the card away; a recorded `timeout` makes it mute. A command other
 /// than the recorded one, or one past the end, is answered `6F 00` (no precise diagnosis) and
 /// reported through `onProblem`: vpcd has no way to carry an error.
@@ -28,7 +30,22 @@ public final class TraceCardResponder: CardResponder {
     }
 
     public func process(_ command: [UInt8]) -> CardReply {
-        let reply = responder.withLock { $0.respond(to: command) }
+        let reply = responder.withLock { r -> TraceResponder.Reply in
+            let first = r.respond(to: command)
+            switch first {
+            case .mismatch, .ended:
+                var fresh = r
+                fresh.reset()
+                let again = fresh.respond(to: command)
+                if case .response = again {
+                    r = fresh
+                    return again
+                }
+                return first
+            case .response, .event:
+                return first
+            }
+        }
         switch reply {
         case .response(let response, let cardTime):
             return .response(response.bytes, cardTime: cardTime)

@@ -1,3 +1,4 @@
+import CardChannel
 import ISO7816
 import PCSC
 import Testing
@@ -141,5 +142,33 @@ struct VPCDEndpointTests {
         #expect(VPCDEndpoint(slot: 1).port == 35964)
         #expect(VPCDEndpoint.readerName(slot: 1) == "Virtual PCD 00 01")
         #expect(VPCDEndpoint(slot: 0).description == "127.0.0.1:35963")
+    }
+}
+
+/// `tapemu emulate --trace`: pcscd keeps the card powered between two reads, so the card side
+/// of a trace starts over on the trace's first command, as a real card answers SELECT PPSE
+/// whenever it comes (issue 12: a second read got 6F00 to everything).
+@Suite("The card side of a trace, read twice")
+struct TraceCardResponderRestartTests {
+    @Test func theFirstCommandStartsTheTraceOver() throws {
+        let trace = try APDUTrace(parsing: """
+            @format tapemu-apdu-trace/1
+            0.000000 > 00A404000E325041592E5359532E444446303100
+            0.000400 < 6F0A840E325041592E5359539000
+            0.001000 > 00B2010C00
+            0.001200 < 70039F0801029000
+            """)
+        let responder = TraceCardResponder(trace: trace)
+        let ppse = try Hex.decode("00A404000E325041592E5359532E444446303100")
+        let record = try Hex.decode("00B2010C00")
+        for _ in 0..<3 {   // three reads, no power cycle between them
+            guard case .response(let a, _) = responder.process(ppse) else { Issue.record("no answer"); return }
+            #expect(Hex.encode(a) == "6F0A840E325041592E5359539000")
+            guard case .response(let b, _) = responder.process(record) else { Issue.record("no answer"); return }
+            #expect(Hex.encode(b) == "70039F0801029000")
+        }
+        // A stray command is still a stray command.
+        guard case .response(let stray, _) = responder.process(try Hex.decode("00B2020C00")) else { return }
+        #expect(Hex.encode(stray) == "6F00")
     }
 }

@@ -112,3 +112,26 @@ struct ExitStatusContractTests {
         }
     }
 }
+
+@Suite("Commands never overwrite their input")
+struct NoOverwriteTests {
+    @Test func recordingOverTheReplayedTraceIsRefused() async throws {
+        let dir = try temporaryDirectory()
+        let trace = dir + "/v.apdu"
+        #expect(await runCLI(["read", "--card", "visa-qvsdc", "--record", trace]).status == 0)
+        let before = try String(contentsOfFile: trace, encoding: .utf8)
+        let r = await runCLI(["read", "--trace", trace, "--record", dir + "/./v.apdu"])
+        #expect(r.status == 64)
+        #expect(r.err.contains("would be overwritten"))
+        #expect(try String(contentsOfFile: trace, encoding: .utf8) == before)
+    }
+
+    @Test func importingOverTheCaptureIsRefused() async throws {
+        let dir = try temporaryDirectory()
+        let capture = dir + "/c.spylog"
+        try Data("whatever".utf8).write(to: URL(fileURLWithPath: capture))
+        let r = await runCLI(["trace", "import", capture, "-o", capture])
+        #expect(r.status == 64)
+        #expect(try String(contentsOfFile: capture, encoding: .utf8) == "whatever")
+    }
+}

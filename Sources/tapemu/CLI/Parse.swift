@@ -1,3 +1,7 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 /// Parsing of option values, with usage errors that say what was expected.
 enum Parse {
     /// A duration with a unit: `250ms`, `30s`, `1.5s`, `2m`, `1h`, `500us`, `100ns`.
@@ -32,5 +36,20 @@ enum Parse {
             throw UsageError("\(option) must be between \(range.lowerBound) and \(range.upperBound), not \(v)")
         }
         return v
+    }
+}
+
+/// Whether two paths name one file: the same path once made absolute and standardized, or the
+/// same inode when both exist (a hard link, a symbolic link).
+enum SamePath {
+    static func same(_ a: String, _ b: String) -> Bool {
+        func standard(_ p: String) -> String {
+            let absolute = p.hasPrefix("/") ? p : FileManager.default.currentDirectoryPath + "/" + p
+            return (absolute as NSString).standardizingPath
+        }
+        if standard(a) == standard(b) { return true }
+        var sa = stat(), sb = stat()
+        guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
     }
 }

@@ -66,6 +66,9 @@ struct ReadCommand: TapemuCommand {
     func validate() throws(UsageError) {
         guard apduTimeout > .zero else { throw UsageError("--apdu-timeout must be more than 0") }
         if noRedact && record == nil { throw UsageError("--no-redact only goes with --record") }
+        if let record, case .trace(let path) = source.source, SamePath.same(record, path) {
+            throw UsageError("--record \(record) is the --trace being replayed: it would be overwritten; record elsewhere")
+        }
     }
 
     func run(_ console: Console) async throws -> Int32 {

@@ -55,6 +55,9 @@ struct TraceImportCommand: TapemuCommand {
         if output.json && (outputPath == nil || outputPath == "-") {
             throw UsageError("--json prints a summary: give the trace a file with -o")
         }
+        if let out = outputPath, out != "-", SamePath.same(out, input) {
+            throw UsageError("-o \(out) is the capture being imported: it would be overwritten; write the trace elsewhere")
+        }
     }
 
     func run(_ console: Console) async throws -> Int32 {
