@@ -169,11 +169,19 @@ struct BenchRunner: Sendable, CustomStringConvertible {
             probe.reset()
             events.reset()
             let start = ContinuousClock.now
+            let which = i < warmup ? "warm-up payment \(i + 1)" : "payment \(i - warmup + 1)"
             do {
-                _ = try await tapToPay.acceptPayment(amount: Int(command.amount), orderId: "bench-\(run)-\(i)")
+                let result = try await tapToPay.acceptPayment(amount: Int(command.amount), orderId: "bench-\(run)-\(i)")
+                // A declined payment is no timing of a payment: the issuer stopped it (a trace's
+                // cryptogram, made for another unpredictable number, never verifies).
+                guard result.status == .approved else {
+                    throw CommandFailure(exitCode: ExitCode.failure,
+                                         "\(which) was declined (\(result.statusMessage ?? "declined")): a benchmark times approved payments only")
+                }
+            } catch let failure as CommandFailure {
+                throw failure
             } catch {
-                let which = i < warmup ? "warm-up payment \(i + 1)" : "payment \(i - warmup + 1)"
-                throw CommandFailure(exitCode: ExitCode.failure, "\(which) failed: \(error.code): \(error)")
+                throw CommandFailure(exitCode: ExitCode.failure, "\(which) failed: \(error)")
             }
             let total = start.duration(to: .now)
             if i >= warmup {

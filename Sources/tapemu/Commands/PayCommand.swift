@@ -16,6 +16,11 @@ struct PayCommand: TapemuCommand {
             authorisation request started leaving is an unclear outcome (exit 4): do not retry; \
             look the order up with `tapemu charges --order-id ID`.
             Gateway test triggers (amount endings, test PANs) are listed by `tapemu gateway triggers`.
+            With --trace, the card side of a recording answers: its cryptogram was computed for the \
+            recording's unpredictable number and transaction data, so the emulated issuer cannot verify \
+            it for this payment's, and a real card's cryptogram is under a key it does not have — such \
+            a payment is declined 82 ("ARQC failed verification"), as an issuer would. Traces of \
+            tapemu's virtual cards replay their recorded answers too, and decline the same way.
             """,
         options: [
             OptionHelp("--amount <cents>", "Amount in minor units, more than 0 and at most 12 digits."),
