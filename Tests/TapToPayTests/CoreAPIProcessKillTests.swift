@@ -89,10 +89,12 @@ import Glibc
         throw Missing(near: me.deletingLastPathComponent().path)
     }
 
-    /// Runs `tapemu args…` and waits for it to exit (a real event: the child's termination).
-    static func run(_ args: [String], killAt: KillPoint? = nil, in dir: CoreTempDir) async throws -> Child {
+    /// Runs `tapemu args…` (or another `executable`) and waits for it to exit (a real event: the
+    /// child's termination).
+    static func run(_ args: [String], killAt: KillPoint? = nil, in dir: CoreTempDir,
+                    executable: URL? = nil) async throws -> Child {
         let process = Process()
-        process.executableURL = try binary()
+        process.executableURL = try executable ?? binary()
         process.arguments = args
         var env = ProcessInfo.processInfo.environment
         env["TAPEMU_KILL_AT"] = killAt?.rawValue

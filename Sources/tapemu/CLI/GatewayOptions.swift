@@ -48,6 +48,24 @@ struct GatewayOptions: Sendable {
         return CommandFailure(exitCode: ExitCode.ioError, "\(doing) in \(dataDirectory): \(error.reason)")
     }
 
+    /// A recovery's report is on stdout: the records it resolved leave the device now, not
+    /// before (a recovery killed earlier, or with a dead stdout, leaves them for the next run).
+    /// False when stdout failed or a record could not be removed (it stays; said on stderr).
+    static func handOver(_ resolved: [(orderId: String, acknowledge: () throws(GatewayError) -> Void)],
+                         console: Console) -> Bool {
+        guard console.outputWritten else { return false }
+        var ok = true
+        for (orderId, acknowledge) in resolved {
+            do throws(GatewayError) {
+                try acknowledge()
+            } catch {
+                ok = false
+                console.printError("tapemu: order \(orderId): its record could not be removed (\(error.reason)); it stays, and a later run reports it again")
+            }
+        }
+        return ok
+    }
+
     func openGateway(_ access: DataDirectoryLayout.Access) throws -> EmbeddedGateway {
         do {
             return try EmbeddedGateway(dataDirectory: dataDirectory, access: access)

@@ -385,18 +385,9 @@ struct ChargesCommand: TapemuCommand {
                 console.print(line)
             }
         }
-        // Handed over: the resolved records leave the device now, not before.
-        guard console.outputWritten else { return ExitCode.ioError }
-        var removalFailed = false
-        for r in reports where r.isResolved {
-            do throws(GatewayError) {
-                try r.acknowledge()
-            } catch {
-                removalFailed = true
-                console.printError("tapemu: order \(r.pending.orderId): its record could not be removed (\(error.reason)); it stays, and a later run reports it again")
-            }
-        }
-        if removalFailed || reports.contains(where: { r in
+        let handedOver = GatewayOptions.handOver(reports.filter(\.isResolved).map { r in (r.pending.orderId, r.acknowledge) },
+                                                 console: console)
+        if !handedOver || reports.contains(where: { r in
             if r.storeError != nil { return true }
             if case .unreadable = r.finding { return true }
             return false

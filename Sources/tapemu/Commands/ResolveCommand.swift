@@ -73,18 +73,9 @@ struct ResolveCommand: TapemuCommand {
         } else {
             for r in reports { console.print(Self.line(r)) }
         }
-        // Handed over: the resolved records leave the device now, not before.
-        guard console.outputWritten else { return ExitCode.ioError }
-        var removalFailed = false
-        for r in reports where r.isResolved && r.storeError == nil {
-            do throws(GatewayError) {
-                try r.acknowledge()
-            } catch {
-                removalFailed = true
-                console.printError("tapemu: order \(r.sale.orderId): its record could not be removed (\(error.reason)); it stays, and a later run reports it again")
-            }
-        }
-        if removalFailed || reports.contains(where: { r in
+        let resolved = reports.filter { $0.isResolved && $0.storeError == nil }
+        let handedOver = GatewayOptions.handOver(resolved.map { r in (r.sale.orderId, r.acknowledge) }, console: console)
+        if !handedOver || reports.contains(where: { r in
             if r.storeError != nil { return true }
             if case .unreadable = r.outcome { return true }
             return false
