@@ -172,6 +172,24 @@ struct ImportProxmark3Tests {
         #expect(try #require(x.cardTime) < .milliseconds(1))
     }
 
+    /// Found by fuzzing: a frame whose timestamp goes back (a corrupt one, or before the ATS)
+    /// made a trace whose times go backwards, which the trace parser then refused.
+    @Test func timesThatGoBackAreTakenAsTheTimeBefore() throws {
+        let frames = Self.activation + [
+            Self.f(100_000, card: false, "02" + "00B2010C00"),
+            Self.f(200_000, card: true, "02" + "9000"),
+            Self.f(50_000, card: false, "03" + "00B2020C00"),   // earlier than the answer before
+            Self.f(60_000, card: true, "03" + "6A83"),
+            Self.f(10, card: false, "02" + "00B2030C00"),       // before the ATS
+            Self.f(20, card: true, "02" + "6A83"),
+        ]
+        let t = try P.trace(from: frames)
+        #expect(t.exchanges.count == 3)
+        let times = t.entries.map(\.time)
+        #expect(times == times.sorted())
+        #expect(try APDUTrace(parsing: t.text) == t)
+    }
+
     @Test func activationAloneHasNoExchanges() {
         do {
             _ = try P.trace(from: Self.activation)
