@@ -145,6 +145,16 @@ public enum Proxmark3Importer {
 
         func finishExchange(_ event: TraceEvent?, at t: Int64) {
             guard let c = command, c.done else { command = nil; return }
+            defer {
+                command = nil
+                response = []
+                responseLost = false
+            }
+            // A trace holds command APDUs only (as the pcsc-spy importer, skip anything else).
+            guard (try? CommandAPDU(bytes: c.bytes)) != nil else {
+                notes.append("the terminal sent \(c.bytes.count) byte(s) that are not a command APDU: skipped with their answer")
+                return
+            }
             let o = origin ?? c.start
             origin = o
             let commandTime = max(lastTime, seconds(c.start - o))
@@ -158,9 +168,6 @@ public enum Proxmark3Importer {
             } else {
                 trace.entries.append(.init(time: replyTime, kind: .event(.transmitError("SCARD_E_COMM_DATA_LOST"))))
             }
-            command = nil
-            response = []
-            responseLost = false
         }
 
         for (k, f) in frames.enumerated() {
