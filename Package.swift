@@ -17,6 +17,8 @@ let package = Package(
         .executable(name: "tapemu", targets: ["tapemu"]),
         .library(name: "TapToPay", targets: ["TapToPay"]),
         .library(name: "EMVKernel", targets: ["EMVKernel"]),
+        // For `scripts/dev fuzz` only: one archive of the harnesses and every module they reach.
+        .library(name: "FuzzTargets", type: .static, targets: ["FuzzTargets"]),
     ],
     targets: [
         // C libraries from Debian, through pkg-config. One Swift module imports each.
@@ -59,6 +61,12 @@ let package = Package(
             name: "tapemu-bench",
             dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "PCSC", "BERTLV", "ISO7816", "CPCSCBaseline"],
             swiftSettings: swiftSettings),
+        // Fuzzing: each harness's one-input function, shared by the libFuzzer build (`scripts/dev
+        // fuzz` compiles Fuzz/Main against these modules with -sanitize=fuzzer) and the regression
+        // tests. Built and tested like any target: no fuzzing flags here.
+        .target(name: "FuzzTargets",
+                dependencies: ["BERTLV", "ISO7816", "CardChannel", "VirtualCard", "EMVKernel", "PaymentGateway"],
+                path: "Fuzz/FuzzTargets", swiftSettings: swiftSettings),
 
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"], swiftSettings: swiftSettings),
         .testTarget(name: "BERTLVTests", dependencies: ["BERTLV"], swiftSettings: swiftSettings),
@@ -76,6 +84,8 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapemuCLITests", dependencies: ["tapemu", "PaymentGateway", "VirtualCard"],
                     swiftSettings: swiftSettings),
+        // Every input that once broke a harness (Fuzz/regressions/) and every seed (Fuzz/corpus/).
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "TapToPayTests",
                     dependencies: ["TapToPay", "PaymentGateway", "EMVKernel", "CardChannel", "VirtualCard"],
                     swiftSettings: swiftSettings),

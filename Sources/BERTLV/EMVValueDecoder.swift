@@ -100,16 +100,28 @@ public enum EMVValueDecoder {
             return nil
         }
 
-        func currency(_ codeTag: Tag) -> ISOCodes.Currency? {
-            guard let v = value(codeTag), let n = BCD.value(v) else { return nil }
-            return ISOCodes.currency(Int(n)) ?? ISOCodes.Currency(numeric: Int(n), code: threeDigits(Int(n)),
-                                                                  exponent: -1, name: "")
+        /// The currency `codeTag` names in the context. A value that is not a 3-digit code in
+        /// two BCD bytes is `.malformed`, never a number (a card's bytes may hold any value).
+        func currency(_ codeTag: Tag) -> ContextCurrency {
+            guard let v = value(codeTag) else { return .absent }
+            guard let n = ISOCodes.numericCode(bcd: v) else { return .malformed(codeTag) }
+            return .known(ISOCodes.currency(n) ?? ISOCodes.Currency(numeric: n, code: threeDigits(n),
+                                                                     exponent: -1, name: ""))
         }
 
         func exponent(_ tag: Tag) -> Int? {
             guard let v = value(tag), let n = BCD.value(v), n <= 9 else { return nil }
             return Int(n)
         }
+    }
+
+    /// The currency of an amount, from its context.
+    enum ContextCurrency {
+        /// The context names no currency.
+        case absent
+        /// The context's currency code (this tag) is not a 3-digit BCD code.
+        case malformed(Tag)
+        case known(ISOCodes.Currency)
     }
 
     /// The payment schemes whose meanings of shared tags differ.
@@ -363,28 +375,33 @@ public enum EMVValueDecoder {
 
     // MARK: - Amounts, currencies, countries
 
-    static func numericAmount(_ v: [UInt8], currency: ISOCodes.Currency?, exponent: Int?) -> DecodedValue? {
+    static func numericAmount(_ v: [UInt8], currency: ContextCurrency, exponent: Int?) -> DecodedValue? {
         guard let n = BCD.value(v) else { return malformed(v, "BCD digits") }
         return amount(n, currency: currency, exponent: exponent)
     }
 
-    static func binaryAmount(_ v: [UInt8], currency: ISOCodes.Currency?, exponent: Int?) -> DecodedValue? {
+    static func binaryAmount(_ v: [UInt8], currency: ContextCurrency, exponent: Int?) -> DecodedValue? {
         guard v.count == 4 else { return malformed(v, "four bytes") }
         let n = v.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         return amount(n, currency: currency, exponent: exponent)
     }
 
-    static func amount(_ minor: UInt64, currency: ISOCodes.Currency?, exponent: Int?) -> DecodedValue {
-        let known = exponent ?? currency.flatMap { $0.exponent >= 0 ? $0.exponent : nil }
+    static func amount(_ minor: UInt64, currency: ContextCurrency, exponent: Int?) -> DecodedValue {
+        var known = exponent
+        if known == nil, case .known(let c) = currency, c.exponent >= 0 { known = c.exponent }
         let e = known ?? 2
         let formatted = formatAmount(minor, exponent: e)
         var fields: [String: StructuredValue] = ["minorUnits": .string(String(minor)), "amount": .string(formatted),
                                                  "exponent": .int(e)]
         let text: String
-        if let currency {
-            fields["currency"] = .string(currency.code)
-            text = "\(currency.code) \(formatted)" + (known == nil ? " (2 decimals assumed)" : "")
-        } else {
+        switch currency {
+        case .known(let c):
+            fields["currency"] = .string(c.code)
+            text = "\(c.code) \(formatted)" + (known == nil ? " (2 decimals assumed)" : "")
+        case .malformed(let tag):
+            fields["currencyMalformed"] = .bool(true)
+            text = formatted + " (currency code \(tag.hex) malformed" + (known == nil ? "; 2 decimals assumed)" : ")")
+        case .absent:
             text = formatted + (known == nil ? " (no currency given; 2 decimals assumed)" : "")
         }
         return DecodedValue(text, fields: .object(fields))
@@ -400,9 +417,9 @@ public enum EMVValueDecoder {
     }
 
     static func currencyCode(_ v: [UInt8]) -> DecodedValue {
-        guard v.count == 2, let n = BCD.value(v) else { return malformed(v, "a 3-digit BCD code") }
-        guard let c = ISOCodes.currency(Int(n)) else {
-            return DecodedValue("currency \(threeDigits(Int(n)))", fields: .object(["numeric": .int(Int(n))]))
+        guard let n = ISOCodes.numericCode(bcd: v) else { return malformed(v, "a 3-digit BCD code") }
+        guard let c = ISOCodes.currency(n) else {
+            return DecodedValue("currency \(threeDigits(n))", fields: .object(["numeric": .int(n)]))
         }
         return DecodedValue("\(c.code) (\(c.name))",
                             fields: .object(["numeric": .int(c.numeric), "code": .string(c.code),
@@ -410,9 +427,9 @@ public enum EMVValueDecoder {
     }
 
     static func countryCode(_ v: [UInt8]) -> DecodedValue {
-        guard v.count == 2, let n = BCD.value(v) else { return malformed(v, "a 3-digit BCD code") }
-        guard let c = ISOCodes.country(Int(n)) else {
-            return DecodedValue("country \(threeDigits(Int(n)))", fields: .object(["numeric": .int(Int(n))]))
+        guard let n = ISOCodes.numericCode(bcd: v) else { return malformed(v, "a 3-digit BCD code") }
+        guard let c = ISOCodes.country(n) else {
+            return DecodedValue("country \(threeDigits(n))", fields: .object(["numeric": .int(n)]))
         }
         return DecodedValue("\(c.alpha3) (\(c.name))",
                             fields: .object(["numeric": .int(c.numeric), "alpha3": .string(c.alpha3)]))

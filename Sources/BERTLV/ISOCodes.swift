@@ -20,6 +20,15 @@ public enum ISOCodes {
     public static func country(_ numeric: Int) -> Country? { countryTable[numeric] }
     public static func currency(_ numeric: Int) -> Currency? { currencyTable[numeric] }
 
+    /// The number of a code as EMV writes it (n 3: exactly two BCD bytes, `0978`), or nil when
+    /// the bytes are anything else — more or fewer bytes, a nibble above 9, a value above 999.
+    /// Every country or currency code that comes from a card or a trace goes through here, so
+    /// no caller converts an arbitrary BCD value to a fixed-width integer.
+    public static func numericCode(bcd bytes: some Collection<UInt8>) -> Int? {
+        guard bytes.count == 2, let v = BCD.value(bytes), v <= 999 else { return nil }
+        return Int(v)
+    }
+
     /// The numeric code of an alphabetic currency code (`EUR` -> 978).
     public static func currency(code: String) -> Currency? {
         let wanted = code.uppercased()

@@ -139,23 +139,35 @@ public enum Proxmark3Importer {
         var response: [UInt8] = []
         var responseLost = false
         var skipped = 0
+        // A trace's times never go backwards; a capture's clock may (a corrupt timestamp, a frame
+        // whose duration runs past the next one): such a time is taken as the one before it.
+        var lastTime: Duration = .zero
 
         func finishExchange(_ event: TraceEvent?, at t: Int64) {
             guard let c = command, c.done else { command = nil; return }
+            defer {
+                command = nil
+                response = []
+                responseLost = false
+            }
+            // A trace holds command APDUs only (as the pcsc-spy importer, skip anything else).
+            guard (try? CommandAPDU(bytes: c.bytes)) != nil else {
+                notes.append("the terminal sent \(c.bytes.count) byte(s) that are not a command APDU: skipped with their answer")
+                return
+            }
             let o = origin ?? c.start
             origin = o
-            trace.entries.append(.init(time: seconds(c.start - o), kind: .command(c.bytes)))
+            let commandTime = max(lastTime, seconds(c.start - o))
+            let replyTime = max(commandTime, seconds(max(t, c.start) - o))
+            lastTime = replyTime
+            trace.entries.append(.init(time: commandTime, kind: .command(c.bytes)))
             if let event {
-                trace.entries.append(.init(time: seconds(max(t, c.start) - o), kind: .event(event)))
+                trace.entries.append(.init(time: replyTime, kind: .event(event)))
             } else if let r = try? ResponseAPDU(bytes: response) {
-                trace.entries.append(.init(time: seconds(max(t, c.start) - o), kind: .response(r)))
+                trace.entries.append(.init(time: replyTime, kind: .response(r)))
             } else {
-                trace.entries.append(.init(time: seconds(max(t, c.start) - o),
-                                           kind: .event(.transmitError("SCARD_E_COMM_DATA_LOST"))))
+                trace.entries.append(.init(time: replyTime, kind: .event(.transmitError("SCARD_E_COMM_DATA_LOST"))))
             }
-            command = nil
-            response = []
-            responseLost = false
         }
 
         for (k, f) in frames.enumerated() {

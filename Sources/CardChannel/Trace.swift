@@ -19,10 +19,27 @@ public struct APDUTrace: Hashable, Sendable {
     public struct Header: Hashable, Sendable {
         public var key: String
         public var value: String
+        /// A header whose value is kept as a file holds it — on one line (line breaks become
+        /// spaces), without spaces or tabs at either end — so it reads back as it was written.
         public init(_ key: String, _ value: String) {
             self.key = key
-            self.value = value
+            self.value = APDUTrace.singleLine(value)
         }
+    }
+
+    /// `s` as one line of a trace file holds it: each line break (LF, CR, CRLF) a space, and no
+    /// spaces or tabs at either end (reading a line drops them). Header values and event details
+    /// are kept this way.
+    static func singleLine(_ s: String) -> String {
+        var t = Substring(breaksAsSpaces(s))
+        while let f = t.first, f == " " || f == "\t" { t = t.dropFirst() }
+        while let l = t.last, l == " " || l == "\t" { t = t.dropLast() }
+        return String(t)
+    }
+
+    /// `s` with each line break (LF, CR, CRLF) a space.
+    static func breaksAsSpaces(_ s: String) -> String {
+        String(s.map { $0 == "\n" || $0 == "\r" || $0 == "\r\n" ? " " : $0 })
     }
 
     /// One timed line of the trace.
@@ -81,7 +98,7 @@ public struct APDUTrace: Hashable, Sendable {
         get { headers.first { $0.key == key }?.value }
         set {
             if let i = headers.firstIndex(where: { $0.key == key }) {
-                if let newValue { headers[i].value = newValue } else { headers.remove(at: i) }
+                if let newValue { headers[i] = Header(key, newValue) } else { headers.remove(at: i) }
             } else if let newValue {
                 headers.append(Header(key, newValue))
             }
@@ -185,9 +202,10 @@ public struct TraceEvent: Hashable, Sendable, CustomStringConvertible {
     /// code name; free text otherwise. Never empty when present.
     public var detail: String?
 
+    /// An event; its detail is kept on one line, as a trace file holds it (see ``APDUTrace/Header``).
     public init(_ kind: Kind, detail: String? = nil) {
         self.kind = kind
-        self.detail = detail.flatMap { $0.isEmpty ? nil : $0 }
+        self.detail = detail.map(APDUTrace.singleLine).flatMap { $0.isEmpty ? nil : $0 }
     }
 
     public static let cardRemoved = TraceEvent(.cardRemoved)

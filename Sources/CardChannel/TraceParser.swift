@@ -99,10 +99,10 @@ struct TraceParser {
 
     mutating func parse(_ text: String) throws(TraceError) -> APDUTrace {
         var number = 0
-        for raw in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+        // Lines end with LF, CRLF or a lone CR: a value never holds a line break, so what the
+        // writer puts on one line (it turns each break into a space) reads back as it was.
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
             number += 1
-            var line = Substring(raw)
-            if line.hasSuffix("\r") { line = line.dropLast() }
             try parseLine(line, number)
         }
         guard sawFormat else {

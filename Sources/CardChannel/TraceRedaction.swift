@@ -23,7 +23,7 @@ public struct TraceRedaction: Sendable {
 /// SELECT and GPO responses alike, parsed as TLV, and, in responses that do not parse (a
 /// truncated capture), by scanning for those tags. Each PAN is then replaced wherever its
 /// digits occur — as BCD at any nibble (5A, track 2, any other object) and as ASCII (track 1,
-/// 9F1F, names) — in every command and response, header and comment. Names (5F20, 9F0B, the
+/// 9F1F, names) — in every command and response, header (key and value) and comment. Names (5F20, 9F0B, the
 /// name field of track 1) become `CARDHOLDER/TEST…` of the same length.
 public enum TraceRedactor {
     public static func redact(_ trace: APDUTrace) -> TraceRedaction {
@@ -105,7 +105,8 @@ public enum TraceRedactor {
                 t.entries[i].kind = .event(TraceEvent(e.kind, detail: e.detail.map(scrub)))
             }
         }
-        for i in t.headers.indices { t.headers[i].value = scrub(t.headers[i].value) }
+        // Keys too: a key is letters and digits, so it can hold a PAN's digits as well as a value can.
+        for i in t.headers.indices { t.headers[i] = .init(scrub(t.headers[i].key), scrub(t.headers[i].value)) }
         t.comments = t.comments.map(scrub)
         t.isRedacted = true
         return TraceRedaction(trace: t, panCount: pans.count, nameCount: names.count)

@@ -41,7 +41,5 @@ extension APDUTrace {
         return "\(s).\(frac)"
     }
 
-    private static func oneLine(_ s: String) -> String {
-        String(s.map { $0 == "\n" || $0 == "\r" || $0 == "\r\n" ? " " : $0 })
-    }
+    private static func oneLine(_ s: String) -> String { breaksAsSpaces(s) }
 }

@@ -93,8 +93,8 @@ enum CVMProcessing {
         }
         func amount(_ at: Int) -> UInt64 { list[at..<(at + 4)].reduce(0) { $0 << 8 | UInt64($1) } }
         let x = amount(0), y = amount(4)
-        let appCurrency = store[.applicationCurrencyCode].flatMap { BCD.value($0) }
-        let sameCurrency = appCurrency == UInt64(c.currencyCode)
+        let appCurrency = store[.applicationCurrencyCode].flatMap { ISOCodes.numericCode(bcd: $0) }
+        let sameCurrency = appCurrency == Int(c.currencyCode)
         let unattended = (4...6).contains(c.terminalType & 0x0F)
         let rules = (list.count - 8) / 2
         func d(_ cvm: CardholderVerification, _ results: [UInt8], _ why: String) -> CVMDecision {

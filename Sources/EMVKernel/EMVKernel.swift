@@ -548,8 +548,8 @@ public struct EMVKernel: Sendable {
         }
         let name = d[.cardholderName].map { text($0) }.flatMap { $0.isEmpty ? nil : $0 }
         return CardData(pan: pan, expiry: expiry, panSequenceNumber: psn, cardholderName: name, track2: track2,
-                        issuerCountryCode: d[.issuerCountryCode].flatMap { BCD.value($0) }.map(Int.init),
-                        applicationCurrencyCode: d[.applicationCurrencyCode].flatMap { BCD.value($0) }.map(Int.init))
+                        issuerCountryCode: d[.issuerCountryCode].flatMap { ISOCodes.numericCode(bcd: $0) },
+                        applicationCurrencyCode: d[.applicationCurrencyCode].flatMap { ISOCodes.numericCode(bcd: $0) })
     }
 
     /// The cryptogram from the card's data objects (9F26, 9F27, 9F36, 9F10).

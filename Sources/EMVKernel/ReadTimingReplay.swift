@@ -15,8 +15,13 @@ public struct TraceReplaySetup: Sendable {
     public init(trace: APDUTrace, mode: TraceMatchMode? = nil, amount: UInt64? = nil) {
         let recorded = trace.terminalData
         var configuration = TerminalConfiguration.default
-        if let c = recorded[.transactionCurrencyCode].flatMap(BCD.value) { configuration.currencyCode = UInt16(c) }
-        if let c = recorded[.terminalCountryCode].flatMap(BCD.value) { configuration.countryCode = UInt16(c) }
+        // A trace is outside input: a code that is not n 3 is ignored, never converted as it is.
+        if let c = recorded[.transactionCurrencyCode].flatMap({ ISOCodes.numericCode(bcd: $0) }) {
+            configuration.currencyCode = UInt16(c)
+        }
+        if let c = recorded[.terminalCountryCode].flatMap({ ISOCodes.numericCode(bcd: $0) }) {
+            configuration.countryCode = UInt16(c)
+        }
         let recordedAmount = recorded[.amountAuthorised].flatMap(BCD.value)
         self.configuration = configuration
         self.transaction = Transaction(amount: amount ?? min(recordedAmount ?? 1000, 999_999_999_999))

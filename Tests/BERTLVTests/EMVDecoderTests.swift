@@ -187,6 +187,16 @@ struct EMVDecoderTests {
         Case(tag: 0x9F1A, hex: "0826", text: "GBR (United Kingdom)"),
         Case(tag: 0x5F28, hex: "0001", text: "country 001"),
         Case(tag: 0x9F1A, hex: "07", text: "malformed (expected a 3-digit BCD code)"),
+        Case(tag: 0x5F2A, hex: "1000", text: "malformed (expected a 3-digit BCD code)"),
+        Case(tag: 0x5F2A, hex: "10000000000000000000", text: "malformed (expected a 3-digit BCD code)"),
+        Case(tag: 0x5F28, hex: "99999999999999999999", text: "malformed (expected a 3-digit BCD code)"),
+        // An amount beside a currency code that is not one: the amount, and the code called malformed.
+        Case(tag: 0x81, hex: "000004D2", text: "12.34 (currency code 5F2A malformed; 2 decimals assumed)",
+             context: "5F2A0A10000000000000000000"),
+        Case(tag: 0x9F02, hex: "000000001234", text: "1.234 (currency code 5F2A malformed)",
+             context: "5F2A03000978 5F360103"),
+        Case(tag: 0x9F3A, hex: "00000064", text: "1.00 (currency code 9F3C malformed; 2 decimals assumed)",
+             context: "9F3C01FF"),
         // Dates and times.
         Case(tag: 0x9A, hex: "261130", text: "2026-11-30"),
         Case(tag: 0x9A, hex: "991231", text: "1999-12-31"),
@@ -310,6 +320,33 @@ struct EMVDecoderTests {
         #expect(EMVValueDecoder.formatAmount(0, exponent: 2) == "0.00")
         #expect(EMVValueDecoder.formatAmount(1234, exponent: 0) == "1234")
         #expect(EMVValueDecoder.formatAmount(UInt64.max, exponent: 2) == "184467440737095516.15")
+    }
+
+    /// Issue 18: `tapemu tlv decode 8101ff5f2a0a10000000000000000000` trapped converting the
+    /// currency's BCD value (above Int.max) to an Int while decoding the amount beside it.
+    @Test("an amount beside a 20-digit currency code decodes, the code marked malformed")
+    func hugeCurrencyCode() throws {
+        // The issue's input: a 1-byte binary amount (itself malformed: 81 has 4 bytes) and the code.
+        let objects = try BERTLV.parse(bytes("8101ff5f2a0a10000000000000000000"))
+        let ctx = EMVValueDecoder.Context(objects)
+        #expect(EMVValueDecoder.decode(objects[0], in: ctx)?.text == "malformed (expected four bytes)")
+        let code = try #require(EMVValueDecoder.decode(objects[1], in: ctx))
+        #expect(code.text == "malformed (expected a 3-digit BCD code)")
+        #expect(code.fields == .object(["malformed": .bool(true)]))
+
+        // A well-formed amount beside the same code: the amount, and the code called malformed.
+        let amount = try #require(EMVValueDecoder.decode(TLV(tag: 0x81, value: bytes("000000FF")), context: objects))
+        #expect(amount.text == "2.55 (currency code 5F2A malformed; 2 decimals assumed)")
+        guard case .object(let fields)? = amount.fields else { Issue.record("no fields"); return }
+        #expect(fields["currencyMalformed"] == .bool(true))
+        #expect(fields["currency"] == nil)
+    }
+
+    @Test("numeric codes: exactly two BCD bytes of at most 3 digits, else nil",
+          arguments: [("0978", 978), ("0000", 0), ("0999", 999), ("1000", nil), ("97", nil), ("09", nil),
+                      ("0A78", nil), ("000978", nil), ("99999999999999999999", nil), ("", nil)] as [(String, Int?)])
+    func numericCodes(hex: String, expected: Int?) {
+        #expect(ISOCodes.numericCode(bcd: bytes(hex)) == expected)
     }
 
     @Test("ISO code tables")

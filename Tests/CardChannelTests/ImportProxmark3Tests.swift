@@ -172,6 +172,39 @@ struct ImportProxmark3Tests {
         #expect(try #require(x.cardTime) < .milliseconds(1))
     }
 
+    /// Found by fuzzing: a frame whose timestamp goes back (a corrupt one, or before the ATS)
+    /// made a trace whose times go backwards, which the trace parser then refused.
+    @Test func timesThatGoBackAreTakenAsTheTimeBefore() throws {
+        let frames = Self.activation + [
+            Self.f(100_000, card: false, "02" + "00B2010C00"),
+            Self.f(200_000, card: true, "02" + "9000"),
+            Self.f(50_000, card: false, "03" + "00B2020C00"),   // earlier than the answer before
+            Self.f(60_000, card: true, "03" + "6A83"),
+            Self.f(10, card: false, "02" + "00B2030C00"),       // before the ATS
+            Self.f(20, card: true, "02" + "6A83"),
+        ]
+        let t = try P.trace(from: frames)
+        #expect(t.exchanges.count == 3)
+        let times = t.entries.map(\.time)
+        #expect(times == times.sorted())
+        #expect(try APDUTrace(parsing: t.text) == t)
+    }
+
+    /// Found by fuzzing: an I-block from the terminal that is not a command APDU became a
+    /// command of the trace, which the trace parser then refused.
+    @Test func aCommandThatIsNotAnAPDUIsSkippedWithItsAnswer() throws {
+        let frames = Self.activation + [
+            Self.f(10_000, card: false, "02" + "00B2"),
+            Self.f(20_000, card: true, "02" + "6700"),
+            Self.f(30_000, card: false, "03" + "00B2010C00"),
+            Self.f(40_000, card: true, "03" + "9000"),
+        ]
+        let t = try P.trace(from: frames)
+        #expect(t.exchanges.map(\.command) == [[0x00, 0xB2, 0x01, 0x0C, 0x00]])
+        #expect(t.comments.contains { $0.contains("not a command APDU") })
+        #expect(try APDUTrace(parsing: t.text) == t)
+    }
+
     @Test func activationAloneHasNoExchanges() {
         do {
             _ = try P.trace(from: Self.activation)

@@ -42,6 +42,29 @@ struct TraceFormatTests {
         #expect(try APDUTrace(parsing: built.text) == built)
     }
 
+    /// Found by fuzzing: a lone CR inside a header value was kept by the parser but written as a
+    /// space, so the trace did not read back as it was. A lone CR now ends a line, like LF and CRLF.
+    @Test func aLoneCREndsALine() throws {
+        let t = try APDUTrace(parsing: "@format tapemu-apdu-trace/1\r@title a\r0 > 00A4040000\r0.5 < 9000\r")
+        #expect(t.title == "a")
+        #expect(t.exchanges.count == 1)
+        #expect(throws: TraceError.self) { try APDUTrace(parsing: "@format tapemu-apdu-trace/1\n@title a\rb\n") }
+    }
+
+    /// Header values and event details are kept as a file holds them, so any trace a program
+    /// builds (an importer, a recorder) is written and read back equal.
+    @Test func valuesAreKeptOnOneLine() throws {
+        var t = APDUTrace(headers: [.init("reader", " Virtual\nPCD\r\n00\r00\t")])
+        t[header: "title"] = "two\nlines "
+        t.entries = [.command(CommandAPDU(cla: 0, ins: 0xB2, p1: 1, p2: 0x0C, le: 0), at: .zero),
+                     .event(TraceEvent(.transmitError, detail: " SCARD\r\nE "), at: .zero)]
+        #expect(t.reader == "Virtual PCD 00 00")
+        #expect(t.title == "two lines")
+        #expect(t.entries[1].kind == .event(.transmitError("SCARD E")))
+        #expect(TraceEvent(.timeout, detail: " \n ").detail == nil)
+        #expect(try APDUTrace(parsing: t.text) == t)
+    }
+
     @Test func acceptsLowerCaseHexSpacesAndCRLF() throws {
         let text = "@format tapemu-apdu-trace/1\r\n0 > 00 a4 04 00 00\r\n0.5 < 90 00\r\n"
         let t = try APDUTrace(parsing: text)

@@ -169,6 +169,20 @@ struct TraceRecordingTests {
         #expect(!red.text.contains("04761739001010119F"))
     }
 
+    /// Found by fuzzing: header keys were not redacted, and a key is letters and digits.
+    @Test func thePANIsReplacedInHeaderKeysToo() throws {
+        let text = """
+            @format tapemu-apdu-trace/1
+            @note-4761739001010119 seen
+            0 > 00B2010C00
+            0.1 < 700A5A0847617390010101199000
+            """
+        let red = try APDUTrace(parsing: text).redacted()
+        #expect(Self.leaks(S.pan, in: red.text) == [])
+        #expect(red.headers.first?.key.hasPrefix("note-") == true)
+        #expect(try APDUTrace(parsing: red.text) == red)
+    }
+
     @Test func distinctPANsGetDistinctReplacements() throws {
         let text = """
             @format tapemu-apdu-trace/1

@@ -213,6 +213,29 @@ import VirtualCard
         }
     }
 
+    /// Issue 18's pattern in the kernel: a country or currency code of 20 BCD digits is a
+    /// number above Int.max; it reads as no code, never as a trap.
+    @Test(arguments: ["99999999999999999999", "0978AB", "1000", "09"])
+    func countryAndCurrencyCodesThatAreNotCodes(_ value: String) throws {
+        let record = ok(tlv(0x70, tlv(0x5F20, text: "VISA TEST/CARD"), tlv(0x5A, Card.visaPAN), tlv(0x5F24, "281231"),
+                            tlv(0x5F28, value), tlv(0x9F42, value),
+                            tlv(0x8E, "0000000000000000" + "1F06" + "1F00")))
+        var k = makeKernel()
+        let (_, last) = run(&k, [Self.prefix[0], Self.prefix[1], Card.visaGPO(), record])
+        guard case .complete(let read) = last else { Issue.record("\(last)"); return }
+        #expect(read.card.issuerCountryCode == nil)
+        #expect(read.card.applicationCurrencyCode == nil)
+    }
+
+    @Test func countryAndCurrencyCodesThatAreCodes() throws {
+        let record = ok(tlv(0x70, tlv(0x5A, Card.visaPAN), tlv(0x5F24, "281231"), tlv(0x5F28, "0826"), tlv(0x9F42, "0978")))
+        var k = makeKernel()
+        let (_, last) = run(&k, [Self.prefix[0], Self.prefix[1], Card.visaGPO(), record])
+        guard case .complete(let read) = last else { Issue.record("\(last)"); return }
+        #expect(read.card.issuerCountryCode == 826)
+        #expect(read.card.applicationCurrencyCode == 978)
+    }
+
     @Test func aVirtualCardThatLiesInItsGPOAnswer() async throws {
         let liar = try #require(CardProfiles.named("visa-qvsdc"))
             .withScriptedResponse(commandPrefix: [0x80, 0xA8], response: bytes("770B82020000940418010100" + "9000"))
@@ -222,5 +245,37 @@ import VirtualCard
         }
         #expect(error?.code == .malformedResponse)
         #expect(error?.step == .gpo)
+    }
+}
+
+/// A trace is outside input too: its terminal data set up the replay.
+@Suite struct TraceReplaySetupTests {
+    /// A trace whose PDOL asks for a 3-byte currency code, which the GPO fills with 999999:
+    /// not an n 3 code (and above UInt16.max), so the default currency stays.
+    @Test func aCurrencyCodeThatIsNotOneKeepsTheDefault() throws {
+        let text = """
+            @format tapemu-apdu-trace/1
+            0.000000 > 00A4040007A000000003101000
+            0.001000 < 6F118407A0000000031010A5069F38035F2A03 9000
+            0.002000 > 80A8000005 8303 999999 00
+            0.003000 < 6985
+            """
+        let trace = try APDUTrace(parsing: text)
+        #expect(trace.terminalData[.transactionCurrencyCode] == bytes("999999"))
+        let setup = TraceReplaySetup(trace: trace)
+        #expect(setup.configuration.currencyCode == TerminalConfiguration.default.currencyCode)
+        #expect(setup.configuration.countryCode == TerminalConfiguration.default.countryCode)
+    }
+
+    @Test func aCurrencyCodeThatIsOneIsTaken() throws {
+        let text = """
+            @format tapemu-apdu-trace/1
+            0.000000 > 00A4040007A000000003101000
+            0.001000 < 6F118407A0000000031010A5069F38035F2A02 9000
+            0.002000 > 80A8000004 8302 0826 00
+            0.003000 < 6985
+            """
+        let setup = TraceReplaySetup(trace: try APDUTrace(parsing: text))
+        #expect(setup.configuration.currencyCode == 826)
     }
 }

@@ -81,3 +81,22 @@ struct OutputRobustnessTests {
         #expect(failures.withLock { $0.count } == 1)
     }
 }
+
+@Suite("tapemu tlv decode: values that fit no integer")
+struct HostileTLVValueTests {
+    /// Issue 18: this input trapped (exit 132) converting the 20-digit currency code to an Int.
+    @Test("a 20-digit currency code beside an amount decodes, both called malformed")
+    func hugeCurrencyCode() async throws {
+        let r = await runCLI(["tlv", "decode", "8101ff5f2a0a10000000000000000000"])
+        #expect(r.status == ExitCode.success)
+        #expect(r.out.contains("81 Amount, Authorised (Binary) [1] FF = malformed"))
+        #expect(r.out.contains("5F2A Transaction Currency Code [10] 10000000000000000000 = malformed (expected a 3-digit BCD code)"))
+
+        let four = await runCLI(["tlv", "decode", "--json", "81040000 00FF 5F2A0A10000000000000000000"])
+        #expect(four.status == ExitCode.success)
+        let nodes = try #require(try JSONSerialization.jsonObject(with: Data(four.out.utf8)) as? [[String: Any]])
+        let decoded = try #require(nodes.first?["decoded"] as? [String: Any])
+        #expect(decoded["text"] as? String == "2.55 (currency code 5F2A malformed; 2 decimals assumed)")
+        #expect((decoded["fields"] as? [String: Any])?["currencyMalformed"] as? Bool == true)
+    }
+}

@@ -153,16 +153,12 @@ struct TraceReplayer: Sendable {
     }
 
     func replay(_ trace: APDUTrace, file: String) async -> ReplayResult {
-        let recorded = trace.terminalData
-        var configuration = TerminalConfiguration.default
-        if let c = recorded[.transactionCurrencyCode].flatMap(BCD.value) { configuration.currencyCode = UInt16(c) }
-        if let c = recorded[.terminalCountryCode].flatMap(BCD.value) { configuration.countryCode = UInt16(c) }
-        let recordedAmount = recorded[.amountAuthorised].flatMap(BCD.value)
-        let transaction = Transaction(amount: amount ?? min(recordedAmount ?? 1000, 999_999_999_999))
-        let mode = self.mode ?? TraceMatching.declared(by: trace).mode
-        let matching = TraceMatching(mode: mode, overridesAmount: amount != nil)
-        let channel = TraceReplayChannel(trace: trace, matching: matching, paced: paced)
-        let reader = EMVReader(configuration: configuration)
+        // The recorded amount, currency, country and matching mode: one rule, TraceReplaySetup's.
+        let setup = TraceReplaySetup(trace: trace, mode: self.mode, amount: amount)
+        let mode = setup.matching.mode
+        let transaction = setup.transaction
+        let channel = TraceReplayChannel(trace: trace, matching: setup.matching, paced: paced)
+        let reader = EMVReader(configuration: setup.configuration)
         var result = ReplayResult(file: file, passed: false, played: 0, total: 0, mode: mode)
         let endedOnRecordedEvent: Bool
         do throws(KernelError) {
