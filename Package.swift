@@ -74,7 +74,7 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "TapemuCLITests", dependencies: ["tapemu", "PaymentGateway", "VirtualCard"],
+        .testTarget(name: "TapemuCLITests", dependencies: ["tapemu", "PaymentGateway", "VirtualCard", "CardChannel"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapToPayTests",
                     dependencies: ["TapToPay", "PaymentGateway", "EMVKernel", "CardChannel", "VirtualCard"],

@@ -20,6 +20,7 @@ enum CommandRegistry {
             TraceImportCommand.self,
             TraceShowCommand.self,
             ReadersCommand.self,
+            TransmitCommand.self,
             EmulateCommand.self,
             BenchCommand.self,
         ]

@@ -112,7 +112,8 @@ enum APDUExplainer {
         }
     }
 
-    static func isSecret(_ c: CommandAPDU) -> Bool { c.instructionCode == 0x20 }
+    /// VERIFY and CHANGE REFERENCE DATA carry PIN blocks: their data is never shown.
+    static func isSecret(_ c: CommandAPDU) -> Bool { c.instructionCode == 0x20 || c.instructionCode == 0x24 }
 
     /// Command data that is not TLV, as hex: GENERATE AC's CDOL data (terminal values: amounts,
     /// dates, never card data) as it is, anything else with its digit runs masked, as a PAN
