@@ -7,6 +7,8 @@ enum CommandRegistry {
             APDUDecodeCommand.self,
             ReadCommand.self,
             CardsCommand.self,
+            CardsShowCommand.self,
+            CardsSchemaCommand.self,
             PayCommand.self,
             ChargesCommand.self,
             GatewayTriggersCommand.self,
