@@ -64,6 +64,14 @@ extension PCSCIntegrationTests {
             #expect(r.status == 69, "\(args): \(r)")
             #expect(r.stderr.contains("SCARD_E_NO_SERVICE") && r.stderr.contains("pcscd"), "\(args)")
         }
+        // --json: the failure is one more line of the stream.
+        let json = try await runProgram(tapemu, ["readers", "--watch", "--json"], environment: env)
+        #expect(json.status == 69)
+        let lines = json.stdout.split(separator: "\n")
+        #expect(lines.count == 1)
+        let line = try Self.jsonLine(lines.first.map(String.init))
+        #expect(line["event"] as? String == "error")
+        #expect((line["error"] as? [String: Any])?["exitCode"] as? Int == 69)
     }
 
 }

@@ -24,14 +24,16 @@ struct ReadersCommand: TapemuCommand {
             change (SCardGetStatusChange, readers plugged in or out included); nothing is polled. \
             With --json each line is one JSON object: `event` (`initial` for the first view of a \
             reader, then `readerAdded`, `readerRemoved`, `cardInserted`, `cardRemoved`, \
-            `cardMute`), `time`, and the reader's fields as without --watch. Ctrl-C (SIGINT) or \
+            `cardMute`; `error` with `exitCode` and `message` when the watch fails), `time`, and the \
+            reader's fields as without --watch. Ctrl-C (SIGINT) or \
             SIGTERM ends the watch, exit 0; so does the n-th event with --events n.
             """,
         options: [
             OptionHelp("--watch", "Follow reader and card events until Ctrl-C, one line each (as pcsc_scan)."),
             OptionHelp("--reader <name>", "With --watch: only this reader (name, unique part of it, or index)."),
             OptionHelp("--events <n>", "With --watch: stop after n events (the first view does not count)."),
-        ] + OutputOptions.help,
+            OptionHelp("--json", "Print one JSON document on stdout instead of text; with --watch, one JSON object a line."),
+        ],
         exitCodes: [(ExitCode.unavailable, "the PC/SC service (pcscd) is not running or stopped, or no reader matches --reader")])
 
     var output: OutputOptions

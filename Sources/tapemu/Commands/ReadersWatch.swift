@@ -24,6 +24,15 @@ extension ReadersCommand {
         case .failure(let error as CardChannelError) where error.code == .cancelled:
             return ExitCode.success
         case .failure(let error):
+            // With --json the failure is a line of the stream too, not a document after it.
+            if output.json {
+                let (code, message) = (error as? CommandFailure).map { ($0.exitCode, $0.message) } ?? (ExitCode.failure, "\(error)")
+                console.print(try JSONOutput.line(JSONValue.object([
+                    "event": .string("error"),
+                    "time": .string(Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))),
+                    "error": .object(["exitCode": .int(Int(code)), "message": .string(message)]),
+                ])))
+            }
             throw error
         }
     }

@@ -26,7 +26,7 @@ struct TransmitCommand: TapemuCommand {
             card's answers as they came (as scriptor does). A status word other than 9000 is an \
             answer, not a failure: the script goes on and the exit status stays 0.
             PANs are masked (first 6 and last 4 digits) everywhere, --raw included, and PIN \
-            blocks (VERIFY) are not shown. The default card is the virtual card visa-qvsdc; \
+            blocks (VERIFY, CHANGE REFERENCE DATA) are not shown. The default card is the virtual card visa-qvsdc; \
             `reset` on a virtual card powers it on again (its ATC goes on), on a trace it starts \
             the trace again.
             """,
@@ -44,7 +44,7 @@ struct TransmitCommand: TapemuCommand {
             (ExitCode.dataError, "a script line is not an APDU (bad hex, not a command), the --card or --trace file is not valid, or the trace expected another command"),
             (ExitCode.noInput, "the script file cannot be read"),
             (ExitCode.unavailable, "no such reader, or the PC/SC service (pcscd) is not running"),
-            (ExitCode.ioError, "the reader failed to exchange with the card"),
+            (ExitCode.ioError, "the reader failed to exchange with the card, or stdin cannot be read"),
             (ExitCode.temporaryFailure, "no card came within --wait, the card was removed, or it did not answer within --apdu-timeout"),
         ])
 
