@@ -103,6 +103,13 @@ public final class CardSession: Sendable {
         return ResponseAPDU(data: data, statusWord: response.statusWord)
     }
 
+    /// Sends `command` once and returns the card's response as it came: a 61xx or 6Cxx is not
+    /// followed up (`tapemu transmit --no-auto-response` shows the card's own answers). Timed,
+    /// kept within the APDU deadline and logged like ``send(_:)``.
+    public func sendAsIs(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
+        try await exchange(command)
+    }
+
     /// One timed exchange on the wire, within the APDU deadline, logged. A channel that answers
     /// on the spot (``ImmediateCardChannel``) is not raced against the deadline: only an answer
     /// that needs waiting is; a ``DeadlineCardChannel`` keeps the deadline itself.

@@ -27,7 +27,9 @@ extension CardProfile {
         } catch {
             throw VirtualCardError(.malformedJSON, "\(source): not JSON")
         }
-        try profile.validate()
+        if let (path, reason) = profile.firstInconsistency() {
+            throw VirtualCardError(.inconsistentProfile, "\(source): \(path): \(reason)")
+        }
         return profile
     }
 
@@ -67,107 +69,139 @@ extension CardProfile {
     }
 
     /// Checks the profile makes a card: sizes, DOLs, AFL against the records, PANs (Luhn, and
-    /// the same in 5A and 57), behaviour numbers. Throws `.inconsistentProfile` naming the field.
+    /// the same in 5A and 57), behaviour numbers. Throws `.inconsistentProfile` naming the field
+    /// by its JSON path: `profile 'mine': applications[0].records[2].objects[1].hex: …`.
     public func validate() throws(VirtualCardError) {
-        func fail(_ reason: String) -> VirtualCardError {
-            VirtualCardError(.inconsistentProfile, "profile '\(name)': \(reason)")
+        if let (path, reason) = firstInconsistency() {
+            throw VirtualCardError(.inconsistentProfile, "profile '\(name)': \(path): \(reason)")
         }
-        guard !name.isEmpty, !name.contains(where: \.isWhitespace) else { throw fail("the name is empty or has spaces") }
+    }
+
+    /// The first field that does not make a card: its JSON path and what is wrong.
+    func firstInconsistency() -> (path: String, reason: String)? {
+        guard !name.isEmpty, !name.contains(where: \.isWhitespace) else { return ("name", "the name is empty or has spaces") }
         guard issuerMasterKey.count == 16 else {
-            throw fail("issuerMasterKey has \(issuerMasterKey.count) bytes; a double-length 3DES key has 16")
+            return ("issuerMasterKey", "\(issuerMasterKey.count) bytes; a double-length 3DES key has 16")
         }
-        guard atrHistoricalBytes.count <= 15 else { throw fail("an ATR holds at most 15 historical bytes") }
-        guard !applications.isEmpty else { throw fail("no applications") }
+        guard atrHistoricalBytes.count <= 15 else { return ("atrHistoricalBytes", "an ATR holds at most 15 historical bytes") }
+        guard !applications.isEmpty else { return ("applications", "no applications") }
         var aids = Set<[UInt8]>()
         for (index, app) in applications.enumerated() {
-            let where_ = "application \(index + 1) (\(Hex.encode(app.aid)))"
-            guard (5...16).contains(app.aid.count) else { throw fail("\(where_): an AID has 5 to 16 bytes") }
-            guard aids.insert(app.aid).inserted else { throw fail("\(where_): the AID appears twice") }
+            let at = "applications[\(index)]"
+            guard (5...16).contains(app.aid.count) else { return ("\(at).aid", "an AID has 5 to 16 bytes") }
+            guard aids.insert(app.aid).inserted else { return ("\(at).aid", "the AID \(Hex.encode(app.aid)) appears twice") }
             guard (1...16).contains(app.label.utf8.count), app.label.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
-                throw fail("\(where_): the label has 1 to 16 printable ASCII characters")
+                return ("\(at).label", "the label has 1 to 16 printable ASCII characters")
             }
             if let name = app.preferredName, !(1...16).contains(name.utf8.count) {
-                throw fail("\(where_): the preferred name has 1 to 16 characters")
+                return ("\(at).preferredName", "the preferred name has 1 to 16 characters")
             }
             if let k = app.kernelIdentifier, !(1...8).contains(k.count) {
-                throw fail("\(where_): a kernel identifier has 1 to 8 bytes")
+                return ("\(at).kernelIdentifier", "a kernel identifier has 1 to 8 bytes")
             }
             if let e = app.extendedSelection, e.isEmpty || app.aid.count + e.count > 16 {
-                throw fail("\(where_): the extended selection has 1 byte or more, and with the AID at most 16")
+                return ("\(at).extendedSelection", "the extended selection has 1 byte or more, and with the AID at most 16")
             }
             if let lang = app.languagePreference,
                lang.isEmpty || lang.utf8.count % 2 != 0 || lang.utf8.count > 8 || !lang.allSatisfy(\.isASCII) {
-                throw fail("\(where_): the language preference is 1 to 4 two-letter codes")
+                return ("\(at).languagePreference", "the language preference is 1 to 4 two-letter codes")
             }
-            guard app.aip.count == 2 else { throw fail("\(where_): the AIP has 2 bytes") }
+            guard app.aip.count == 2 else { return ("\(at).aip", "the AIP has 2 bytes") }
             let pdol: DataObjectList
-            do { pdol = try DataObjectList(bytes: app.pdol) } catch { throw fail("\(where_): PDOL: \(error.reason)") }
-            guard pdol.dataLength <= 252 else { throw fail("\(where_): the PDOL asks for more than 252 bytes") }
+            do { pdol = try DataObjectList(bytes: app.pdol) } catch { return ("\(at).pdol", "PDOL: \(error.reason)") }
+            guard pdol.dataLength <= 252 else { return ("\(at).pdol", "the PDOL asks for more than 252 bytes") }
             let cdol: DataObjectList
-            do { cdol = try DataObjectList(bytes: app.cdol1) } catch { throw fail("\(where_): CDOL1: \(error.reason)") }
-            guard cdol.dataLength <= 255 else { throw fail("\(where_): CDOL1 asks for more than 255 bytes") }
+            do { cdol = try DataObjectList(bytes: app.cdol1) } catch { return ("\(at).cdol1", "CDOL1: \(error.reason)") }
+            guard cdol.dataLength <= 255 else { return ("\(at).cdol1", "CDOL1 asks for more than 255 bytes") }
             switch app.cryptogram {
             case .generateAC:
-                guard !app.cdol1.isEmpty else { throw fail("\(where_): a GENERATE AC application needs a CDOL1") }
+                guard !app.cdol1.isEmpty else { return ("\(at).cdol1", "a GENERATE AC application needs a CDOL1") }
             case .getProcessingOptions:
                 guard app.gpoFormat == .format2 else {
-                    throw fail("\(where_): a cryptogram in the GPO answer needs format 2")
+                    return ("\(at).gpoFormat", "a cryptogram in the GPO answer needs format 2")
                 }
             }
             if let ctq = app.cardTransactionQualifiersWhenCVMRequired, ctq.count != 2 {
-                throw fail("\(where_): card transaction qualifiers have 2 bytes")
+                return ("\(at).cardTransactionQualifiersWhenCVMRequired", "card transaction qualifiers have 2 bytes")
             }
-            guard app.pan.isLuhnValid else { throw fail("\(where_): the PAN \(app.pan) fails the Luhn check") }
-            guard app.panSequenceNumber <= 99 else { throw fail("\(where_): the PAN sequence number is 0 to 99") }
-            guard app.issuerApplicationData.count <= 32 else { throw fail("\(where_): the IAD has at most 32 bytes") }
+            guard app.pan.isLuhnValid else { return ("\(at).pan", "the PAN \(app.pan) fails the Luhn check") }
+            guard app.panSequenceNumber <= 99 else { return ("\(at).panSequenceNumber", "the PAN sequence number is 0 to 99") }
+            guard app.issuerApplicationData.count <= 32 else {
+                return ("\(at).issuerApplicationData", "the IAD has at most 32 bytes")
+            }
             var keys = Set<[UInt8]>()
-            for record in app.records {
-                guard (1...30).contains(record.sfi) else { throw fail("\(where_): record SFI \(record.sfi) is not 1 to 30") }
-                guard record.number >= 1 else { throw fail("\(where_): record number 0 in SFI \(record.sfi)") }
+            for (r, record) in app.records.enumerated() {
+                let rat = "\(at).records[\(r)]"
+                guard (1...30).contains(record.sfi) else { return ("\(rat).sfi", "SFI \(record.sfi) is not 1 to 30") }
+                guard record.number >= 1 else { return ("\(rat).record", "record number 0 (records count from 1)") }
                 guard keys.insert([record.sfi, record.number]).inserted else {
-                    throw fail("\(where_): SFI \(record.sfi) record \(record.number) appears twice")
+                    return (rat, "SFI \(record.sfi) record \(record.number) appears twice")
                 }
                 guard record.encoded.count <= 256 - 2 else {
-                    throw fail("\(where_): SFI \(record.sfi) record \(record.number) is longer than a short response")
+                    return (rat, "SFI \(record.sfi) record \(record.number) is longer than a short response")
                 }
             }
             guard app.afl.count % 4 == 0, app.afl.count <= 252 else {
-                throw fail("\(where_): the AFL is 4 bytes per entry")
+                return ("\(at).afl", "the AFL is 4 bytes per entry")
             }
             for start in stride(from: 0, to: app.afl.count, by: 4) {
                 let sfi = app.afl[start] >> 3, first = app.afl[start + 1], last = app.afl[start + 2]
                 let oda = app.afl[start + 3]
+                let entry = "AFL entry \(start / 4 + 1) (\(Hex.encode(app.afl[start..<(start + 4)])))"
                 guard app.afl[start] & 0x07 == 0, (1...30).contains(sfi), first >= 1, last >= first,
                       Int(oda) <= Int(last) - Int(first) + 1 else {
-                    throw fail("\(where_): AFL entry \(Hex.encode(app.afl[start..<(start + 4)])) is malformed")
+                    return ("\(at).afl", "\(entry) is malformed")
                 }
                 for n in first...last where app.record(sfi: sfi, number: n) == nil {
-                    throw fail("\(where_): the AFL names SFI \(sfi) record \(n), which the card does not have")
+                    return ("\(at).afl", "\(entry) names SFI \(sfi) record \(n), which the card does not have")
                 }
             }
             // The PAN in 5A and 57, wherever they are, is the one the keys belong to.
-            let objects = app.records.flatMap { $0.raw == nil ? $0.objects.map(\.tlv) : [] } + app.gpoObjects.map(\.tlv)
-            for node in objects.flattened {
-                if node.tag == .pan {
-                    guard let p = try? PAN(bcd: node.value), p == app.pan else {
-                        throw fail("\(where_): the PAN in 5A differs from the application's PAN")
-                    }
-                } else if node.tag == .track2EquivalentData {
-                    guard let t = try? Track2(bytes: node.value), t.pan == app.pan else {
-                        throw fail("\(where_): the PAN in track 2 (57) differs from the application's PAN")
-                    }
+            var placed: [(path: String, object: CardDataObject)] = []
+            for (r, record) in app.records.enumerated() where record.raw == nil {
+                placed += record.objects.enumerated().map { ("\(at).records[\(r)].objects[\($0.offset)]", $0.element) }
+            }
+            placed += app.gpoObjects.enumerated().map { ("\(at).gpoObjects[\($0.offset)]", $0.element) }
+            for (path, object) in placed {
+                if let problem = Self.panMismatch(in: object, at: path, pan: app.pan) { return problem }
+            }
+        }
+        if let n = behaviour.tearAfterExchange, n < 0 { return ("behaviour.tearAfterExchange", "negative") }
+        if let n = behaviour.muteAtExchange, n < 1 { return ("behaviour.muteAtExchange", "exchanges count from 1") }
+        guard behaviour.cardTime >= .zero else { return ("behaviour.cardTimeMs", "a card time is negative") }
+        guard behaviour.cardTimeByInstruction.values.allSatisfy({ $0 >= .zero }) else {
+            return ("behaviour.cardTimeMsByInstruction", "a card time is negative")
+        }
+        for (i, script) in behaviour.scriptedResponses.enumerated() {
+            guard !script.commandPrefix.isEmpty, script.response.count >= 2 else {
+                return ("behaviour.scriptedResponses[\(i)]", "a scripted response needs a command prefix and at least SW1 SW2")
+            }
+        }
+        return nil
+    }
+
+    /// Where `object` (at JSON path `path`), or an object inside it, holds a PAN in 5A or track 2
+    /// (57) other than `pan`.
+    private static func panMismatch(in object: CardDataObject, at path: String, pan: PAN) -> (path: String, reason: String)? {
+        if let children = object.children {
+            for (i, child) in children.enumerated() {
+                if let problem = panMismatch(in: child, at: "\(path).objects[\(i)]", pan: pan) { return problem }
+            }
+            return nil
+        }
+        // A primitive, or a constructed object given as hex: look inside its bytes.
+        let field = "\(path).hex"
+        for node in [object.tlv].flattened {
+            if node.tag == .pan {
+                guard let p = try? PAN(bcd: node.value), p == pan else {
+                    return (field, "the PAN in 5A differs from the application's PAN")
+                }
+            } else if node.tag == .track2EquivalentData {
+                guard let t = try? Track2(bytes: node.value), t.pan == pan else {
+                    return (field, "the PAN in track 2 (57) differs from the application's PAN")
                 }
             }
         }
-        if let n = behaviour.tearAfterExchange, n < 0 { throw fail("tearAfterExchange is negative") }
-        if let n = behaviour.muteAtExchange, n < 1 { throw fail("muteAtExchange counts from 1") }
-        guard behaviour.cardTime >= .zero, behaviour.cardTimeByInstruction.values.allSatisfy({ $0 >= .zero }) else {
-            throw fail("a card time is negative")
-        }
-        for script in behaviour.scriptedResponses {
-            guard !script.commandPrefix.isEmpty, script.response.count >= 2 else {
-                throw fail("a scripted response needs a command prefix and at least SW1 SW2")
-            }
-        }
+        return nil
     }
 }

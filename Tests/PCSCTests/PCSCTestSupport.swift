@@ -188,22 +188,56 @@ final class ChildProcess: @unchecked Sendable {
     // Process is not Sendable; this wrapper only touches it from one task at a time.
     private let process = Process()
     private let output = Pipe(), errors = Pipe()
+    /// With `streamingLines`: stdout line by line as the child writes it, and all of it.
+    let lines: AsyncStream<String>
+    private let linesContinuation: AsyncStream<String>.Continuation
+    private let streamed: (done: Task<String, Never>, streaming: Bool)
 
-    init(_ path: String, _ arguments: [String]) throws {
+    /// Starts `path` with `arguments`. With `streamingLines`, ``lines`` yields each line of
+    /// stdout as soon as it is written (for a child that reports events while it runs).
+    init(_ path: String, _ arguments: [String], streamingLines: Bool = false) throws {
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
+        (lines, linesContinuation) = AsyncStream.makeStream(of: String.self)
         try process.run()
+        let reader = output.fileHandleForReading, continuation = linesContinuation
+        streamed = (Task {
+            guard streamingLines else { return "" }
+            return await onThread {
+                var all = [UInt8](), pending = [UInt8]()
+                while true {
+                    let chunk = reader.availableData   // blocks until data or end of file
+                    if chunk.isEmpty { break }
+                    all += chunk
+                    pending += chunk
+                    while let nl = pending.firstIndex(of: 0x0A) {
+                        continuation.yield(String(decoding: pending[..<nl], as: UTF8.self))
+                        pending.removeSubrange(...nl)
+                    }
+                }
+                continuation.finish()
+                return String(decoding: all, as: UTF8.self)
+            }
+        }, streamingLines)
     }
 
     func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
 
+    /// The next line of stdout (with `streamingLines`), or nil when stdout ended.
+    func nextLine() async -> String? {
+        var iterator = lines.makeAsyncIterator()
+        return await iterator.next()
+    }
+
     /// Waits for the process to end; its status and output.
     func finish() async -> (status: Int32, stdout: String, stderr: String) {
-        await onThread { [self] in
-            let out = output.fileHandleForReading.readDataToEndOfFile()
+        let streaming = streamed.streaming
+        let streamedOut = await streamed.done.value
+        return await onThread { [self] in
+            let out = streaming ? Data(streamedOut.utf8) : output.fileHandleForReading.readDataToEndOfFile()
             let err = errors.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))

@@ -6,6 +6,8 @@
 struct Arguments: Sendable {
     private var tokens: [String]
     private var afterDashDash: [String]
+    /// Every option and flag name the command asked for, for "did you mean" in ``finish()``.
+    private(set) var askedFor: [String] = []
 
     init(_ arguments: [String]) {
         if let i = arguments.firstIndex(of: "--") {
@@ -22,6 +24,7 @@ struct Arguments: Sendable {
 
     /// Whether any of `names` was given (every occurrence is consumed).
     mutating func flag(_ names: String...) -> Bool {
+        askedFor += names
         var seen = false
         tokens.removeAll { token in
             if names.contains(token) { seen = true; return true }
@@ -52,6 +55,7 @@ struct Arguments: Sendable {
     }
 
     private mutating func takeOption(_ names: [String], valueName: String) throws(UsageError) -> [String] {
+        askedFor += names
         var values: [String] = []
         var kept: [String] = []
         var i = 0
@@ -108,11 +112,15 @@ struct Arguments: Sendable {
         return out
     }
 
+    /// The tokens not consumed so far (before `--`).
+    var leftover: [String] { tokens }
+
     /// Reports anything not consumed: an unknown option or an unexpected argument.
     func finish() throws(UsageError) {
         if let t = tokens.first(where: Self.isOptionLike) {
             let name = t.split(separator: "=", maxSplits: 1).first.map(String.init) ?? t
-            throw UsageError("unknown option \(name)")
+            let hint = Suggestion.phrase(for: name, among: askedFor.filter { $0.hasPrefix("-") }).map { "; \($0)" } ?? ""
+            throw UsageError("unknown option \(name)\(hint)")
         }
         if let t = tokens.first ?? afterDashDash.first {
             throw UsageError("unexpected argument '\(t)'")

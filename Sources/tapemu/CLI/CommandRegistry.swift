@@ -7,6 +7,8 @@ enum CommandRegistry {
             APDUDecodeCommand.self,
             ReadCommand.self,
             CardsCommand.self,
+            CardsShowCommand.self,
+            CardsSchemaCommand.self,
             PayCommand.self,
             ChargesCommand.self,
             GatewayTriggersCommand.self,
@@ -20,6 +22,7 @@ enum CommandRegistry {
             TraceImportCommand.self,
             TraceShowCommand.self,
             ReadersCommand.self,
+            TransmitCommand.self,
             EmulateCommand.self,
             BenchCommand.self,
         ]

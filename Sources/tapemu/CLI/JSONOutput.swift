@@ -34,6 +34,13 @@ enum JSONOutput {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// `value` as one line (keys sorted): for a stream of JSON objects, one per line.
+    static func line(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
     /// Prints the document for `value` on the console's stdout.
     static func print(_ value: some Encodable, to console: Console) throws {
         console.print(try render(value))

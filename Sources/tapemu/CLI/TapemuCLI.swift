@@ -60,13 +60,15 @@ enum TapemuCLI {
             }
             return code
         }
+        var arguments = Arguments(rest)
         do {
-            var arguments = Arguments(rest)
             let parsed = try command.init(arguments: &arguments)
             try parsed.validate()
             return try await parsed.run(json ? tracked : console)
         } catch let error as UsageError {
-            console.printError("tapemu: \(error.reason)")
+            let reason = arguments.mistypedOption(documented: command.configuration.optionNames)
+                ?? mistypedSubcommand(rest, of: command, in: commands) ?? error.reason
+            console.printError("tapemu: \(reason)")
             console.printError("Usage: \(command.configuration.usageLine)")
             console.printError("See 'tapemu help \(command.configuration.commandName)'.")
             if json, !wroteOut.withLock({ $0 }) {
@@ -104,14 +106,32 @@ enum TapemuCLI {
                 }
                 console.printError("tapemu: '\(args[0])' needs a subcommand")
             } else {
-                console.printError("tapemu: unknown command '\(args[0]) \(args[1])'")
+                let names = group.compactMap { $0.configuration.words.dropFirst().first }
+                let hint = Suggestion.phrase(for: args[1], among: names, group: [args[0]]).map { "; \($0)" } ?? ""
+                console.printError("tapemu: unknown command '\(args[0]) \(args[1])'\(hint)")
             }
             console.printError(groupHelp(args[0], group))
             return ExitCode.usage
         }
-        console.printError("tapemu: unknown command '\(args[0])'")
+        let names = commands.compactMap { $0.configuration.words.first } + ["help"]
+        let hint = Suggestion.phrase(for: args[0], among: names).map { "; \($0)" } ?? ""
+        console.printError("tapemu: unknown command '\(args[0])'\(hint)")
         console.printError("See 'tapemu --help' for the list of commands.")
         return ExitCode.usage
+    }
+
+    /// `tapemu cards shw`: `cards` took `shw` as an argument; when it is close to a subcommand
+    /// of `cards`, the reason to give instead.
+    private static func mistypedSubcommand(_ rest: [String], of command: any TapemuCommand.Type,
+                                           in commands: [any TapemuCommand.Type]) -> String? {
+        let words = command.configuration.words
+        guard let typed = rest.first, !Arguments.isOptionLike(typed) else { return nil }
+        let subcommands = commands.compactMap { c -> String? in
+            let w = c.configuration.words
+            return w.count == words.count + 1 && Array(w.prefix(words.count)) == words ? w.last : nil
+        }
+        guard let phrase = Suggestion.phrase(for: typed, among: subcommands, group: words) else { return nil }
+        return "unknown command '\((words + [typed]).joined(separator: " "))'; \(phrase)"
     }
 
     private static func help(_ words: [String], console: Console, commands: [any TapemuCommand.Type]) -> Int32 {
@@ -132,7 +152,9 @@ enum TapemuCLI {
             console.write(groupHelp(words[0], group))
             return ExitCode.success
         }
-        console.printError("tapemu: no help for unknown command '\(words.joined(separator: " "))'")
+        let names = commands.map { $0.configuration.commandName }
+        let hint = Suggestion.phrase(for: words.joined(separator: " "), among: names).map { "; \($0)" } ?? ""
+        console.printError("tapemu: no help for unknown command '\(words.joined(separator: " "))'\(hint)")
         console.printError("See 'tapemu --help' for the list of commands.")
         return ExitCode.usage
     }

@@ -114,7 +114,8 @@ enum APDUExplainer {
         }
     }
 
-    static func isSecret(_ c: CommandAPDU) -> Bool { c.instructionCode == 0x20 }
+    /// VERIFY and CHANGE REFERENCE DATA carry PIN blocks: their data is never shown.
+    static func isSecret(_ c: CommandAPDU) -> Bool { c.instructionCode == 0x20 || c.instructionCode == 0x24 }
 
     /// Command data that is not TLV, as hex, with any PAN in it masked (``SensitiveData``).
     static func plainData(_ c: CommandAPDU) -> String {

@@ -194,7 +194,7 @@ private final class EmulationLog: Sendable {
 }
 
 /// SIGINT and SIGTERM run `handler` (cancel the serving task) instead of killing the process.
-private final class SignalTrap: Sendable {
+final class SignalTrap: Sendable {
     /// A dispatch source is thread-safe to cancel; it is not marked Sendable.
     private struct Source: @unchecked Sendable { let source: any DispatchSourceSignal }
     private let sources: [Source]

@@ -112,20 +112,26 @@ struct GatewayTokenCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway token",
         abstract: "Issue a token for prepare(token:) from the embedded gateway.",
-        usage: "[--account <id>] [--live] [--ttl <duration>] [--data-dir <dir>]",
+        usage: "[--account <id>] [--live] [--ttl <duration>] [--data-dir <dir>] [--json]",
+        discussion: """
+            Prints the token. With --json: `token`, `accountId`, `mode` (test or live), \
+            `issuedAt`, `expiresAt` (ISO 8601) and `tokenId`.
+            """,
         options: [
             OptionHelp("--account <id>", "The merchant account (default acct_tapemu_test)."),
             OptionHelp("--live", "A live-mode token (default test)."),
             OptionHelp("--ttl <duration>", "How long it stays valid (default 1h)."),
-        ] + GatewayOptions.help,
+        ] + GatewayOptions.help + OutputOptions.help,
         exitCodes: GatewayOptions.exitCodes)
 
     var account: String
     var live: Bool
     var ttl: Duration
     var gateway: GatewayOptions
+    var output: OutputOptions
 
     init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
         gateway = try GatewayOptions(arguments: &arguments)
         account = try arguments.option("--account", valueName: "<id>") ?? "acct_tapemu_test"
         live = arguments.flag("--live")
@@ -152,7 +158,21 @@ struct GatewayTokenCommand: TapemuCommand {
         } catch {
             throw gateway.failure(error, doing: "cannot open the gateway ledger")
         }
-        console.print(gw.issueToken(accountId: account, mode: live ? .live : .test, ttl: ttl))
+        let token = gw.issueToken(accountId: account, mode: live ? .live : .test, ttl: ttl)
+        guard output.json else {
+            console.print(token)
+            return ExitCode.success
+        }
+        // The claims as the gateway reads them back: what prepare(token:) will see.
+        guard case .valid(let claims) = try await gw.validateToken(token) else {
+            throw CommandFailure(exitCode: ExitCode.software, "the gateway does not accept the token it just issued")
+        }
+        let iso = Date.ISO8601FormatStyle()
+        try JSONOutput.print(JSONValue.object([
+            "token": .string(token), "accountId": .string(claims.accountId), "mode": .string(claims.mode.rawValue),
+            "issuedAt": .string(claims.issuedAt.formatted(iso)), "expiresAt": .string(claims.expiresAt.formatted(iso)),
+            "tokenId": .string(claims.tokenId),
+        ]), to: console)
         return ExitCode.success
     }
 }

@@ -7,8 +7,8 @@ import PCSC
 struct ReadersCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "readers",
-        abstract: "List the PC/SC readers with their state, card presence and ATR.",
-        usage: "[--json]",
+        abstract: "List the PC/SC readers with their state, card presence and ATR; --watch follows their events.",
+        usage: "[--watch [--reader <name>] [--events <n>]] [--json]",
         discussion: """
             Asks pcscd for its readers and the state of each: whether a card is present, held \
             exclusively by another program, in use, mute (no answer to reset) or unavailable, and \
@@ -18,18 +18,46 @@ struct ReadersCommand: TapemuCommand {
             whose name says PICC, Contactless or CL are the contactless interface.
             vsmartcard-vpcd's readers are `Virtual PCD 00 00`, `Virtual PCD 00 01`: `tapemu \
             emulate` puts a virtual card in them.
+            With --watch (what `pcsc_scan` does): one line for each reader as it is, then one line \
+            per event as it happens — reader added, reader removed, card inserted (with its ATR and \
+            what the ATR says), card removed, card mute — each with the time. pcscd tells of every \
+            change (SCardGetStatusChange, readers plugged in or out included); nothing is polled. \
+            With --json each line is one JSON object: `event` (`initial` for the first view of a \
+            reader, then `readerAdded`, `readerRemoved`, `cardInserted`, `cardRemoved`, \
+            `cardMute`; `error` with `exitCode` and `message` when the watch fails), `time`, and the \
+            reader's fields as without --watch. Ctrl-C (SIGINT) or \
+            SIGTERM ends the watch, exit 0; so does the n-th event with --events n.
             """,
-        options: OutputOptions.help,
-        exitCodes: [(ExitCode.unavailable, "the PC/SC service (pcscd) is not running")])
+        options: [
+            OptionHelp("--watch", "Follow reader and card events until Ctrl-C, one line each (as pcsc_scan)."),
+            OptionHelp("--reader <name>", "With --watch: only this reader (name, unique part of it, or index)."),
+            OptionHelp("--events <n>", "With --watch: stop after n events (the first view does not count)."),
+            OptionHelp("--json", "Print one JSON document on stdout instead of text; with --watch, one JSON object a line."),
+        ],
+        exitCodes: [(ExitCode.unavailable, "the PC/SC service (pcscd) is not running or stopped, or no reader matches --reader")])
 
     var output: OutputOptions
+    var watch: Bool
+    var reader: String?
+    var events: Int?
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
+        watch = arguments.flag("--watch")
+        reader = try arguments.option("--reader", valueName: "<name>")
+        events = try arguments.option("--events", valueName: "<n>") { v throws(UsageError) in
+            try Parse.integer(v, option: "--events", in: 1...1_000_000)
+        }
         try arguments.finish()
     }
 
+    func validate() throws(UsageError) {
+        if !watch, reader != nil { throw UsageError("--reader only goes with --watch (the list shows every reader)") }
+        if !watch, events != nil { throw UsageError("--events only goes with --watch") }
+    }
+
     func run(_ console: Console) async throws -> Int32 {
+        if watch { return try await runWatch(console) }
         let report: [ReaderReport]
         do {
             report = try await PCSC.readerReport()

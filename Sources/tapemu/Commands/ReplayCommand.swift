@@ -10,7 +10,7 @@ struct ReplayCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
         abstract: "Run the EMV kernel against recorded traces and report pass or the divergence for each.",
-        usage: "[--mode strict|masked|structural] [--paced] [--amount <cents>] [--json] <file|dir>...",
+        usage: "[--mode strict|masked|structural] [--paced] [--apdu-timeout <duration>] [--amount <cents>] [--json] <file|dir>...",
         discussion: """
             Each trace plays the card: every command the kernel sends is matched against the next \
             recorded one. A trace passes when the kernel's run follows it to its end (or to a \
@@ -22,12 +22,15 @@ struct ReplayCommand: TapemuCommand {
             through the card's PDOL/CDOL), so own recordings match in masked mode. Captures of \
             other terminals (other TTQ, merchant data) need structural matching: a trace may say \
             so itself with an `@match structural` header, which --mode overrides.
+            Each APDU may take --apdu-timeout (default 2s, as `tapemu read`): a paced replay of a \
+            card that took longer (a trace recorded with `read --apdu-timeout 5s`) needs as much.
             Ends with a line `N passed, N failed`.
             """,
         options: [
             OptionHelp("<file|dir>...", "Traces, or directories holding .apdu traces."),
             OptionHelp("--mode <mode>", "strict (byte for byte), masked (default, or the trace's @match: ignore unpredictable number, date, time), structural (same instruction, P1/P2 and lengths)."),
             OptionHelp("--paced", "Reproduce the recorded card timing (default: as fast as possible)."),
+            OptionHelp("--apdu-timeout <duration>", "How long one APDU may take (default 2s); a paced replay waits the recorded card time."),
             OptionHelp("--amount <cents>", "Run with this amount instead of the recorded one; masked then ignores amount and currency."),
         ] + OutputOptions.help,
         exitCodes: [(ExitCode.failure, "at least one trace failed"),
@@ -36,12 +39,18 @@ struct ReplayCommand: TapemuCommand {
     var paths: [String]
     var mode: TraceMatchMode?
     var paced: Bool
+    var apduTimeout: Duration
     var amount: UInt64?
     var output: OutputOptions
+    /// Where a paced replay's card time and the APDU deadlines run (a ManualClock in tests).
+    var clock: MonotonicClock = .continuous
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
         paced = arguments.flag("--paced")
+        apduTimeout = try arguments.option("--apdu-timeout", valueName: "<duration>") { v throws(UsageError) in
+            try Parse.duration(v, option: "--apdu-timeout")
+        } ?? .seconds(2)
         mode = try arguments.option("--mode", valueName: "<mode>") { v throws(UsageError) in
             guard let m = TraceMatchMode(rawValue: v) else {
                 throw UsageError("--mode is strict, masked or structural, not '\(v)'")
@@ -57,13 +66,15 @@ struct ReplayCommand: TapemuCommand {
 
     func validate() throws(UsageError) {
         guard !paths.isEmpty else { throw UsageError("missing <file|dir>: the traces to replay") }
+        guard apduTimeout > .zero else { throw UsageError("--apdu-timeout must be more than 0") }
     }
 
     func run(_ console: Console) async throws -> Int32 {
         let files = try Self.traceFiles(paths)
         var results: [ReplayResult] = []
         for file in files {
-            let r = await TraceReplayer(mode: mode, paced: paced, amount: amount).replay(file)
+            let r = await TraceReplayer(mode: mode, paced: paced, amount: amount, apduTimeout: apduTimeout, clock: clock)
+                .replay(file)
             results.append(r)
             if !output.json {
                 console.print("\(r.passed ? "PASS" : "FAIL")  \(file)  \(r.summary)")
@@ -141,6 +152,9 @@ struct TraceReplayer: Sendable {
     var mode: TraceMatchMode? = nil
     var paced = false
     var amount: UInt64?
+    /// Each APDU's deadline; a paced card slower than this fails with a timeout.
+    var apduTimeout: Duration = .seconds(2)
+    var clock: MonotonicClock = .continuous
 
     func replay(_ file: String) async -> ReplayResult {
         let trace: APDUTrace
@@ -157,12 +171,12 @@ struct TraceReplayer: Sendable {
         let setup = TraceReplaySetup(trace: trace, mode: self.mode, amount: amount)
         let mode = setup.matching.mode
         let transaction = setup.transaction
-        let channel = TraceReplayChannel(trace: trace, matching: setup.matching, paced: paced)
+        let channel = TraceReplayChannel(trace: trace, matching: setup.matching, paced: paced, clock: clock)
         let reader = EMVReader(configuration: setup.configuration)
         var result = ReplayResult(file: file, passed: false, played: 0, total: 0, mode: mode)
         let endedOnRecordedEvent: Bool
         do throws(KernelError) {
-            let read = try await reader.read(channel: channel, transaction: transaction)
+            let read = try await reader.read(channel: channel, transaction: transaction, apduTimeout: apduTimeout, clock: clock)
             result.outcome = ReplayOutcome.summary(read)
             endedOnRecordedEvent = false
         } catch {
@@ -187,6 +201,10 @@ struct TraceReplayer: Sendable {
         }
         if let expected = trace[header: "outcome"], let got = result.outcome, expected != got {
             result.divergence = "the outcome differs from the recorded one\n  recorded: \(expected)\n  replay:   \(got)"
+            if paced, let slowest = trace.exchanges.compactMap(\.cardTime).max(), slowest >= apduTimeout {
+                result.divergence! += "\n  the trace recorded \(slowest) of card time for one APDU, "
+                    + "over the APDU deadline of \(apduTimeout): give --apdu-timeout"
+            }
             return result
         }
         result.passed = true

@@ -124,24 +124,29 @@ struct TraceShowCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "trace show",
         abstract: "Show a .apdu trace: headers, then each exchange with its instruction, status and timing.",
-        usage: "[--hex] <file>",
+        usage: "[--hex] [--json] <file>",
         discussion: """
             Each line: exchange number, time since connect, the card's time, the instruction \
             (SELECT PPSE, GET PROCESSING OPTIONS, READ RECORD 1 SFI 2, …) and the status word with \
             its meaning, or the recorded event. PANs in the bytes are shown masked (first 6, last 4).
+            With --json: one document with `headers` (in order), `comments` and `exchanges`, each \
+            with `number`, `time` and `cardTime` (seconds), `command`, `instruction`, and \
+            `response`, `sw`, `status` — or the recorded `event`; bytes are hex, PANs masked.
             """,
         options: [
             OptionHelp("<file>", "The trace."),
             OptionHelp("--hex", "Also show the command and response bytes (PANs masked)."),
-        ],
+        ] + OutputOptions.help,
         exitCodes: [(ExitCode.dataError, "the trace is malformed (the error names the line)"),
                     (ExitCode.noInput, "the trace file does not exist"),
                     (ExitCode.ioError, "the trace file cannot be read (a directory, no permission)")])
 
     var path: String
     var hex: Bool
+    var output: OutputOptions
 
     init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
         hex = arguments.flag("--hex")
         path = try arguments.positional("<file> (the trace to show)")
         try arguments.finish()
@@ -149,7 +154,11 @@ struct TraceShowCommand: TapemuCommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let trace = try TraceFiles.load(path)
-        console.write(TraceShowRender.text(trace, hex: hex))
+        if output.json {
+            try JSONOutput.print(TraceShowRender.json(trace, file: path), to: console)
+        } else {
+            console.write(TraceShowRender.text(trace, hex: hex))
+        }
         return ExitCode.success
     }
 }
@@ -204,6 +213,53 @@ enum TraceShowRender {
         return s
     }
 
+    /// The trace as one JSON document (see `tapemu help trace show`).
+    static func json(_ trace: APDUTrace, file: String) -> JSONValue {
+        let pans = knownPANs(trace)
+        var exchanges: [JSONValue] = []
+        var number = 0
+        var pending: (bytes: [UInt8], time: Duration)?
+        func exchange(_ p: (bytes: [UInt8], time: Duration), end: Duration) -> [String: JSONValue] {
+            number += 1
+            return ["number": .int(number), "time": .double(seconds(p.time)), "cardTime": .double(seconds(end - p.time)),
+                    "command": .string(Redaction.hex(p.bytes, knownPANs: pans)), "instruction": .string(name(p.bytes))]
+        }
+        for e in trace.entries {
+            switch e.kind {
+            case .command(let bytes):
+                pending = (bytes, e.time)
+            case .response(let r):
+                guard let p = pending else { continue }
+                var x = exchange(p, end: e.time)
+                x["response"] = .string(Redaction.hex(r.bytes, knownPANs: pans))
+                x["sw"] = .string(r.statusWord.hex)
+                x["status"] = .string(r.statusWord.name)
+                exchanges.append(.object(x))
+                pending = nil
+            case .event(let ev):
+                var x: [String: JSONValue]
+                if let p = pending {
+                    x = exchange(p, end: e.time)
+                    pending = nil
+                } else {
+                    x = ["number": .null, "time": .double(seconds(e.time))]
+                }
+                x["event"] = .string(ev.description)
+                exchanges.append(.object(x))
+            }
+        }
+        return .object([
+            "file": .string(file),
+            "headers": .array(trace.headers.map { .object(["key": .string($0.key), "value": .string($0.value)]) }),
+            "comments": .array(trace.comments.map(JSONValue.string)),
+            "exchanges": .array(exchanges),
+        ])
+    }
+
+    private static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+
     private static func line(_ n: Int, _ t: Duration, _ card: Duration, _ command: [UInt8], _ outcome: String) -> String {
         let ms = Double(card.components.seconds) * 1000 + Double(card.components.attoseconds) / 1e15
         let cardText = String(Int((ms * 10).rounded())) .withDecimal
@@ -238,13 +294,21 @@ enum TraceShowRender {
     static func knownPANs(_ trace: APDUTrace) -> [PAN] {
         var out: [PAN] = []
         for e in trace.entries {
-            guard case .response(let r) = e.kind, let nodes = try? BERTLV.parse(r.data) else { continue }
-            for n in nodes.flattened {
-                var p: PAN?
-                if n.tag == .pan { p = try? PAN(bcd: n.value) }
-                if n.tag == .track2EquivalentData || n.tag == .track2Data { p = (try? Track2(bytes: n.value))?.pan }
-                if let p, !out.contains(p) { out.append(p) }
-            }
+            guard case .response(let r) = e.kind else { continue }
+            for p in pans(in: r.data) where !out.contains(p) { out.append(p) }
+        }
+        return out
+    }
+
+    /// The PANs response data holds as TLV (5A, and track 2 in 57 / 9F6B).
+    static func pans(in data: [UInt8]) -> [PAN] {
+        guard let nodes = try? BERTLV.parse(data) else { return [] }
+        var out: [PAN] = []
+        for n in nodes.flattened {
+            var p: PAN?
+            if n.tag == .pan { p = try? PAN(bcd: n.value) }
+            if n.tag == .track2EquivalentData || n.tag == .track2Data { p = (try? Track2(bytes: n.value))?.pan }
+            if let p, !out.contains(p) { out.append(p) }
         }
         return out
     }

@@ -1,0 +1,325 @@
+import BERTLV
+import CardChannel
+import EMVKernel
+import Foundation
+import ISO7816
+import PCSC
+
+/// `tapemu transmit`: scriptor's job — APDUs from arguments, a script file or stdin, sent to a
+/// reader, a virtual card or a trace's card side, each answer explained.
+struct TransmitCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "transmit",
+        abstract: "Send APDUs (arguments, a script file or stdin) to a card and explain each answer, as scriptor does.",
+        usage: "\(CardSourceOptions.usage) [-f <script>] [--raw | --json] [--no-auto-response] [--wait <duration>] [--apdu-timeout <duration>] [<apdu>...|-]",
+        discussion: """
+            Each argument is one line of a script; with none (or '-'), the script is read from \
+            stdin; -f reads it from a file. The syntax is pcsc-tools scriptor's: one APDU in hex \
+            per line (`00A4040007A0000000031010` or `00 A4 04 00 07 …`), a line ending in '\\' \
+            goes on on the next, '#' starts a comment, `reset` on its own line resets the card \
+            and `exit` ends the script. The whole script is checked before anything is sent: a \
+            line that is not an APDU is an error naming it (exit 65), and the card sees nothing.
+            Each command is printed ('>' with the instruction's name), then the card's answer \
+            ('<'), its status word with its meaning, and its data decoded as BER-TLV with EMV tag \
+            names. A 61xx answer is fetched with GET RESPONSE and a 6Cxx one sent again with the \
+            Le the card asked for — both shown — unless --no-auto-response, which shows the \
+            card's answers as they came (as scriptor does). A status word other than 9000 is an \
+            answer, not a failure: the script goes on and the exit status stays 0.
+            PANs are masked (first 6 and last 4 digits) everywhere, --raw included, and PIN \
+            blocks (VERIFY, CHANGE REFERENCE DATA) are not shown. The default card is the virtual card visa-qvsdc; \
+            `reset` on a virtual card powers it on again (its ATC goes on), on a trace it starts \
+            the trace again.
+            """,
+        options: [
+            OptionHelp("<apdu>...", "Script lines: APDUs in hex, or reset / exit; '-' (or none): read the script from stdin."),
+            OptionHelp("-f, --file <script>", "Read the script from this file ('-': stdin)."),
+            OptionHelp("--raw", "Print only each answer's bytes in hex (data + SW1 SW2, PANs masked), one line each; a reset prints the ATR."),
+            OptionHelp("--no-auto-response", "Send each APDU once and show 61xx / 6Cxx as the card gave them."),
+            OptionHelp("--wait <duration>", "How long to wait for a card in the reader (default 30s)."),
+            OptionHelp("--apdu-timeout <duration>", "How long one APDU may take (default 2s)."),
+        ] + CardSourceOptions.help + [
+            OptionHelp("--json", "Print one JSON document: the card, and each step with its command, answer, status and TLV."),
+        ],
+        exitCodes: [
+            (ExitCode.dataError, "a script line is not an APDU (bad hex, not a command), the --card or --trace file is not valid, or the trace expected another command"),
+            (ExitCode.noInput, "the script, --card or --trace file does not exist"),
+            (ExitCode.unavailable, "no such reader, or the PC/SC service (pcscd) is not running"),
+            (ExitCode.ioError, "stdin or the --card or --trace file cannot be read"),
+            (ExitCode.temporaryFailure, "no card came within --wait, the card was removed, it did not answer within --apdu-timeout, or the reader failed mid-exchange"),
+        ])
+
+    var source: CardSourceOptions
+    var arguments: [String]
+    var file: String?
+    var raw: Bool
+    var output: OutputOptions
+    var autoResponse: Bool
+    var wait: Duration
+    var apduTimeout: Duration
+    /// Where APDU deadlines and a virtual card's time run (a ManualClock in tests).
+    var clock: MonotonicClock = .continuous
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
+        source = try CardSourceOptions(arguments: &arguments)
+        file = try arguments.option("-f", "--file", valueName: "<script>")
+        raw = arguments.flag("--raw")
+        autoResponse = !arguments.flag("--no-auto-response")
+        wait = try arguments.option("--wait", valueName: "<duration>") { v throws(UsageError) in
+            try Parse.duration(v, option: "--wait")
+        } ?? .seconds(30)
+        apduTimeout = try arguments.option("--apdu-timeout", valueName: "<duration>") { v throws(UsageError) in
+            try Parse.duration(v, option: "--apdu-timeout")
+        } ?? .seconds(2)
+        self.arguments = arguments.remainingPositionals()
+        try arguments.finish()
+    }
+
+    func validate() throws(UsageError) {
+        if raw && output.json { throw UsageError("--raw and --json cannot be used together") }
+        if file != nil && !arguments.isEmpty {
+            throw UsageError("give the APDUs as arguments or with -f, not both")
+        }
+        guard apduTimeout > .zero else { throw UsageError("--apdu-timeout must be more than 0") }
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let script = try loadScript(console)
+        let cardSource = try source.makeSource()
+        let render = TransmitRender(mode: output.json ? .json : raw ? .raw : .text, console: console,
+                                    autoResponse: autoResponse)
+        var channel = try await open(cardSource)
+        defer { Self.close(channel) }
+        var session = CardSession(channel: channel, apduTimeout: apduTimeout, clock: clock)
+        render.start(source: Self.sourceName(channel, cardSource), atr: channel.atr)
+
+        for step in script.steps {
+            switch step {
+            case .send(let command, let line):
+                let before = session.exchanges.count
+                do {
+                    let response = autoResponse ? try await session.send(command) : try await session.sendAsIs(command)
+                    render.exchange(command, response, wire: Array(session.exchanges.dropFirst(before)), line: line)
+                } catch {
+                    try render.failed(command, error, line: line)
+                    throw CommandFailure(exitCode: ReadCommand.exitCode(for: error.code), "line \(line): \(error)")
+                }
+            case .reset(let line):
+                do {
+                    if let pcsc = channel as? PCSCCardChannel {
+                        render.reset(atr: try await Self.reset(pcsc), line: line)
+                    } else {
+                        Self.close(channel)
+                        channel = try await cardSource.waitForCard(timeout: wait, clock: clock)
+                        session = CardSession(channel: channel, apduTimeout: apduTimeout, clock: clock)
+                        render.reset(atr: channel.atr, line: line)
+                    }
+                } catch {
+                    try render.failed(nil, error, line: line)
+                    throw CommandFailure(exitCode: ReadCommand.exitCode(for: error.code), "line \(line): reset: \(error)")
+                }
+            }
+        }
+        try render.finish()
+        return ExitCode.success
+    }
+
+    /// The script from the arguments, the file or stdin, checked whole.
+    private func loadScript(_ console: Console) throws -> APDUScript {
+        let script: APDUScript
+        do {
+            if let file, file != "-" {
+                let text: String
+                do {
+                    text = try String(contentsOfFile: file, encoding: .utf8)
+                } catch {
+                    throw CommandFailure.noInput("\(file): cannot read the script (\(Console.ReadError.describing(error)))")
+                }
+                script = try APDUScript.parse(text: text, name: file)
+            } else if file == "-" || arguments.isEmpty || arguments == ["-"] {
+                let bytes: [UInt8]
+                do { bytes = try console.readStandardInput() } catch {
+                    throw CommandFailure(exitCode: ExitCode.ioError, "cannot read stdin: \(error)")
+                }
+                guard let text = String(validating: bytes, as: UTF8.self) else {
+                    throw CommandFailure.dataError("stdin is not UTF-8 text (expected a script of APDUs in hex)")
+                }
+                if file == nil, text.allSatisfy(\.isWhitespace) {
+                    throw UsageError("no APDU to send: give them as arguments, with -f <script>, or as a script on stdin")
+                }
+                script = try APDUScript.parse(text: text, name: "stdin")
+            } else {
+                script = try APDUScript.parse(lines: arguments.map { Substring($0) }, place: { "argument \($0)" })
+            }
+        } catch let problem as APDUScript.Problem {
+            throw CommandFailure.dataError("\(problem)")
+        }
+        guard script.steps.contains(where: { if case .send = $0 { true } else { false } }) else {
+            throw CommandFailure.dataError("the script holds no APDU to send")
+        }
+        return script
+    }
+
+    private func open(_ source: any CardSource) async throws -> any CardChannel {
+        do {
+            return try await source.waitForCard(timeout: wait, clock: clock)
+        } catch {
+            throw CommandFailure(exitCode: ReadCommand.exitCode(for: error.code), "\(source.name): \(error)")
+        }
+    }
+
+    /// A warm reset through pcscd (`SCardReconnect` with `SCARD_RESET_CARD`); the ATR after it.
+    private static func reset(_ channel: PCSCCardChannel) async throws(CardChannelError) -> [UInt8] {
+        do {
+            _ = try await channel.card.reconnect(initialization: .reset)
+            return try await channel.card.status().atr
+        } catch {
+            throw CardChannelError(error, during: .exchange, reader: channel.reader)
+        }
+    }
+
+    private static func close(_ channel: any CardChannel) {
+        (channel as? PCSCCardChannel)?.close()
+    }
+
+    /// The reader's full name, or the source as given (a profile, a trace file).
+    private static func sourceName(_ channel: any CardChannel, _ source: any CardSource) -> String {
+        if let pcsc = channel as? PCSCCardChannel { return pcsc.reader }
+        if let trace = source as? TraceCardSource { return "trace \(trace.name)" }
+        return source.name
+    }
+}
+
+/// How `transmit` shows its session: text for people, bytes only (--raw), or one JSON document.
+/// PANs are masked in all three: each one the card has shown so far is masked wherever it
+/// appears afterwards, TLV or not.
+final class TransmitRender {
+    enum Mode { case text, raw, json }
+
+    let mode: Mode
+    let console: Console
+    let autoResponse: Bool
+    private var pans: [PAN] = []
+    private var header: [String: JSONValue] = [:]
+    private var steps: [JSONValue] = []
+
+    init(mode: Mode, console: Console, autoResponse: Bool) {
+        self.mode = mode
+        self.console = console
+        self.autoResponse = autoResponse
+    }
+
+    func start(source: String, atr: [UInt8]) {
+        let what = ReaderATR(atr)
+        switch mode {
+        case .text:
+            console.print("Card: \(source)  ATR \(Hex.encode(atr)) — \(what)")
+        case .raw:
+            console.printError("tapemu: \(source), ATR \(Hex.encode(atr)) — \(what)")
+        case .json:
+            header = ["source": .string(source), "atr": .string(Hex.encode(atr)), "card": .string(what.description),
+                      "autoResponse": .bool(autoResponse)]
+        }
+    }
+
+    func exchange(_ command: CommandAPDU, _ response: ResponseAPDU, wire: [Exchange], line: Int) {
+        for p in TraceShowRender.pans(in: response.data) where !pans.contains(p) { pans.append(p) }
+        let micros = wire.reduce(Int64(0)) { $0 + $1.micros }
+        switch mode {
+        case .raw:
+            console.print(hex(response))
+        case .text:
+            console.print("> \(hex(command))  \(APDUExplainer.summary(command))")
+            // The 61xx / 6Cxx dance, when there was one: each answer and the command that followed it.
+            for (answer, next) in zip(wire, wire.dropFirst()) {
+                if let r = answer.response { console.print("  < \(r.statusWord.hex)  \(r.statusWord.name)") }
+                console.print("  > \(hex(next.command))  \(APDUExplainer.summary(next.command))")
+            }
+            console.print("< \(hex(response))")
+            console.print("  \(response.statusWord.hex) \(response.statusWord.name)  (\(Self.milliseconds(micros)) ms)")
+            if !response.data.isEmpty {
+                switch APDUExplainer.parseData(response.data) {
+                case .success(let tlv): console.write(TLVRender.text(tlv, indent: 1))
+                case .failure(let error): console.print("  (not BER-TLV: \(error))")
+                }
+            }
+        case .json:
+            guard case .object(var step) = APDUExplainer.json(response) else { return }
+            step["kind"] = nil
+            step["line"] = .int(line)
+            step["command"] = .string(hex(command))
+            step["instruction"] = .string(APDUExplainer.summary(command))
+            step["response"] = .string(hex(response))
+            step["micros"] = .int(Int(micros))
+            if wire.count > 1 {
+                step["wire"] = .array(wire.map { x in
+                    .object(["command": .string(hex(x.command)),
+                             "response": x.response.map { .string(hex($0)) } ?? .null,
+                             "micros": .int(Int(x.micros))])
+                })
+            }
+            steps.append(.object(step))
+        }
+    }
+
+    func reset(atr: [UInt8], line: Int) {
+        switch mode {
+        case .raw: console.print(Hex.encode(atr))
+        case .text: console.print("> RESET\n< ATR \(Hex.encode(atr)) — \(ReaderATR(atr))")
+        case .json: steps.append(.object(["line": .int(line), "reset": .bool(true), "atr": .string(Hex.encode(atr))]))
+        }
+    }
+
+    /// A step that failed (`command` nil for a reset): shown, and with --json the document is
+    /// printed now, with the error.
+    func failed(_ command: CommandAPDU?, _ error: CardChannelError, line: Int) throws {
+        switch mode {
+        case .raw:
+            break
+        case .text:
+            console.print(command.map { "> \(hex($0))  \(APDUExplainer.summary($0))" } ?? "> RESET")
+            console.print("! \(error.code.name): \(error.reason)")
+        case .json:
+            var step: [String: JSONValue] = ["line": .int(line), "error": .string(error.code.name)]
+            if let command {
+                step["command"] = .string(hex(command))
+                step["instruction"] = .string(APDUExplainer.summary(command))
+            } else {
+                step["reset"] = .bool(true)
+            }
+            steps.append(.object(step))
+            var doc = header
+            doc["steps"] = .array(steps)
+            doc["completed"] = .bool(false)
+            doc["error"] = .object(["code": .string(error.code.name), "message": .string(error.description), "line": .int(line)])
+            try JSONOutput.print(JSONValue.object(doc), to: console)
+        }
+    }
+
+    func finish() throws {
+        guard mode == .json else { return }
+        var doc = header
+        doc["steps"] = .array(steps)
+        doc["completed"] = .bool(true)
+        try JSONOutput.print(JSONValue.object(doc), to: console)
+    }
+
+    /// A command as hex, PANs masked; a PIN block (VERIFY, CHANGE REFERENCE DATA) not at all.
+    func hex(_ command: CommandAPDU) -> String {
+        if APDUExplainer.isSecret(command) {
+            return Hex.encode(command.bytes.prefix(4)) + " (PIN block hidden)"
+        }
+        return Redaction.hex(command, knownPANs: pans)
+    }
+
+    /// A response (data + SW1 SW2) as hex, PANs masked by the one policy (``Redaction``: by tag,
+    /// and by content in TLV values and in data that is not TLV).
+    func hex(_ response: ResponseAPDU) -> String {
+        Redaction.hex(response, knownPANs: pans)
+    }
+
+    /// `0.4`, `150.2`: milliseconds with one decimal.
+    static func milliseconds(_ micros: Int64) -> String {
+        "\(micros / 1000).\((micros % 1000) / 100)"
+    }
+}
