@@ -36,14 +36,21 @@ public enum PCSCSpyImporter {
         }
         var calls: [Call]
         var raw = false
+        var unfinished: [Int] = []
         if first.contains("@>|") || first.contains("@<|") {
             calls = try rawCalls(lines, path: path)
             raw = true
         } else {
-            calls = try printedCalls(lines, path: path)
+            calls = try printedCalls(lines, path: path, unfinishedTransmits: &unfinished)
         }
         calls.sort { $0.order < $1.order }
-        return try trace(from: calls, timed: raw, path: path)
+        var trace = try trace(from: calls, timed: raw, path: path)
+        // A log cut short (a copy interrupted, a disk full): the exchange it ends in is not in
+        // the trace, and the user is told so rather than left with a trace that looks whole.
+        for line in unfinished {
+            trace.comments.append("the log ends inside the SCardTransmit on line \(line) (truncated log?): that exchange is not imported")
+        }
+        return trace
     }
 
     /// One finished PC/SC call.
@@ -147,7 +154,8 @@ public enum PCSCSpyImporter {
 
     // MARK: Printed output
 
-    private static func printedCalls(_ lines: [Substring], path: String?) throws(TraceError) -> [Call] {
+    private static func printedCalls(_ lines: [Substring], path: String?,
+                                     unfinishedTransmits: inout [Int]) throws(TraceError) -> [Call] {
         struct Open {
             var fn: String
             var line: Int
@@ -242,6 +250,7 @@ public enum PCSCSpyImporter {
             o.args.append(String(content))
             open[thread] = o
         }
+        unfinishedTransmits = open.values.filter { $0.fn == "SCardTransmit" }.map(\.line).sorted()
         return out
     }
 

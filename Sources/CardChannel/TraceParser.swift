@@ -98,6 +98,8 @@ struct TraceParser {
     }
 
     mutating func parse(_ text: String) throws(TraceError) -> APDUTrace {
+        // A byte order mark some editors put first is not part of the first line.
+        let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
         var number = 0
         // Lines end with LF, CRLF or a lone CR: a value never holds a line break, so what the
         // writer puts on one line (it turns each break into a space) reads back as it was.

@@ -16,6 +16,12 @@ extension CardProfile {
     /// Decodes a profile from JSON text and checks it makes a card.
     public static func decode(json: some Collection<UInt8>, source: String = "profile") throws(VirtualCardError) -> CardProfile {
         let profile: CardProfile
+        // A profile is a few levels deep; thousands of brackets are no profile, and the decoder
+        // would only say "not valid JSON".
+        let depth = maximumNesting(json)
+        guard depth <= maximumProfileNesting else {
+            throw VirtualCardError(.malformedJSON, "\(source): not a card profile: arrays or objects nested \(depth) deep (a profile needs about 6, at most \(maximumProfileNesting) are read)")
+        }
         do {
             profile = try JSONDecoder().decode(CardProfile.self, from: Data(json))
         } catch let error as DecodingError {
@@ -46,6 +52,40 @@ extension CardProfile {
         return String(decoding: data, as: UTF8.self)
     }
 
+    static let maximumProfileNesting = 64
+
+    /// How deep `[` and `{` nest in JSON text (outside strings).
+    static func maximumNesting(_ json: some Collection<UInt8>) -> Int {
+        var depth = 0, deepest = 0, inString = false, escaped = false
+        for b in json {
+            if inString {
+                if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch b {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                deepest = max(deepest, depth)
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return deepest
+    }
+
+    /// A Swift type as the JSON kind a profile author knows: "a JSON object", not
+    /// `Dictionary<String, Any>`.
+    private static func jsonKind(_ type: Any.Type) -> String {
+        let name = String(describing: type)
+        if name.hasPrefix("Dictionary") || name.hasPrefix("[String") { return "a JSON object" }
+        if name.hasPrefix("Array") || name.hasPrefix("[") { return "a JSON array" }
+        if name == "String" || name == "Substring" { return "a string" }
+        if name == "Bool" { return "true or false" }
+        if ["Int", "UInt8", "UInt16", "UInt32", "Int64", "UInt64", "Double"].contains(name) { return "a number" }
+        return "a value of another kind"
+    }
+
     private static func describe(_ error: DecodingError, source: String) -> VirtualCardError {
         func path(_ context: DecodingError.Context) -> String {
             let p = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
@@ -53,16 +93,27 @@ extension CardProfile {
         }
         switch error {
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
-            return VirtualCardError(.malformedJSON, "\(source): not JSON (\(context.debugDescription))")
+            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            let why = underlying ?? context.debugDescription
+            if why.localizedCaseInsensitiveContains("nest") || why.localizedCaseInsensitiveContains("depth") {
+                return VirtualCardError(.malformedJSON, "\(source): not a JSON profile: arrays or objects nested too deeply (\(why))")
+            }
+            return VirtualCardError(.malformedJSON, "\(source): not JSON (\(why))")
         case .dataCorrupted(let context):
-            return VirtualCardError(.invalidProfile, "\(source): \(path(context)): \(context.debugDescription)")
+            var why = context.debugDescription
+            // "Cannot initialize CryptogramSource from invalid String value x": say which values are.
+            if why.hasPrefix("Cannot initialize "), let value = why.components(separatedBy: "invalid String value ").last {
+                why = "'\(value)' is not one of the values this field takes"
+                if context.codingPath.last?.stringValue == "cryptogram" { why += " (gpo, generateAC)" }
+            }
+            return VirtualCardError(.invalidProfile, "\(source): \(path(context)): \(why)")
         case .keyNotFound(let key, let context):
             let at = context.codingPath.isEmpty ? "" : " in \(path(context))"
             return VirtualCardError(.invalidProfile, "\(source): missing field '\(key.stringValue)'\(at)")
         case .typeMismatch(let type, let context):
-            return VirtualCardError(.invalidProfile, "\(source): \(path(context)): expected \(type)")
+            return VirtualCardError(.invalidProfile, "\(source): \(path(context)): expected \(jsonKind(type))")
         case .valueNotFound(let type, let context):
-            return VirtualCardError(.invalidProfile, "\(source): \(path(context)): expected \(type), found null")
+            return VirtualCardError(.invalidProfile, "\(source): \(path(context)): expected \(jsonKind(type)), found null")
         @unknown default:
             return VirtualCardError(.invalidProfile, "\(source): not a card profile")
         }

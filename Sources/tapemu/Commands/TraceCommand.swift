@@ -340,8 +340,9 @@ private extension String {
 /// try TraceRecording.write(recorder, to: path, outcome: ReplayOutcome.summary(read))
 /// ```
 enum TraceRecording {
-    /// A recorder over `channel`. `redact` nil: on for a PC/SC reader, off for a virtual card or
-    /// a replayed trace.
+    /// A recorder over `channel`. `redact` nil: on for a PC/SC reader and for a replayed trace that
+    /// was redacted (a recording of it stays `@redacted yes`), off for a virtual card or a replayed
+    /// trace that was not.
     static func wrap(_ channel: any CardChannel, source: CardSourceOptions, sourceName: String,
                      redact: Bool? = nil, clock: MonotonicClock = .continuous) -> RecordingChannel {
         var headers: [APDUTrace.Header] = [.init("title", "tapemu read of \(sourceName)")]
@@ -350,9 +351,13 @@ enum TraceRecording {
         case .virtualCard: headers.append(.init("card", sourceName))
         case .trace(let path): headers.append(.init("replayed", path))
         }
-        let isReader: Bool
-        if case .reader = source.source { isReader = true } else { isReader = false }
-        return RecordingChannel(wrapping: channel, headers: headers, redact: redact ?? isReader, clock: clock)
+        let redactByDefault: Bool
+        switch source.source {
+        case .reader: redactByDefault = true
+        case .trace(let path): redactByDefault = (try? APDUTrace(contentsOfFile: path))?[header: "redacted"] == "yes"
+        case .virtualCard: redactByDefault = false
+        }
+        return RecordingChannel(wrapping: channel, headers: headers, redact: redact ?? redactByDefault, clock: clock)
     }
 
     /// Writes the recording with its `@outcome` (see ``ReplayOutcome``), which `tapemu replay`
