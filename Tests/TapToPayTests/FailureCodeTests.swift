@@ -110,6 +110,28 @@ struct LocationTimeoutTests {
         #expect(tapToPay.isPrepared)
     }
 
+    /// Issue 12: the user cancels while the fix is awaited (Ctrl-C during `pay --location
+    /// no-fix`): that is `cancelled`, not `locationTimeout`.
+    @Test func cancellingWhileTheFixIsAwaitedIsCancelled() async throws {
+        let h = try Harness()
+        let location = SilentLocationProvider()
+        let tapToPay = TapToPay(configuration: h.configuration(location: location))
+        let token = h.token()
+        let task = Task { () -> TapToPayError? in
+            do throws(TapToPayError) {
+                try await tapToPay.prepare(token: token)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        await location.asked.wait()
+        await h.flowClock.waitForSleepers(1)
+        h.flowClock.advance(by: .seconds(1))
+        task.cancel()
+        #expect(await task.value == .cancelled)
+    }
+
     /// Location taken back and given again, but no fix comes: `acceptPayment` waits 15 s for it.
     @Test func acceptPaymentGetsNoFixIn15Seconds() async throws {
         let h = try Harness()

@@ -50,4 +50,23 @@ struct InputMessageTests {
         #expect(r.err.contains(message), "\(r.err)")
         #expect(!r.err.contains("Dictionary<") && !r.err.contains("Cannot initialize"))
     }
+
+    @Test func anExtendedCase2StaysExtended() async {
+        let r = await runCLI(["apdu", "decode", "00A40400000001"])
+        #expect(r.out.contains("case 2 (extended length)"), "\(r.out)")
+        let short = await runCLI(["apdu", "decode", "00A4040001"])
+        #expect(short.out.contains("case 2 (short length)"))
+    }
+
+    @Test func anInvalidPaymentArgumentIsNamed() async throws {
+        let dir = try temporaryDirectory()
+        let r = await runCLI(["pay", "--amount", "1000", "--order-id", "cb-1", "--callback-url", "not a url",
+                              "--data-dir", dir, "--json"])
+        #expect(r.status == 3)
+        #expect(r.err.contains("callbackUrl 'not a url'"), "\(r.err)")
+        #expect((try jsonObject(r.out)["reason"] as? String)?.contains("callbackUrl") == true)
+        let rlo = await runCLI(["pay", "--amount", "1000", "--order-id", "order\u{202E}1", "--data-dir", dir])
+        #expect(rlo.status == 3)
+        #expect(rlo.err.contains("orderId"))
+    }
 }
