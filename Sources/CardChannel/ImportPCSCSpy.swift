@@ -191,11 +191,19 @@ public enum PCSCSpyImporter {
                 continue
             }
             if t.hasPrefix("=>") {
-                // ` => Command successful. (SCARD_S_SUCCESS [0x00000000])  [0.043723]`
+                // ` => Command successful. (SCARD_S_SUCCESS [0x00000000])  [0.043723]`: the code in
+                // brackets says success or failure when it is readable, else the name does.
                 var rvName: String?
-                if let open = t.firstIndex(of: "("), let bracket = t[open...].firstIndex(of: "[") {
-                    let name = t[t.index(after: open)..<bracket].trimmingSpaces
-                    if name != "SCARD_S_SUCCESS" { rvName = name }
+                if let open = t.firstIndex(of: "(") {
+                    let inside = t[t.index(after: open)..<(t[open...].firstIndex(of: ")") ?? t.endIndex)]
+                    let bracket = inside.lastIndex(of: "[") ?? inside.endIndex
+                    let name = inside[..<bracket].trimmingSpaces
+                    let hex = inside[bracket...].dropFirst().prefix { $0 != "]" }
+                    if hex.hasPrefix("0x"), let rv = UInt32(hex.dropFirst(2), radix: 16) {
+                        if rv != 0 { rvName = name.isEmpty ? Self.rvName(rv) : name }
+                    } else if name != "SCARD_S_SUCCESS" {
+                        rvName = name
+                    }
                 }
                 var duration: Duration = .zero
                 if let lb = t.lastIndex(of: "["), t.hasSuffix("]") {

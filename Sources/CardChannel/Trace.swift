@@ -203,10 +203,16 @@ public struct TraceEvent: Hashable, Sendable, CustomStringConvertible {
     public var detail: String?
 
     /// An event; its detail is kept on one line, as a trace file holds it (see ``APDUTrace/Header``).
+    /// A `transmit-error` always names its error (a file must): `UNKNOWN` when none is given.
     public init(_ kind: Kind, detail: String? = nil) {
         self.kind = kind
-        self.detail = detail.map(APDUTrace.singleLine).flatMap { $0.isEmpty ? nil : $0 }
+        let detail = detail.map(APDUTrace.singleLine).flatMap { $0.isEmpty ? nil : $0 }
+        self.detail = kind == .transmitError ? detail ?? Self.unknownError : detail
     }
+
+    /// The name of a transport error nobody named.
+    static let unknownError = "UNKNOWN"
+
 
     public static let cardRemoved = TraceEvent(.cardRemoved)
     public static let timeout = TraceEvent(.timeout)
@@ -246,7 +252,7 @@ public struct TraceEvent: Hashable, Sendable, CustomStringConvertible {
         case .readerRemoved:
             return CardChannelError(.readerRemoved, "the reader went away\(at)", detail: detail)
         case .transmitError:
-            let name = detail ?? "UNKNOWN"
+            let name = detail ?? Self.unknownError
             if let code = Self.channelCodes.first(where: { $0.name == name }) {
                 return CardChannelError(code, "the exchange failed: \(name)\(at)")
             }

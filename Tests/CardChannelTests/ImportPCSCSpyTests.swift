@@ -119,6 +119,32 @@ struct ImportPCSCSpyTests {
         #expect(PCSCSpyImporter.event(for: rv) == event)
     }
 
+    /// Found by fuzzing: a status line whose name was unreadable (`([CARD_S_SUCCESS [0x00000000])`)
+    /// became a `transmit-error` without a name, which a trace file cannot hold. The code in
+    /// brackets decides; a transmit-error nobody named is `UNKNOWN`.
+    @Test(arguments: [
+        ("([CARD_S_SUCCESS [0x00000000])", nil),
+        ("( [0x80100016])", "SCARD_E_NOT_TRANSACTED"),
+        ("(SCARD_E_NOT_TRANSACTED [0x80100016])", "SCARD_E_NOT_TRANSACTED"),
+        ("(SCARD_E_NOT_TRANSACTED [0x8010001])", "SCARD_E_NOT_TRANSACTED"),
+    ] as [(String, String?)])
+    func theStatusCodeDecides(_ status: String, _ error: String?) throws {
+        let text = """
+            SCardTransmit
+             i bSendBuffer
+             i  0000 00 B2 01 0C 00                                   .....
+             o bRecvBuffer
+             o  0000 90 00                                            ..
+             => Command. \(status)  [0.001000]
+
+            """
+        let t = try PCSCSpyImporter.parse(text)
+        let reply = try #require(t.exchanges.first?.reply)
+        #expect(reply == (error.map { .event(.transmitError($0)) } ?? .response(ResponseAPDU(statusWord: .success))))
+        #expect(try APDUTrace(parsing: t.text) == t)
+        #expect(TraceEvent(.transmitError, detail: " ").detail == "UNKNOWN")
+    }
+
     @Test func aScriptorSessionAgainstOurEmulatedCardImportsAndReplays() async throws {
         // scriptor sent the kernel's commands to the emulated visa-qvsdc behind vpcd.
         let t = try Self.load("scriptor-emulated-visa.spylog")
