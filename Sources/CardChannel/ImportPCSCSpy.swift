@@ -209,7 +209,9 @@ public enum PCSCSpyImporter {
                 if let lb = t.lastIndex(of: "["), t.hasSuffix("]") {
                     let inside = t[t.index(after: lb)..<t.index(before: t.endIndex)]
                     let parts = inside.split(separator: ".")
-                    if parts.count == 2, let s = Int64(parts[0]), let u = Int64(parts[1]), parts[1].count == 6 {
+                    // Whole seconds as a trace holds them (10 digits), so their sum cannot overflow.
+                    if parts.count == 2, parts[0].count <= 10, let s = Int64(parts[0]), s >= 0,
+                       let u = Int64(parts[1]), parts[1].count == 6, u >= 0 {
                         duration = .seconds(s) + .microseconds(u)
                     }
                 }

@@ -15,6 +15,9 @@ public struct APDUTrace: Hashable, Sendable {
     /// The value of the `@format` header this build reads and writes.
     public static let format = "tapemu-apdu-trace/1"
 
+    /// The times a trace file holds: at most 10 digits of seconds, 9 decimals.
+    public static let timeRange: ClosedRange<Duration> = .zero ... .seconds(9_999_999_999) + .nanoseconds(999_999_999)
+
     /// One `@key value` header.
     public struct Header: Hashable, Sendable {
         public var key: String
@@ -59,8 +62,9 @@ public struct APDUTrace: Hashable, Sendable {
         /// The line of the file this entry came from, when parsed (not part of equality).
         public var sourceLine: Int?
 
+        /// An entry at `time`, kept within what a trace file holds (``APDUTrace/timeRange``).
         public init(time: Duration, kind: Kind, sourceLine: Int? = nil) {
-            self.time = time
+            self.time = min(max(time, APDUTrace.timeRange.lowerBound), APDUTrace.timeRange.upperBound)
             self.kind = kind
             self.sourceLine = sourceLine
         }

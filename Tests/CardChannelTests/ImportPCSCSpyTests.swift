@@ -145,6 +145,28 @@ struct ImportPCSCSpyTests {
         #expect(TraceEvent(.transmitError, detail: " ").detail == "UNKNOWN")
     }
 
+    /// Call durations add up to the trace's times: each is read within what a trace holds (10
+    /// digits of seconds), so no sum overflows, and times past the format's range are kept at
+    /// its end instead of making a trace that cannot be written.
+    @Test func hugeDurationsStayWithinWhatATraceHolds() throws {
+        let call = """
+            SCardTransmit
+             i bSendBuffer
+             i  0000 00 B2 01 0C 00                                   .....
+             o bRecvBuffer
+             o  0000 90 00                                            ..
+             => Command successful. (SCARD_S_SUCCESS [0x00000000])  [9999999999.999999]
+
+            """
+        let t = try PCSCSpyImporter.parse(String(repeating: call, count: 3))
+        #expect(t.entries.last?.time == APDUTrace.timeRange.upperBound)
+        #expect(try APDUTrace(parsing: t.text) == t)
+        let tooLong = call.replacingOccurrences(of: "9999999999.999999", with: "92233720368547758.000000")
+        let u = try PCSCSpyImporter.parse(String(repeating: tooLong, count: 20))
+        #expect(u.entries.allSatisfy { $0.time == .zero })
+        #expect(APDUTrace.formatTime(.seconds(Int64.max) + .seconds(Int64.max)) == "9999999999.999999999")
+    }
+
     @Test func aScriptorSessionAgainstOurEmulatedCardImportsAndReplays() async throws {
         // scriptor sent the kernel's commands to the emulated visa-qvsdc behind vpcd.
         let t = try Self.load("scriptor-emulated-visa.spylog")
