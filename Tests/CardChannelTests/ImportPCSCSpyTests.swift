@@ -161,7 +161,7 @@ struct ImportPCSCSpyTests {
         let t = try PCSCSpyImporter.parse(String(repeating: call, count: 3))
         #expect(t.entries.last?.time == APDUTrace.timeRange.upperBound)
         #expect(try APDUTrace(parsing: t.text) == t)
-        let tooLong = call.replacingOccurrences(of: "9999999999.999999", with: "92233720368547758.000000")
+        let tooLong = call.replacingOccurrences(of: "9999999999.999999", with: "9223372036854775807.000000")
         let u = try PCSCSpyImporter.parse(String(repeating: tooLong, count: 20))
         #expect(u.entries.allSatisfy { $0.time == .zero })
         #expect(APDUTrace.formatTime(.seconds(Int64.max) + .seconds(Int64.max)) == "9999999999.999999999")
