@@ -199,17 +199,27 @@ public enum PCSCSpyImporter {
                 continue
             }
             if t.hasPrefix("=>") {
-                // ` => Command successful. (SCARD_S_SUCCESS [0x00000000])  [0.043723]`
+                // ` => Command successful. (SCARD_S_SUCCESS [0x00000000])  [0.043723]`: the code in
+                // brackets says success or failure when it is readable, else the name does.
                 var rvName: String?
-                if let open = t.firstIndex(of: "("), let bracket = t[open...].firstIndex(of: "[") {
-                    let name = t[t.index(after: open)..<bracket].trimmingSpaces
-                    if name != "SCARD_S_SUCCESS" { rvName = name }
+                if let open = t.firstIndex(of: "(") {
+                    let inside = t[t.index(after: open)..<(t[open...].firstIndex(of: ")") ?? t.endIndex)]
+                    let bracket = inside.lastIndex(of: "[") ?? inside.endIndex
+                    let name = inside[..<bracket].trimmingSpaces
+                    let hex = inside[bracket...].dropFirst().prefix { $0 != "]" }
+                    if hex.hasPrefix("0x"), let rv = UInt32(hex.dropFirst(2), radix: 16) {
+                        if rv != 0 { rvName = name.isEmpty ? Self.rvName(rv) : name }
+                    } else if name != "SCARD_S_SUCCESS" {
+                        rvName = name
+                    }
                 }
                 var duration: Duration = .zero
                 if let lb = t.lastIndex(of: "["), t.hasSuffix("]") {
                     let inside = t[t.index(after: lb)..<t.index(before: t.endIndex)]
                     let parts = inside.split(separator: ".")
-                    if parts.count == 2, let s = Int64(parts[0]), let u = Int64(parts[1]), parts[1].count == 6 {
+                    // Whole seconds as a trace holds them (10 digits), so their sum cannot overflow.
+                    if parts.count == 2, parts[0].count <= 10, let s = Int64(parts[0]), s >= 0,
+                       let u = Int64(parts[1]), parts[1].count == 6, u >= 0 {
                         duration = .seconds(s) + .microseconds(u)
                     }
                 }

@@ -15,6 +15,9 @@ public struct APDUTrace: Hashable, Sendable {
     /// The value of the `@format` header this build reads and writes.
     public static let format = "tapemu-apdu-trace/1"
 
+    /// The times a trace file holds: at most 10 digits of seconds, 9 decimals.
+    public static let timeRange: ClosedRange<Duration> = .zero ... .seconds(9_999_999_999) + .nanoseconds(999_999_999)
+
     /// One `@key value` header.
     public struct Header: Hashable, Sendable {
         public var key: String
@@ -59,8 +62,9 @@ public struct APDUTrace: Hashable, Sendable {
         /// The line of the file this entry came from, when parsed (not part of equality).
         public var sourceLine: Int?
 
+        /// An entry at `time`, kept within what a trace file holds (``APDUTrace/timeRange``).
         public init(time: Duration, kind: Kind, sourceLine: Int? = nil) {
-            self.time = time
+            self.time = min(max(time, APDUTrace.timeRange.lowerBound), APDUTrace.timeRange.upperBound)
             self.kind = kind
             self.sourceLine = sourceLine
         }
@@ -203,10 +207,16 @@ public struct TraceEvent: Hashable, Sendable, CustomStringConvertible {
     public var detail: String?
 
     /// An event; its detail is kept on one line, as a trace file holds it (see ``APDUTrace/Header``).
+    /// A `transmit-error` always names its error (a file must): `UNKNOWN` when none is given.
     public init(_ kind: Kind, detail: String? = nil) {
         self.kind = kind
-        self.detail = detail.map(APDUTrace.singleLine).flatMap { $0.isEmpty ? nil : $0 }
+        let detail = detail.map(APDUTrace.singleLine).flatMap { $0.isEmpty ? nil : $0 }
+        self.detail = kind == .transmitError ? detail ?? Self.unknownError : detail
     }
+
+    /// The name of a transport error nobody named.
+    static let unknownError = "UNKNOWN"
+
 
     public static let cardRemoved = TraceEvent(.cardRemoved)
     public static let timeout = TraceEvent(.timeout)
@@ -246,7 +256,7 @@ public struct TraceEvent: Hashable, Sendable, CustomStringConvertible {
         case .readerRemoved:
             return CardChannelError(.readerRemoved, "the reader went away\(at)", detail: detail)
         case .transmitError:
-            let name = detail ?? "UNKNOWN"
+            let name = detail ?? Self.unknownError
             if let code = Self.channelCodes.first(where: { $0.name == name }) {
                 return CardChannelError(code, "the exchange failed: \(name)\(at)")
             }

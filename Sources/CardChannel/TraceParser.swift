@@ -24,7 +24,8 @@ extension APDUTrace {
         try self.init(parsing: try TraceFile.read(path), path: path)
     }
 
-    /// Parses a `<seconds>[.<fraction>]` timestamp (up to 9 decimals), or nil.
+    /// Parses a `<seconds>[.<fraction>]` timestamp (up to 10 digits and 9 decimals: within
+    /// ``timeRange``), or nil.
     public static func parseTime(_ s: some StringProtocol) -> Duration? {
         let parts = s.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         guard let whole = parts.first, !whole.isEmpty, whole.count <= 10,

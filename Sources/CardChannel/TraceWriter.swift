@@ -30,9 +30,10 @@ extension APDUTrace {
         try TraceFile.write(Array(text.utf8), to: path)
     }
 
-    /// Seconds with 6 decimals (9 when the time has sub-microsecond parts); negative times are 0.
+    /// Seconds with 6 decimals (9 when the time has sub-microsecond parts); a time outside
+    /// ``timeRange`` is written as its nearest end (negative times as 0).
     public static func formatTime(_ d: Duration) -> String {
-        let (s, atto) = d.components
+        let (s, atto) = min(max(d, timeRange.lowerBound), timeRange.upperBound).components
         guard s >= 0, atto >= 0 else { return "0.000000" }
         let nanos = atto / 1_000_000_000
         let (digits, value) = nanos % 1000 == 0 ? (6, nanos / 1000) : (9, nanos)

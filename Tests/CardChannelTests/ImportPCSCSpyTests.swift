@@ -119,6 +119,54 @@ struct ImportPCSCSpyTests {
         #expect(PCSCSpyImporter.event(for: rv) == event)
     }
 
+    /// Found by fuzzing: a status line whose name was unreadable (`([CARD_S_SUCCESS [0x00000000])`)
+    /// became a `transmit-error` without a name, which a trace file cannot hold. The code in
+    /// brackets decides; a transmit-error nobody named is `UNKNOWN`.
+    @Test(arguments: [
+        ("([CARD_S_SUCCESS [0x00000000])", nil),
+        ("( [0x80100016])", "SCARD_E_NOT_TRANSACTED"),
+        ("(SCARD_E_NOT_TRANSACTED [0x80100016])", "SCARD_E_NOT_TRANSACTED"),
+        ("(SCARD_E_NOT_TRANSACTED [0x8010001])", "SCARD_E_NOT_TRANSACTED"),
+    ] as [(String, String?)])
+    func theStatusCodeDecides(_ status: String, _ error: String?) throws {
+        let text = """
+            SCardTransmit
+             i bSendBuffer
+             i  0000 00 B2 01 0C 00                                   .....
+             o bRecvBuffer
+             o  0000 90 00                                            ..
+             => Command. \(status)  [0.001000]
+
+            """
+        let t = try PCSCSpyImporter.parse(text)
+        let reply = try #require(t.exchanges.first?.reply)
+        #expect(reply == (error.map { .event(.transmitError($0)) } ?? .response(ResponseAPDU(statusWord: .success))))
+        #expect(try APDUTrace(parsing: t.text) == t)
+        #expect(TraceEvent(.transmitError, detail: " ").detail == "UNKNOWN")
+    }
+
+    /// Call durations add up to the trace's times: each is read within what a trace holds (10
+    /// digits of seconds), so no sum overflows, and times past the format's range are kept at
+    /// its end instead of making a trace that cannot be written.
+    @Test func hugeDurationsStayWithinWhatATraceHolds() throws {
+        let call = """
+            SCardTransmit
+             i bSendBuffer
+             i  0000 00 B2 01 0C 00                                   .....
+             o bRecvBuffer
+             o  0000 90 00                                            ..
+             => Command successful. (SCARD_S_SUCCESS [0x00000000])  [9999999999.999999]
+
+            """
+        let t = try PCSCSpyImporter.parse(String(repeating: call, count: 3))
+        #expect(t.entries.last?.time == APDUTrace.timeRange.upperBound)
+        #expect(try APDUTrace(parsing: t.text) == t)
+        let tooLong = call.replacingOccurrences(of: "9999999999.999999", with: "9223372036854775807.000000")
+        let u = try PCSCSpyImporter.parse(String(repeating: tooLong, count: 20))
+        #expect(u.entries.allSatisfy { $0.time == .zero })
+        #expect(APDUTrace.formatTime(.seconds(Int64.max) + .seconds(Int64.max)) == "9999999999.999999999")
+    }
+
     @Test func aScriptorSessionAgainstOurEmulatedCardImportsAndReplays() async throws {
         // scriptor sent the kernel's commands to the emulated visa-qvsdc behind vpcd.
         let t = try Self.load("scriptor-emulated-visa.spylog")
