@@ -211,16 +211,8 @@ public struct PendingSaleResolver: Sendable {
                 } else {
                     await resolve(sale, record: record)
                 }
-                if report.isResolved && handOver == .acknowledged {
-                    report.held = HeldRecord(lease: lease)
-                } else if report.isResolved {
-                    do throws(GatewayError) {
-                        try lease.complete()
-                        report.removedFromStore = true
-                    } catch {
-                        report.storeError = error
-                        lease.release()
-                    }
+                if report.isResolved {
+                    (report.held, report.removedFromStore, report.storeError) = HeldRecord.settle(lease, handOver: handOver)
                 } else {
                     lease.release()
                 }

@@ -57,6 +57,19 @@ public struct UnclearOutcomeReport: Sendable {
 struct HeldRecord: Sendable, Hashable {
     let lease: PendingLease
     func complete() throws(GatewayError) { try lease.complete() }
+
+    /// A resolved record: held until its report is acknowledged, or removed now (`.onReturn`);
+    /// a removal that fails keeps the record and says why.
+    static func settle(_ lease: PendingLease, handOver: ResultHandOver) -> (held: HeldRecord?, removed: Bool, error: GatewayError?) {
+        guard handOver == .onReturn else { return (HeldRecord(lease: lease), false, nil) }
+        do throws(GatewayError) {
+            try lease.complete()
+            return (nil, true, nil)
+        } catch {
+            lease.release()
+            return (nil, false, error)
+        }
+    }
     static func == (a: Self, b: Self) -> Bool { a.lease === b.lease }
     func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(lease)) }
 }
@@ -116,17 +129,7 @@ extension TapToPay {
                 var report = UnclearOutcomeReport(pending: record, finding: finding, removedFromStore: false)
                 switch finding {
                 case .found, .answered:
-                    guard handOver == .onReturn else {
-                        report.held = HeldRecord(lease: lease)
-                        break
-                    }
-                    do throws(GatewayError) {
-                        try lease.complete()
-                        report.removedFromStore = true
-                    } catch {
-                        report.storeError = error
-                        lease.release()
-                    }
+                    (report.held, report.removedFromStore, report.storeError) = HeldRecord.settle(lease, handOver: handOver)
                 case .notFound, .otherPayment, .failed, .inProgress, .unreadable:
                     lease.release()
                 }

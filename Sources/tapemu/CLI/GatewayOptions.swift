@@ -48,8 +48,9 @@ struct GatewayOptions: Sendable {
         return CommandFailure(exitCode: ExitCode.ioError, "\(doing) in \(dataDirectory): \(error.reason)")
     }
 
-    /// A recovery's report is on stdout: the records it resolved leave the device now, not
-    /// before (a recovery killed earlier, or with a dead stdout, leaves them for the next run).
+    /// A result or a recovery's report is on stdout: the records it resolved leave the device
+    /// now, not before (a process killed earlier, or with a dead stdout, leaves them for the next
+    /// recovery).
     /// False when stdout failed or a record could not be removed (it stays; said on stderr).
     static func handOver(_ resolved: [(orderId: String, acknowledge: () throws(GatewayError) -> Void)],
                          console: Console) -> Bool {

@@ -149,13 +149,8 @@ struct PayCommand: TapemuCommand {
             // The result is on stdout: only now may the device forget the payment (a crash before
             // this leaves it for `tapemu charges --pending`; a stdout that failed keeps it too).
             killPoint?.kill(at: .printed)
-            if console.outputWritten {
-                do throws(GatewayError) {
-                    try tapToPay.acknowledge(result)
-                } catch {
-                    console.printError("tapemu: the payment \(result.orderId) stays pending on the device: its record could not be removed (\(error.reason)); `tapemu charges --pending` will report it again")
-                }
-            }
+            _ = GatewayOptions.handOver([(result.orderId, { () throws(GatewayError) in try tapToPay.acknowledge(result) })],
+                                        console: console)
             return result.status == .approved ? ExitCode.success : Self.declined
         case .failure(let error):
             if json {

@@ -171,13 +171,7 @@ struct SaleCommand: TapemuCommand {
             // The response is on stdout: only now may the device forget the sale (a crash before
             // this leaves it for `tapemu resolve`; a stdout that failed keeps it too).
             killPoint?.kill(at: .printed)
-            if console.outputWritten {
-                do throws(GatewayError) {
-                    try core.acknowledge(r)
-                } catch {
-                    console.printError("tapemu: the sale \(r.orderId) stays pending on the device: its record could not be removed (\(error.reason)); `tapemu resolve` will find it")
-                }
-            }
+            _ = GatewayOptions.handOver([(r.orderId, { () throws(GatewayError) in try core.acknowledge(r) })], console: console)
             return r.isApproved ? ExitCode.success : Self.notApproved
         case .error:
             return Self.failedNoPayment
