@@ -98,9 +98,11 @@ enum ParserHarnesses {
             try expect(again == c, "parse(encode(parse(command))) differs from parse(command)")
             try expect(c.bytes.count <= input.count, "a command re-encodes longer than its input")
             do {
-                let checked = try CommandAPDU(validatingClass: c.instructionClass, instruction: c.instructionCode,
+                var checked = try CommandAPDU(validatingClass: c.instructionClass, instruction: c.instructionCode,
                                               p1: c.p1Parameter, p2: c.p2Parameter, data: c.data,
                                               expectedResponseLength: c.expectedResponseLength)
+                // The same command; its encoding (short or extended) is the input's choice.
+                checked.usesExtendedLength = c.usesExtendedLength
                 try expect(checked == c, "the validating initialiser builds another command")
             } catch {
                 throw FuzzFailure("a parsed command fails the validating initialiser: \(error)")
