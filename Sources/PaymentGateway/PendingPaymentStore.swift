@@ -220,9 +220,14 @@ public final class PendingPaymentStore: Sendable {
         self.access = access
         let layout = DataDirectoryLayout(path: dataDirectory)
         path = layout.file(Self.fileName)
-        let conn = try layout.open(Self.layoutStore, access: access, busyTimeout: busyTimeout)
+        var conn = try layout.open(Self.layoutStore, access: access, busyTimeout: busyTimeout)
+        if access == .readOnly, let c = conn, try c.userVersion < Self.schemaVersion {
+            // A store an older tapemu wrote: it is upgraded once, by the first command that may
+            // write (a query included, when the disk lets it); on a read-only disk it cannot be.
+            conn = try layout.open(Self.layoutStore, access: .existing, busyTimeout: busyTimeout)
+        }
         if let conn {
-            try Self.migrate(conn, path: path, writable: access != .readOnly)
+            try Self.migrate(conn, path: path, writable: conn.mode != .readOnly)
             try conn.checkIntegrity(full: access != .readOnly)
         }
         connection = Mutex(conn)
