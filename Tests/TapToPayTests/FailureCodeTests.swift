@@ -86,13 +86,9 @@ struct ReaderNotReadyTests {
 
 @Suite("Failure code: locationTimeout")
 struct LocationTimeoutTests {
-    /// No fix within 15 s (the seed's figure, the default) on the flow's clock.
-    @Test func prepareGetsNoFixIn15Seconds() async throws {
-        let h = try Harness()
-        let location = SilentLocationProvider()
-        let tapToPay = TapToPay(configuration: h.configuration(location: location))
-        let token = h.token()
-        let task = Task { () -> TapToPayError? in
+    /// `prepare` in a task of its own, its typed error as the value (nil: prepared).
+    static func startPrepare(_ tapToPay: TapToPay, token: String) -> Task<TapToPayError?, Never> {
+        Task { () -> TapToPayError? in
             do throws(TapToPayError) {
                 try await tapToPay.prepare(token: token)
                 return nil
@@ -100,6 +96,15 @@ struct LocationTimeoutTests {
                 return error
             }
         }
+    }
+
+    /// No fix within 15 s (the seed's figure, the default) on the flow's clock.
+    @Test func prepareGetsNoFixIn15Seconds() async throws {
+        let h = try Harness()
+        let location = SilentLocationProvider()
+        let tapToPay = TapToPay(configuration: h.configuration(location: location))
+        let token = h.token()
+        let task = Self.startPrepare(tapToPay, token: token)
         await location.asked.wait()
         await h.flowClock.waitForSleepers(1)
         h.flowClock.advance(by: .seconds(14))
@@ -117,14 +122,7 @@ struct LocationTimeoutTests {
         let location = SilentLocationProvider()
         let tapToPay = TapToPay(configuration: h.configuration(location: location))
         let token = h.token()
-        let task = Task { () -> TapToPayError? in
-            do throws(TapToPayError) {
-                try await tapToPay.prepare(token: token)
-                return nil
-            } catch {
-                return error
-            }
-        }
+        let task = Self.startPrepare(tapToPay, token: token)
         await location.asked.wait()
         await h.flowClock.waitForSleepers(1)
         h.flowClock.advance(by: .seconds(1))
