@@ -28,6 +28,10 @@ let package = Package(
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
+                       providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Bytes.
         .target(name: "ISO7816", swiftSettings: swiftSettings),
@@ -49,6 +53,8 @@ let package = Package(
         .target(name: "TapToPay",
                 dependencies: ["EMVKernel", "PaymentGateway", "CardChannel", "BERTLV", "ISO7816"],
                 swiftSettings: swiftSettings),
+        // HTTP messages and the server (the only module that imports libmicrohttpd).
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "tapemu",
             dependencies: ["TapToPay", "EMVKernel", "PaymentGateway", "CardChannel", "PCSC",

@@ -1,0 +1,70 @@
+/// The HTTP messages the gateway service handles, independent of the server library
+/// (libmicrohttpd lives behind ``HTTPServer``; handlers never see it).
+
+/// A request, fully read (bodies are bounded by the server's limits before a handler runs).
+public struct HTTPRequest: Sendable {
+    /// Upper-case method: `GET`, `POST`, …
+    public var method: String
+    /// The decoded path without the query string: `/v1/payments/pay_123`.
+    public var path: String
+    /// The query items in order (decoded); a repeated name appears several times.
+    public var query: [(name: String, value: String)]
+    /// Header fields in order; look them up with ``header(_:)`` (case-insensitive).
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    /// The `X-Request-Id` the server gives this request (echoed on the answer).
+    public var requestId: String
+
+    public init(method: String, path: String, query: [(name: String, value: String)] = [],
+                headers: [(name: String, value: String)] = [], body: [UInt8] = [], requestId: String = "") {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.requestId = requestId
+    }
+
+    /// The first header field with this name, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        let wanted = name.lowercased()
+        return headers.first { $0.name.lowercased() == wanted }?.value
+    }
+
+    /// The first query item with this name.
+    public func queryValue(_ name: String) -> String? {
+        query.first { $0.name == name }?.value
+    }
+}
+
+/// An answer, or on purpose no proper answer (network faults the gateway injects).
+public struct HTTPResponse: Sendable {
+    /// How the answer reaches the client.
+    public enum Delivery: Sendable, Hashable {
+        /// Status line, headers and the whole body.
+        case complete
+        /// The connection is closed without a status line: the client sees a reset/empty reply.
+        case closeWithoutAnswer
+        /// Status line, headers (with the full Content-Length) and only the first `bytes` of the
+        /// body; then the connection stalls until the server's connection timeout closes it.
+        case stallMidBody(afterBytes: Int)
+    }
+
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    public var delivery: Delivery
+
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
+                delivery: Delivery = .complete) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.delivery = delivery
+    }
+}
+
+/// What serves requests. Called on any thread; answers every request (errors are responses).
+public protocol HTTPHandler: Sendable {
+    func handle(_ request: HTTPRequest) async -> HTTPResponse
+}
