@@ -55,17 +55,24 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // HTTP messages and the server (the only module that imports libmicrohttpd).
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: swiftSettings),
+        // The async HTTP client (the only module that imports libcurl).
+        .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: swiftSettings),
+        // The gateway as a network service (router, terminal API, merchant REST, CoreAPI REST,
+        // faults) and RemoteGateway, the `Gateway` that talks to it.
+        .target(name: "GatewayService", dependencies: ["HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV"],
+                swiftSettings: swiftSettings),
         .executableTarget(
             name: "tapemu",
             dependencies: ["TapToPay", "EMVKernel", "PaymentGateway", "CardChannel", "PCSC",
-                           "VirtualCard", "BERTLV", "ISO7816"],
+                           "VirtualCard", "BERTLV", "ISO7816", "GatewayService"],
             swiftSettings: swiftSettings),
         // The benchmark's baseline: a plain C SCardTransmit loop (no Swift module but PCSC imports
         // libpcsclite).
         .target(name: "CPCSCBaseline", dependencies: ["CPCSCLite"]),
         .executableTarget(
             name: "tapemu-bench",
-            dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "PCSC", "BERTLV", "ISO7816", "CPCSCBaseline"],
+            dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "PCSC", "BERTLV", "ISO7816", "CPCSCBaseline",
+                           "GatewayService", "PaymentGateway"],
             swiftSettings: swiftSettings),
         // Fuzzing: each harness's one-input function, shared by the libFuzzer build (`scripts/dev
         // fuzz` compiles Fuzz/Main against these modules with -sanitize=fuzzer) and the regression
@@ -92,6 +99,10 @@ let package = Package(
                     swiftSettings: swiftSettings),
         // Every input that once broke a harness (Fuzz/regressions/) and every seed (Fuzz/corpus/).
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
+        .testTarget(name: "GatewayServiceTests",
+                    dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "TapToPay", "BERTLV",
+                                   "VirtualCard", "CardChannel", "EMVKernel", "tapemu"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "TapToPayTests",
                     dependencies: ["TapToPay", "PaymentGateway", "EMVKernel", "CardChannel", "VirtualCard"],
                     swiftSettings: swiftSettings),

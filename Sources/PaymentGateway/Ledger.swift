@@ -476,4 +476,26 @@ public final class Ledger: Sendable {
             _ = try c.run("DELETE FROM blocked_sdk_versions WHERE version = ?", [.text(version)])
         }
     }
+
+    // MARK: Named secrets (the gateway service's merchant API key)
+
+    /// The ledger's secret named `name` (32 random bytes), made and stored the first time it is
+    /// asked for, so every later run on this data directory gets the same one. Names of the
+    /// ledger's own secrets are refused.
+    public func secret(named name: String) throws(GatewayError) -> [UInt8] {
+        guard !["webhook_secret", "token_secret", "fingerprint_key", "data_directory_id"].contains(name) else {
+            throw GatewayError(.invalidRequest, "\(name) is one of the ledger's own settings")
+        }
+        return try withConnection { (c) throws(GatewayError) -> [UInt8] in
+            try c.transaction { () throws(GatewayError) -> [UInt8] in
+                if let v = try c.query("SELECT value FROM settings WHERE key = ?", [.text(name)]).first?[0].bytes,
+                   v.count == 32 {
+                    return v
+                }
+                let v = Crypto.randomBytes(32)
+                _ = try c.run("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [.text(name), .blob(v)])
+                return v
+            }
+        }
+    }
 }

@@ -14,6 +14,7 @@ enum CommandRegistry {
             GatewayTriggersCommand.self,
             GatewayWebhooksCommand.self,
             GatewayTokenCommand.self,
+            GatewayServeCommand.self,
             SaleCommand.self,
             PendingCommand.self,
             PendingCloseCommand.self,

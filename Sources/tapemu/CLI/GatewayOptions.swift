@@ -1,4 +1,5 @@
 import Foundation
+import GatewayService
 import PaymentGateway
 
 /// Options for the embedded gateway shared by `pay`, `charges`, `sale`, `pending`, `resolve` and
@@ -81,5 +82,40 @@ struct GatewayOptions: Sendable {
         } catch {
             throw failure(error, doing: "cannot open the device's pending payments")
         }
+    }
+}
+
+/// `--gateway <url>` of `pay`, `sale`, `resolve` and `charges`: the gateway service
+/// (`tapemu gateway serve`) to talk to over HTTP instead of the embedded ledger. The device's
+/// pending payments stay in --data-dir either way.
+struct RemoteGatewayOption: Sendable {
+    var url: String?
+
+    static let help = OptionHelp("--gateway <url>",
+                                 "Use the gateway served at this http://HOST:PORT (tapemu gateway serve) instead of the embedded ledger; pending payments stay in --data-dir.")
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        url = try arguments.option("--gateway", valueName: "<url>")
+        if let url, let problem = RemoteGateway.validate(url: url) { throw UsageError("--gateway: \(problem)") }
+    }
+
+    /// The remote gateway, else the embedded one opened from `local` with `access`.
+    func open(_ local: GatewayOptions, _ access: DataDirectoryLayout.Access,
+              timeout: Duration = .seconds(30)) throws -> any Gateway {
+        if let url { return RemoteGateway(baseURL: url, requestTimeout: timeout) }
+        return try local.openGateway(access)
+    }
+
+    /// A test token from whichever gateway `gw` is.
+    static func token(_ gw: any Gateway, accountId: String = "acct_tapemu_test") async throws -> String {
+        if let embedded = gw as? EmbeddedGateway { return embedded.issueToken(accountId: accountId) }
+        if let remote = gw as? RemoteGateway {
+            do {
+                return try await remote.issueTestToken(accountId: accountId)
+            } catch {
+                throw CommandFailure(exitCode: ExitCode.unavailable, "cannot get a token from \(remote.baseURL): \(error)")
+            }
+        }
+        throw CommandFailure(exitCode: ExitCode.software, "this gateway issues no tokens; give --token")
     }
 }

@@ -9,7 +9,7 @@ struct PayCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "pay",
         abstract: "Run a payment (MONEI-style TapToPay.acceptPayment) on a card and the embedded gateway.",
-        usage: "--amount <cents> --order-id <id> [--callback-url <url>] \(CardSourceOptions.usage) [--gateway-fault <fault>] [--pin <digits>] [--wait <duration>] [--gateway-timeout <duration>] [--location <state>] [--terms accept|decline] [--token <token>] [--data-dir <dir>] [--json]",
+        usage: "--amount <cents> --order-id <id> [--callback-url <url>] \(CardSourceOptions.usage) [--gateway-fault <fault>] [--pin <digits>] [--wait <duration>] [--gateway-timeout <duration>] [--location <state>] [--terms accept|decline] [--token <token>] [--gateway <url>] [--data-dir <dir>] [--json]",
         discussion: """
             Reads the card, authorises with the embedded gateway, and prints the result. Progress \
             goes to stderr. A declined payment is a result, not an error. Any failure after the \
@@ -34,6 +34,7 @@ struct PayCommand: TapemuCommand {
             OptionHelp("--location <state>", "Emulated location: authorized (default), denied, no-fix (waits the 15 s location timeout, then locationTimeout)."),
             OptionHelp("--terms accept|decline", "How the emulated merchant answers the terms (default accept)."),
             OptionHelp("--token <token>", "A token from the gateway (default: one issued for this run)."),
+            RemoteGatewayOption.help,
         ] + GatewayOptions.help + OutputOptions.help,
         exitCodes: [
             (2, "declined by the issuer (the payment exists)"),
@@ -57,12 +58,14 @@ struct PayCommand: TapemuCommand {
     var terms: String
     var token: String?
     var gateway: GatewayOptions
+    var remote: RemoteGatewayOption
     var output: OutputOptions
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
         source = try CardSourceOptions(arguments: &arguments)
         gateway = try GatewayOptions(arguments: &arguments)
+        remote = try RemoteGatewayOption(arguments: &arguments)
         guard let amount = try arguments.option("--amount", valueName: "<cents>", {
             (s: String) throws(UsageError) -> Int in try Parse.integer(s, option: "--amount")
         }) else { throw UsageError("missing --amount <cents>") }
@@ -102,7 +105,7 @@ struct PayCommand: TapemuCommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let killPoint = try KillPoint.fromEnvironment()
-        let gw = try gateway.openGateway(.create)
+        let gw = try remote.open(gateway, .create, timeout: gatewayTimeout)
         let store = try gateway.openPendingStore(.create)
         let cardSource = try source.makeSource()
         let json = output.json
@@ -125,7 +128,7 @@ struct PayCommand: TapemuCommand {
                 console.printError("tapemu: \(PayCommand.describe(event))")
             })
         let tapToPay = TapToPay(configuration: config)
-        let token = self.token ?? gw.issueToken(accountId: "acct_tapemu_test")
+        let token = if let t = self.token { t } else { try await RemoteGatewayOption.token(gw) }
         let signals = SignalCancellation()
         let outcome: Result<PaymentResult, TapToPayError>
         do throws(TapToPayError) {
@@ -223,7 +226,7 @@ struct ChargesCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "charges",
         abstract: "Show what the gateway holds for an order (the charges query by orderId).",
-        usage: "--order-id <id> | --pending [--data-dir <dir>] [--json]",
+        usage: "--order-id <id> | --pending [--gateway <url>] [--data-dir <dir>] [--json]",
         discussion: """
             With --pending, runs the charges query for every payment `tapemu pay` left with an \
             unknown outcome (seed 000, "Unclear outcome", step 3): a payment that shows is the \
@@ -233,6 +236,7 @@ struct ChargesCommand: TapemuCommand {
         options: [
             OptionHelp("--order-id <id>", "The order to look up."),
             OptionHelp("--pending", "Look up every order `tapemu pay` left pending (outcome unknown)."),
+            RemoteGatewayOption.help,
         ] + GatewayOptions.help + OutputOptions.help,
         exitCodes: [(ExitCode.unavailable, "the charges query failed"),
                     (ExitCode.temporaryFailure, "with --pending: some payments stay pending (no payment shows, or a query failed)")]
@@ -242,11 +246,13 @@ struct ChargesCommand: TapemuCommand {
     var orderId: String?
     var pending: Bool
     var gateway: GatewayOptions
+    var remote: RemoteGatewayOption
     var output: OutputOptions
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
         gateway = try GatewayOptions(arguments: &arguments)
+        remote = try RemoteGatewayOption(arguments: &arguments)
         pending = arguments.flag("--pending")
         orderId = try arguments.option("--order-id", valueName: "<id>")
         try arguments.finish()
@@ -279,7 +285,7 @@ struct ChargesCommand: TapemuCommand {
 
     func run(_ console: Console) async throws -> Int32 {
         guard let orderId else { return try await runPending(console) }
-        let gw = try gateway.openGateway(.readOnly)
+        let gw = try remote.open(gateway, .readOnly)
         let payments: [Payment]
         do {
             payments = try await gw.charges(orderId: orderId)
@@ -313,7 +319,7 @@ struct ChargesCommand: TapemuCommand {
     /// `--pending`: seed 000's step 3 for every payment `pay` left with an unknown outcome, or
     /// whose result it never handed over.
     private func runPending(_ console: Console) async throws -> Int32 {
-        let gw = try gateway.openGateway(.existing)
+        let gw = try remote.open(gateway, .existing)
         let store = try gateway.openPendingStore(.existing)
         let tapToPay = TapToPay(configuration: .init(
             cardSource: try CardSourceOptions().makeSource(), gateway: gw, pendingStore: store))

@@ -7,7 +7,7 @@ struct ResolveCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "resolve",
         abstract: "Resolve the pending sales: transaction list by orderId / last four, then reversal (seeds 002/003).",
-        usage: "[--seed 002|003] [--gateway-fault <fault>] [--gateway-timeout <duration>] [--token <token>] [--data-dir <dir>] [--json]",
+        usage: "[--seed 002|003] [--gateway-fault <fault>] [--gateway-timeout <duration>] [--token <token>] [--gateway <url>] [--data-dir <dir>] [--json]",
         discussion: """
             For each pending CoreAPI-style sale, oldest first: look the transaction up \
             (002: by orderId and the card's last four; 003: by orderId, then the amount and the \
@@ -22,6 +22,7 @@ struct ResolveCommand: TapemuCommand {
             OptionHelp("--gateway-fault <fault>", "Inject a fault into every request: none, no-answer, lost-answer, slow, server-error."),
             OptionHelp("--gateway-timeout <duration>", "How long to wait for the gateway (default 30s)."),
             OptionHelp("--token <token>", "The terminal's token (default: one issued by the embedded gateway for this run)."),
+            RemoteGatewayOption.help,
         ] + GatewayOptions.help + OutputOptions.help,
         exitCodes: [(75, "some sales stay pending (a request failed, a mismatch, a sale in progress): try again later"),
                     (ExitCode.ioError, "a record cannot be read, or a resolved sale's record cannot be removed")]
@@ -32,11 +33,13 @@ struct ResolveCommand: TapemuCommand {
     var gatewayTimeout: Duration
     var token: String?
     var gateway: GatewayOptions
+    var remote: RemoteGatewayOption
     var output: OutputOptions
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
         gateway = try GatewayOptions(arguments: &arguments)
+        remote = try RemoteGatewayOption(arguments: &arguments)
         let seed = try arguments.option("--seed", valueName: "002|003") ?? "002"
         guard let variant = SeedVariant(rawValue: seed) else { throw UsageError("--seed must be 002 or 003, not '\(seed)'") }
         self.variant = variant
@@ -54,9 +57,9 @@ struct ResolveCommand: TapemuCommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let gw = try gateway.openGateway(.existing)
+        let gw = try remote.open(gateway, .existing, timeout: gatewayTimeout)
         let store = try gateway.openPendingStore(.existing)
-        let terminal = CoreTerminal(gateway: gw, token: token ?? gw.issueToken(accountId: "acct_tapemu_test"),
+        let terminal = CoreTerminal(gateway: gw, token: token == nil ? try await RemoteGatewayOption.token(gw) : token,
                                     requestTimeout: gatewayTimeout, requestFault: fault)
         let resolver = PendingSaleResolver(terminal: terminal, store: store, variant: variant)
         let reports: [PendingSaleReport]

@@ -17,7 +17,7 @@ struct SaleCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "sale",
         abstract: "Run a sale (CoreAPI-style processSale) and print each listener callback as it fires.",
-        usage: "--amount <cents> --order-id <id> [--currency <code>] \(CardSourceOptions.usage) [--gateway-fault <fault>] [--gateway-timeout <duration>] [--wait <duration>] [--pin <digits>] [--no-early-submit] [--device-condition <condition>] [--token <token>] [--data-dir <dir>] [--json]",
+        usage: "--amount <cents> --order-id <id> [--currency <code>] \(CardSourceOptions.usage) [--gateway-fault <fault>] [--gateway-timeout <duration>] [--wait <duration>] [--pin <digits>] [--no-early-submit] [--device-condition <condition>] [--token <token>] [--gateway <url>] [--data-dir <dir>] [--json]",
         discussion: """
             Initialises the CoreAPI facade on the card source and the embedded gateway, runs one \
             sale, and prints one line per callback (onDeviceConnected, onDeviceError, \
@@ -45,7 +45,7 @@ struct SaleCommand: TapemuCommand {
             OptionHelp("--no-early-submit", "Authorise only once the whole card is read (default: as soon as the cryptogram is known)."),
             OptionHelp("--device-condition <condition>", "Put the emulated iPhone in a condition (APPLE_TTP_ errors); default ready."),
             OptionHelp("--token <token>", "The terminal's token (default: one issued by the embedded gateway for this run)."),
-        ] + GatewayOptions.help + OutputOptions.help,
+        ] + [RemoteGatewayOption.help] + GatewayOptions.help + OutputOptions.help,
         exitCodes: [
             (2, "the gateway answered, not approved (code D, R or E)"),
             (3, "onError: no payment occurred"),
@@ -68,6 +68,7 @@ struct SaleCommand: TapemuCommand {
     var condition: CoreDeviceEnvironment.Condition
     var token: String?
     var gateway: GatewayOptions
+    var remote: RemoteGatewayOption
     var output: OutputOptions
 
     init(arguments: inout Arguments) throws(UsageError) {
@@ -75,6 +76,7 @@ struct SaleCommand: TapemuCommand {
         earlySubmit = !arguments.flag("--no-early-submit")
         source = try CardSourceOptions(arguments: &arguments)
         gateway = try GatewayOptions(arguments: &arguments)
+        remote = try RemoteGatewayOption(arguments: &arguments)
         guard let amount = try arguments.option("--amount", valueName: "<cents>", {
             (s: String) throws(UsageError) -> Int in try Parse.integer(s, option: "--amount")
         }) else { throw UsageError("missing --amount <cents>") }
@@ -132,7 +134,7 @@ struct SaleCommand: TapemuCommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let killPoint = try KillPoint.fromEnvironment()
-        let gw = try gateway.openGateway(.create)
+        let gw = try remote.open(gateway, .create, timeout: gatewayTimeout)
         let store = try gateway.openPendingStore(.create)
         let cardSource = try source.makeSource()
         let pinProvider: any PINProvider = pin.flatMap(PIN.init).map { ScriptedPINProvider(.pin($0)) }
@@ -152,7 +154,7 @@ struct SaleCommand: TapemuCommand {
         let core = CoreAPI(configuration: config, environment: CoreDeviceEnvironment(condition: condition),
                            deviceMonitor: monitor)
         let printer = CallbackPrinter(console: console, json: output.json)
-        let terminal = CoreTerminal(gateway: gw, token: token ?? gw.issueToken(accountId: "acct_tapemu_test"),
+        let terminal = CoreTerminal(gateway: gw, token: token == nil ? try await RemoteGatewayOption.token(gw) : token,
                                     currency: currency.uppercased(), requestTimeout: gatewayTimeout)
 
         let ready = await core.initialise(terminal: terminal, saleListener: printer, refundListener: printer,

@@ -1,0 +1,364 @@
+import BERTLV
+public import Foundation
+public import HTTPServer
+public import PaymentGateway
+
+/// The emulated gateway as a network service: an ``EmbeddedGateway`` (its durable ledger) behind
+/// the routes of ``routes()``.
+///
+/// | Method | Path | Auth | What |
+/// |--------|------|------|------|
+/// | POST | `/terminal/v1/authorisations` | — | authorise a sale (``Gateway/authorize(_:options:)``) |
+/// | GET | `/terminal/v1/charges?orderId=` | — | the sale of an order |
+/// | POST | `/terminal/v1/refunds` | — | referenced refund `{uniqueRef, amount?}` |
+/// | POST | `/terminal/v1/tokens` | — | a test-mode token `{accountId}` → `{accountId, token}` (the emulator's stand-in for the merchant backend) |
+/// | POST | `/terminal/v1/tokens/validate` | — | `{token}` → valid / expired / invalid |
+/// | POST | `/terminal/v1/sdk-versions/check` | — | `{version}` → 200, or 426 `sdkUpgradeRequired` |
+/// | GET, PUT | `/terminal/v1/terms` | — | `?accountId=` / `{accountId, accepted}` |
+/// | GET | `/coreapi/v1/transactions?orderId=&panLastFour=` | — | CoreAPI transaction list (codes A/D/C/R/E) |
+/// | POST | `/coreapi/v1/reversal` | — | CoreAPI reversal `{uniqueRef, deviceType}` |
+/// | GET | `/v1/payments/{id}` | API key | MONEI payment |
+/// | GET | `/v1/payments?orderId=` | API key | MONEI payments of an order |
+/// | POST | `/v1/payments/{id}/refund` | API key | MONEI refund `{amount?, refundReason?}` (minor units; none: all that is left) |
+/// | POST | `/v1/payments/{id}/cancel` | API key | MONEI cancel `{cancellationReason?}` (a void: the sale is reversed) |
+/// | GET, POST, DELETE | `/admin/faults` | API key | the armed server faults (``ServerFault``) |
+/// | GET | `/health` | — | `{"status":"ok"}` |
+///
+/// The terminal-facing routes carry the request's ``GatewayRequestOptions``: `X-Tapemu-Fault`
+/// (a ``GatewayFault`` name; `slow` takes `X-Tapemu-Slow-Ms`) is made a real network fault here
+/// (`no-answer`: nothing recorded and no answer; `lost-answer`: recorded, then the connection
+/// closes without an answer; `server-error`: HTTP 500, nothing recorded; `slow`: recorded,
+/// answered late). An authorisation without one meets the amount's test trigger the same way.
+public final class GatewayService: Sendable {
+    public let gateway: EmbeddedGateway
+    /// The merchant API key (`Authorization: <key>` on the merchant and admin routes). Kept in
+    /// the ledger, so it survives restarts.
+    public let apiKey: String
+    let faults: FaultInjector
+
+    /// Opens (or creates) the ledger in `dataDirectory`; `fault` hits every authorisation.
+    public convenience init(dataDirectory: String, fault: ServerFault? = nil) throws(GatewayError) {
+        try self.init(gateway: EmbeddedGateway(dataDirectory: dataDirectory), fault: fault)
+    }
+
+    public init(gateway: EmbeddedGateway, fault: ServerFault? = nil) throws(GatewayError) {
+        self.gateway = gateway
+        apiKey = "tpk_test_" + Wire.hex(try gateway.ledger.secret(named: "merchant_api_key"))
+        faults = FaultInjector(standing: fault)
+    }
+
+    /// Arms `fault` for the next `count` authorisations (nil: every one until cleared).
+    public func armFault(_ fault: ServerFault, count: Int? = 1) { faults.arm(fault, count: count) }
+    public func clearFaults() { faults.clear() }
+
+    /// The service's routes. Mount more before serving:
+    /// `var router = service.routes(); router.mount("/graphql", graphQL)`.
+    public func routes() -> Router {
+        var r = Router()
+        r.add("GET", "/health") { _, _ in Wire.json(["status": "ok"]) }
+        // Terminal API.
+        r.add("POST", "/terminal/v1/authorisations") { [self] req, _ in await authorise(req) }
+        r.add("GET", "/terminal/v1/charges") { [self] req, _ in
+            await terminal(req, .charges) { () throws(RouteError) in
+                guard let orderId = req.queryValue("orderId"), !orderId.isEmpty else {
+                    throw RouteError(400, "invalidRequest", "the query needs an orderId")
+                }
+                let items = try await call { () async throws(GatewayError) in
+                    try await gateway.charges(orderId: orderId, options: Self.passThrough)
+                }
+                return Wire.json(Wire.Items(items: items.map(Wire.item)))
+            }
+        }
+        r.add("POST", "/terminal/v1/refunds") { [self] req, _ in
+            await terminal(req, .refund) { () throws(RouteError) in
+                let body = try req.decode(Wire.RefundRequest.self)
+                let a = try await call { () async throws(GatewayError) in
+                    try await gateway.refund(uniqueRef: body.uniqueRef, amount: body.amount, options: Self.passThrough)
+                }
+                return Wire.json(Wire.RefundAnswer(
+                    uniqueRef: a.uniqueRef, refundPaymentId: a.refundPaymentId, originalUniqueRef: a.originalUniqueRef,
+                    paymentId: a.paymentId, orderId: a.orderId, amount: a.amount, currency: a.currency,
+                    refundedAmount: a.refundedAmount, remainingAmount: a.remainingAmount, statusCode: a.statusCode,
+                    statusMessage: a.statusMessage))
+            }
+        }
+        r.add("POST", "/terminal/v1/tokens") { [self] req, _ in
+            await respond(req) { () throws(RouteError) in
+                let body = try req.decode(Wire.TokenIssue.self)
+                guard !body.accountId.isEmpty, body.accountId.utf8.count <= 128 else {
+                    throw RouteError(400, "invalidRequest", "accountId must be 1 to 128 characters")
+                }
+                return Wire.json(Wire.TokenIssue(accountId: body.accountId,
+                                                 token: gateway.issueToken(accountId: body.accountId, mode: .test)))
+            }
+        }
+        r.add("POST", "/terminal/v1/tokens/validate") { [self] req, _ in
+            await terminal(req, .validateToken) { () throws(RouteError) in
+                let body = try req.decode(Wire.TokenRequest.self)
+                let v = try await call { () async throws(GatewayError) in
+                    try await gateway.validateToken(body.token, options: Self.passThrough)
+                }
+                switch v {
+                case .valid(let c), .expired(let c):
+                    let valid = if case .valid = v { true } else { false }
+                    return Wire.json(Wire.TokenAnswer(result: valid ? "valid" : "expired", accountId: c.accountId,
+                                                      mode: c.mode, issuedAt: Wire.millis(c.issuedAt),
+                                                      expiresAt: Wire.millis(c.expiresAt), tokenId: c.tokenId))
+                case .invalid(let reason):
+                    return Wire.json(Wire.TokenAnswer(result: "invalid", reason: reason))
+                }
+            }
+        }
+        r.add("POST", "/terminal/v1/sdk-versions/check") { [self] req, _ in
+            await terminal(req, .checkSDKVersion) { () throws(RouteError) in
+                let body = try req.decode(Wire.SDKVersionRequest.self)
+                try await call { () async throws(GatewayError) in
+                    try await gateway.checkSDKVersion(body.version, options: Self.passThrough)
+                }
+                return Wire.json(Wire.Empty())
+            }
+        }
+        r.add("GET", "/terminal/v1/terms") { [self] req, _ in
+            await terminal(req, .terms) { () throws(RouteError) in
+                guard let account = req.queryValue("accountId") else {
+                    throw RouteError(400, "invalidRequest", "the query needs an accountId")
+                }
+                let accepted = try await call { () async throws(GatewayError) in
+                    try await gateway.termsAccepted(accountId: account, options: Self.passThrough)
+                }
+                return Wire.json(Wire.Terms(accountId: account, accepted: accepted))
+            }
+        }
+        r.add("PUT", "/terminal/v1/terms") { [self] req, _ in
+            await terminal(req, .terms) { () throws(RouteError) in
+                let body = try req.decode(Wire.Terms.self)
+                try await call { () async throws(GatewayError) in
+                    try await gateway.setTermsAccepted(body.accepted, accountId: body.accountId, options: Self.passThrough)
+                }
+                return Wire.json(body)
+            }
+        }
+        // CoreAPI REST (seeds 002/003).
+        r.add("GET", "/coreapi/v1/transactions") { [self] req, _ in
+            await terminal(req, .transactionList) { () throws(RouteError) in
+                let filter = TransactionFilter(orderId: req.queryValue("orderId"), panLastFour: req.queryValue("panLastFour"))
+                let items = try await call { () async throws(GatewayError) in
+                    try await gateway.transactionList(filter, options: Self.passThrough)
+                }
+                return Wire.json(Wire.TransactionList(transactionSummary: items.map(Wire.transaction)))
+            }
+        }
+        r.add("POST", "/coreapi/v1/reversal") { [self] req, _ in
+            await terminal(req, .reversal) { () throws(RouteError) in
+                let body = try req.decode(Wire.ReversalRequest.self)
+                let a = try await call { () async throws(GatewayError) in
+                    try await gateway.reverse(uniqueRef: body.uniqueRef, options: Self.passThrough)
+                }
+                return Wire.json(Wire.ReversalAnswer(
+                    code: TransactionCode.approved.rawValue, uniqueRef: a.uniqueRef, originalUniqueRef: a.originalUniqueRef,
+                    paymentId: a.paymentId, orderId: a.orderId, amount: a.amount, currency: a.currency,
+                    deviceType: body.deviceType, statusCode: a.statusCode, responseText: a.statusMessage))
+            }
+        }
+        // Merchant REST (MONEI's shapes).
+        let merchant = MerchantAPI(service: self)
+        merchant.register(&r)
+        // Admin.
+        r.add("GET", "/admin/faults") { [self] req, _ in
+            await authorised(req) { () throws(RouteError) in
+                let armed = faults.armed
+                return Wire.json(Wire.FaultList(
+                    standing: armed.standing?.name,
+                    counted: armed.counted.map { Wire.ArmedFault(fault: $0.fault.name, count: $0.remaining) }))
+            }
+        }
+        r.add("POST", "/admin/faults") { [self] req, _ in
+            await authorised(req) { () throws(RouteError) in
+                let body = try req.decode(Wire.ArmedFault.self)
+                guard let fault = ServerFault(name: body.fault) else {
+                    throw RouteError(400, "invalidRequest",
+                                     "unknown fault \(body.fault); one of \(ServerFault.names.joined(separator: ", "))")
+                }
+                if let c = body.count, c < 1 { throw RouteError(400, "invalidRequest", "count must be 1 or more") }
+                faults.arm(fault, count: body.count)
+                return Wire.json(body)
+            }
+        }
+        r.add("DELETE", "/admin/faults") { [self] req, _ in
+            await authorised(req) { () throws(RouteError) in
+                faults.clear()
+                return Wire.json(Wire.Empty())
+            }
+        }
+        return r
+    }
+
+    // MARK: Plumbing
+
+    /// The options the service passes to its embedded gateway: faults are made real network
+    /// faults here, so the gateway itself injects none (not an armed one, not a trigger's).
+    static let passThrough = GatewayRequestOptions(timeout: nil, fault: GatewayFault.none)
+
+    func call<T>(_ body: () async throws(GatewayError) -> T) async throws(RouteError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw RouteError(error)
+        }
+    }
+
+    /// Runs `body` and answers its value or its typed error as JSON.
+    func respond(_ req: HTTPRequest, _ body: () async throws(RouteError) -> HTTPResponse) async -> HTTPResponse {
+        do {
+            return try await body()
+        } catch {
+            return Wire.errorResponse(status: error.status, code: error.code, message: error.message,
+                                      requestId: req.requestId)
+        }
+    }
+
+    /// The merchant's API key in `Authorization` (compared in constant time), or 401.
+    func authorised(_ req: HTTPRequest, _ body: () async throws(RouteError) -> HTTPResponse) async -> HTTPResponse {
+        let given = req.header("Authorization") ?? ""
+        guard Self.constantTimeEqual(Array(given.utf8), Array(apiKey.utf8)) else {
+            var r = Wire.errorResponse(status: 401, code: "unauthorized",
+                                       message: given.isEmpty ? "the Authorization header with the API key is missing"
+                                                              : "the API key is not valid",
+                                       requestId: req.requestId)
+            r.headers.append(("WWW-Authenticate", "ApiKey"))
+            return r
+        }
+        return await respond(req, body)
+    }
+
+    /// Compares without an early exit: the time depends on the lengths only.
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var diff = UInt8(truncatingIfNeeded: a.count ^ b.count)
+        for i in 0..<max(a.count, b.count) {
+            let x = i < a.count ? a[i] : 0
+            let y = i < b.count ? b[i] : 0
+            diff |= x ^ y
+        }
+        return diff == 0
+    }
+
+    /// The request's fault (`X-Tapemu-Fault`), if it names one.
+    static func requestFault(_ req: HTTPRequest) throws(RouteError) -> GatewayFault? {
+        guard let name = req.header("X-Tapemu-Fault") else { return nil }
+        let slowMs = req.header("X-Tapemu-Slow-Ms").flatMap { Int($0) } ?? 5000
+        guard let f = GatewayFault(name: name, slowDelay: .milliseconds(max(0, min(slowMs, 600_000)))) else {
+            throw RouteError(400, "invalidRequest", "unknown X-Tapemu-Fault \(name); one of \(GatewayFault.names.joined(separator: ", "))")
+        }
+        return f
+    }
+
+    /// How long the client said it waits (`X-Tapemu-Timeout-Ms`), for `no-answer`.
+    static func clientTimeout(_ req: HTTPRequest) -> Duration {
+        .milliseconds(req.header("X-Tapemu-Timeout-Ms").flatMap { Int($0) }.map { max(0, min($0, 300_000)) } ?? 30_000)
+    }
+
+    /// A terminal request: its fault (from the request, else `triggerFault`) becomes a network
+    /// fault around `body` — which records.
+    func terminal(_ req: HTTPRequest, _ operation: GatewayOperation, triggerFault: GatewayFault? = nil,
+                  serverFault: ServerFault? = nil,
+                  _ body: () async throws(RouteError) -> HTTPResponse) async -> HTTPResponse {
+        let fault: GatewayFault
+        do {
+            fault = try Self.requestFault(req) ?? triggerFault ?? GatewayFault.none
+        } catch {
+            return Wire.errorResponse(status: error.status, code: error.code, message: error.message, requestId: req.requestId)
+        }
+        if case .delay(let d)? = serverFault { try? await Task.sleep(for: d) }
+        switch fault {
+        case .noAnswer:
+            // The request "never arrives": nothing recorded, no answer until the client gave up.
+            try? await Task.sleep(for: Self.clientTimeout(req) + .milliseconds(500))
+            return HTTPResponse(status: 504, delivery: .closeWithoutAnswer)
+        case .serverError:
+            return Wire.errorResponse(status: 500, code: "serverError",
+                                      message: "injected fault: the gateway failed before the ledger; nothing was recorded",
+                                      requestId: req.requestId)
+        case .none, .lostAnswer, .slow:
+            break
+        }
+        if serverFault == .errorBeforeCommit {
+            return Wire.errorResponse(status: 503, code: "serverError",
+                                      message: "injected fault: the gateway failed before the ledger; nothing was recorded",
+                                      requestId: req.requestId)
+        }
+        var response = await respond(req, body)
+        // After the commit (the ledger write returned: durable).
+        switch fault {
+        case .lostAnswer:
+            return HTTPResponse(status: response.status, delivery: .closeWithoutAnswer)
+        case .slow(let d):
+            try? await Task.sleep(for: d)
+        default:
+            break
+        }
+        switch serverFault {
+        case .closeAfterCommit?:
+            response.delivery = .closeWithoutAnswer
+        case .errorAfterCommit?:
+            response = Wire.errorResponse(status: 500, code: "serverError",
+                                          message: "injected fault: the gateway failed after the ledger write; the request may have been recorded",
+                                          requestId: req.requestId)
+        case .stallMidBody?:
+            response.delivery = .stallMidBody(afterBytes: response.body.count / 2)
+        case .killAfterCommit?:
+            // The write is durable (synchronous=FULL); die before a byte of the answer leaves.
+            kill(getpid(), SIGKILL)
+        default:
+            break
+        }
+        return response
+    }
+
+    func authorise(_ req: HTTPRequest) async -> HTTPResponse {
+        let body: Wire.Authorisation
+        do {
+            body = try req.decode(Wire.Authorisation.self)
+        } catch {
+            return Wire.errorResponse(status: error.status, code: error.code, message: error.message, requestId: req.requestId)
+        }
+        var trigger = body.amount > 0 ? TestTriggers.trigger(forAmount: body.amount)?.fault : nil
+        if case .slow = trigger { trigger = .slow(gateway.configuration.slowAnswerDelay) }
+        return await terminal(req, .authorise, triggerFault: trigger, serverFault: faults.take()) { () throws(RouteError) in
+            guard let pan = PAN(body.card.pan) else {
+                throw RouteError(400, "invalidRequest", "card.pan must be 12 to 19 digits")
+            }
+            guard let emv = Wire.unhex(body.card.emvData ?? "") else {
+                throw RouteError(400, "invalidRequest", "card.emvData must be hex")
+            }
+            guard let psn = UInt8(exactly: body.card.panSequenceNumber ?? 0) else {
+                throw RouteError(400, "invalidRequest", "card.panSequenceNumber must be 0 to 99")
+            }
+            let request = AuthorisationRequest(
+                orderId: body.orderId, amount: body.amount, currency: body.currency ?? "EUR",
+                callbackUrl: body.callbackUrl,
+                card: CardData(pan: pan, expiry: body.card.expiry, panSequenceNumber: psn,
+                               brand: body.card.brand.map { CardBrand(rawValue: $0) }, emvData: emv),
+                sdkVersion: body.sdkVersion, accountId: body.accountId)
+            let answer = try await call { () async throws(GatewayError) in
+                try await gateway.authorize(request, options: Self.passThrough)
+            }
+            return Wire.json(Wire.answer(answer))
+        }
+    }
+}
+
+extension Wire {
+    struct TokenIssue: Codable {
+        var accountId: String
+        var token: String?
+    }
+    struct ArmedFault: Codable {
+        var fault: String
+        /// How many authorisations; absent: every one until cleared.
+        var count: Int?
+    }
+    struct FaultList: Codable {
+        var standing: String?
+        var counted: [ArmedFault]
+    }
+}

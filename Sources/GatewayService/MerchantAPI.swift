@@ -1,0 +1,140 @@
+import Foundation
+import HTTPServer
+import PaymentGateway
+
+/// The merchant REST routes, in the shapes of MONEI's public API reference
+/// (https://docs.monei.com/apis/rest/ — "Get Payment" `GET /v1/payments/{id}`, "Refund Payment"
+/// `POST /v1/payments/{id}/refund` with `amount` in minor units and a `refundReason`, "Cancel
+/// Payment" `POST /v1/payments/{id}/cancel` with a `cancellationReason`; the API key in the
+/// `Authorization` header; a payment's `status` in upper case: `SUCCEEDED`, `FAILED`,
+/// `CANCELED`, `REFUNDED`, `PARTIALLY_REFUNDED`; `createdAt`/`updatedAt` in Unix seconds).
+/// The list `GET /v1/payments?orderId=` is tapemu's (MONEI lists through GraphQL `charges`).
+///
+/// Cancel voids an approved sale here (tapemu authorises and captures at once), as the
+/// CoreAPI reversal does.
+struct MerchantAPI {
+    let service: GatewayService
+
+    struct Card: Codable {
+        var brand: String
+        var last4: String
+        var bin: String
+        var expiration: String?
+    }
+    struct PaymentMethod: Codable {
+        var method: String
+        var card: Card
+    }
+    struct MoneiPayment: Codable {
+        var id: String
+        var amount: Int
+        var currency: String
+        var orderId: String
+        var accountId: String?
+        var authorizationCode: String?
+        var livemode: Bool
+        var status: String
+        var statusCode: String
+        var statusMessage: String
+        var refundedAmount: Int
+        var lastRefundAmount: Int?
+        var lastRefundReason: String?
+        var cancellationReason: String?
+        var callbackUrl: String?
+        var paymentMethod: PaymentMethod
+        var createdAt: Int64
+        var updatedAt: Int64
+    }
+    struct RefundBody: Codable {
+        var amount: Int?
+        var refundReason: String?
+    }
+    struct CancelBody: Codable {
+        var cancellationReason: String?
+    }
+    struct PaymentList: Codable {
+        var items: [MoneiPayment]
+        var total: Int
+    }
+
+    static func status(_ p: Payment) -> String {
+        switch p.state {
+        case .approved: return "SUCCEEDED"
+        case .declined: return "FAILED"
+        case .reversed: return "CANCELED"
+        case .refunded: return "REFUNDED"
+        case .partiallyRefunded: return "PARTIALLY_REFUNDED"
+        }
+    }
+
+    static func shape(_ p: Payment, lastRefund: (amount: Int, reason: String?)? = nil,
+                      cancellationReason: String? = nil) -> MoneiPayment {
+        MoneiPayment(id: p.paymentId, amount: p.amount, currency: p.currency, orderId: p.orderId, accountId: p.accountId,
+                     authorizationCode: p.authorisationCode, livemode: false, status: status(p),
+                     statusCode: p.statusCode, statusMessage: p.statusMessage, refundedAmount: p.refundedAmount,
+                     lastRefundAmount: lastRefund?.amount, lastRefundReason: lastRefund?.reason,
+                     cancellationReason: cancellationReason, callbackUrl: p.callbackUrl,
+                     paymentMethod: PaymentMethod(method: "card", card: Card(brand: p.cardBrand.rawValue, last4: p.last4,
+                                                                              bin: String(p.maskedPAN.prefix(6)),
+                                                                              expiration: p.expiry)),
+                     createdAt: Int64(p.createdAt.timeIntervalSince1970), updatedAt: Int64(p.updatedAt.timeIntervalSince1970))
+    }
+
+    /// The sale with this id, or 404 (refund and reversal rows are not payments here).
+    func sale(_ id: String?) throws(RouteError) -> Payment {
+        guard let id, !id.isEmpty else { throw RouteError(400, "invalidRequest", "the payment id is missing") }
+        let found: Payment?
+        do {
+            found = try service.gateway.ledger.payment(paymentId: id)
+        } catch {
+            throw RouteError(error)
+        }
+        guard let p = found, p.kind == .sale else { throw RouteError(404, "notFound", "no payment has the id \(id)") }
+        return p
+    }
+
+    func register(_ r: inout Router) {
+        let service = self.service
+        r.add("GET", "/v1/payments") { req, _ in
+            await service.authorised(req) { () throws(RouteError) in
+                guard let orderId = req.queryValue("orderId"), !orderId.isEmpty else {
+                    throw RouteError(400, "invalidRequest", "filter the list with ?orderId=")
+                }
+                let sales = try await service.call { () async throws(GatewayError) in
+                    try await service.gateway.charges(orderId: orderId, options: GatewayService.passThrough)
+                }
+                return Wire.json(PaymentList(items: sales.map { Self.shape($0) }, total: sales.count))
+            }
+        }
+        r.add("GET", "/v1/payments/{id}") { req, params in
+            await service.authorised(req) { () throws(RouteError) in
+                Wire.json(Self.shape(try sale(params["id"])))
+            }
+        }
+        r.add("POST", "/v1/payments/{id}/refund") { req, params in
+            await service.authorised(req) { () throws(RouteError) in
+                let body = req.body.isEmpty ? RefundBody() : try req.decode(RefundBody.self)
+                let p = try sale(params["id"])
+                if let a = body.amount, a <= 0 {
+                    throw RouteError(400, "invalidRequest", "amount must be a positive number of minor units")
+                }
+                let refund = try await service.call { () async throws(GatewayError) in
+                    try await service.gateway.refund(uniqueRef: p.uniqueRef, amount: body.amount,
+                                                     options: GatewayService.passThrough)
+                }
+                let after = try sale(p.paymentId)
+                return Wire.json(Self.shape(after, lastRefund: (refund.amount, body.refundReason)))
+            }
+        }
+        r.add("POST", "/v1/payments/{id}/cancel") { req, params in
+            await service.authorised(req) { () throws(RouteError) in
+                let body = req.body.isEmpty ? CancelBody() : try req.decode(CancelBody.self)
+                let p = try sale(params["id"])
+                _ = try await service.call { () async throws(GatewayError) in
+                    try await service.gateway.reverse(uniqueRef: p.uniqueRef, options: GatewayService.passThrough)
+                }
+                return Wire.json(Self.shape(try sale(p.paymentId), cancellationReason: body.cancellationReason))
+            }
+        }
+    }
+}

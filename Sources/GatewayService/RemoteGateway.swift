@@ -1,0 +1,221 @@
+public import Foundation
+public import HTTPClient
+public import PaymentGateway
+
+/// A ``Gateway`` that talks to `tapemu gateway serve` over HTTP (its terminal API).
+///
+/// Transport failures map onto ``GatewayError`` exactly as the embedded gateway's injected
+/// faults do, so the payment flow's submission-point logic is the same over TCP:
+///
+/// | Transport | GatewayError | Recorded? |
+/// |-----------|--------------|-----------|
+/// | could not connect (refused, no route, connect timeout) | ``GatewayError/Code/connectionLost`` | no: the request never left (the reason says so) |
+/// | reset / closed before an answer (a lost answer) | ``GatewayError/Code/connectionLost`` | maybe |
+/// | no complete answer within the timeout | ``GatewayError/Code/timeout`` | maybe |
+/// | answer cut short (a stall mid-body) | ``GatewayError/Code/connectionLost`` | maybe |
+/// | HTTP 5xx, or an answer that is not the API's JSON | ``GatewayError/Code/serverError`` | maybe |
+/// | the caller's task cancelled | ``GatewayError/Code/cancelled`` | maybe |
+///
+/// All are communication failures (``GatewayError/isCommunicationFailure``): for an
+/// authorisation the flow reports `outcomeUnknown` / `onTransactionCommError` whatever the
+/// kind (it has passed the submission point once it calls ``authorize(_:options:)``); for the
+/// requests before it (token, SDK version, terms) the flow's pre-submission errors apply.
+/// Refusals (4xx with the gateway's code) come back as the same codes the embedded gateway
+/// throws. Nothing is ever retried.
+public struct RemoteGateway: Gateway {
+    /// `http://HOST:PORT` of the service.
+    public let baseURL: String
+    /// How long a request waits when its options do not say.
+    public var requestTimeout: Duration
+    let client: HTTPClient
+
+    public init(baseURL: String, requestTimeout: Duration = .seconds(30)) {
+        var url = baseURL
+        while url.hasSuffix("/") { url.removeLast() }
+        self.baseURL = url
+        self.requestTimeout = requestTimeout
+        client = HTTPClient(defaultTimeout: requestTimeout)
+    }
+
+    /// Checks a `--gateway` value: an `http://HOST:PORT` URL.
+    public static func validate(url: String) -> String? {
+        guard let u = URL(string: url), u.scheme?.lowercased() == "http", let host = u.host, !host.isEmpty else {
+            return "the gateway must be an http://HOST:PORT URL"
+        }
+        return nil
+    }
+
+    // MARK: Exchange
+
+    private func send<Answer: Decodable>(_ method: String, _ path: String, query: [(String, String)] = [],
+                                         body: (any Encodable)? = nil, options: GatewayRequestOptions,
+                                         as: Answer.Type) async throws(GatewayError) -> Answer {
+        var url = baseURL + path
+        if !query.isEmpty {
+            var c = URLComponents()
+            c.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) }
+            // URLComponents leaves `+` alone; a `+` in a query means a space to many servers.
+            url += "?" + (c.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B")
+        }
+        let timeout = options.timeout ?? requestTimeout
+        var headers: [(name: String, value: String)] = [
+            ("Accept", "application/json"),
+            ("X-Tapemu-Timeout-Ms", String(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)),
+        ]
+        if let fault = options.fault {
+            headers.append(("X-Tapemu-Fault", fault.name))
+            if case .slow(let d) = fault {
+                headers.append(("X-Tapemu-Slow-Ms", String(d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000)))
+            }
+        }
+        var bytes: [UInt8] = []
+        if let body {
+            headers.append(("Content-Type", "application/json"))
+            do {
+                bytes = Array(try Wire.encoder.encode(body))
+            } catch {
+                throw GatewayError(.invalidRequest, "the request could not be encoded")
+            }
+        }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.send(HTTPClientRequest(method: method, url: url, headers: headers, body: bytes,
+                                                               timeout: timeout))
+        } catch {
+            throw Self.transportError(error)
+        }
+        if (200..<300).contains(response.status) {
+            do {
+                return try JSONDecoder().decode(Answer.self, from: Data(response.body))
+            } catch {
+                throw GatewayError(.serverError, "the gateway's HTTP \(response.status) answer is not the API's JSON (request \(response.header("X-Request-Id") ?? "?"))")
+            }
+        }
+        throw Self.answerError(response)
+    }
+
+    static func transportError(_ error: HTTPClientError) -> GatewayError {
+        switch error.kind {
+        case .couldNotConnect:
+            return GatewayError(.connectionLost, "\(error.reason) (nothing was recorded)")
+        case .connectionClosed:
+            return GatewayError(.connectionLost, "the connection dropped before the answer arrived: \(error.reason)")
+        case .timedOut:
+            return GatewayError(.timeout, error.reason)
+        case .answerCutShort:
+            return GatewayError(.connectionLost, "the answer was cut short: \(error.reason)")
+        case .badAnswer:
+            return GatewayError(.serverError, "the gateway's answer is not HTTP: \(error.reason)")
+        case .cancelled:
+            return GatewayError(.cancelled, "cancelled while the request was under way")
+        case .invalidRequest:
+            return GatewayError(.invalidRequest, error.reason)
+        }
+    }
+
+    /// A non-2xx answer: the gateway's own code for a 4xx (or a ledger code it names), else a
+    /// server error.
+    static func answerError(_ response: HTTPClientResponse) -> GatewayError {
+        let requestId = response.header("X-Request-Id") ?? "?"
+        let decoded = try? JSONDecoder().decode(Wire.ErrorBody.self, from: Data(response.body))
+        let message = decoded?.message ?? "HTTP \(response.status)"
+        if let name = decoded?.code, let code = GatewayError.Code(named: name) {
+            let transport = code == .timeout || code == .connectionLost || code == .serverError || code == .cancelled
+            if response.status >= 500 && transport {
+                return GatewayError(.serverError, "the gateway answered HTTP \(response.status): \(message) (request \(requestId))")
+            }
+            return GatewayError(code, "\(message) (request \(requestId))")
+        }
+        if response.status >= 500 {
+            return GatewayError(.serverError, "the gateway answered HTTP \(response.status): \(message) (request \(requestId))")
+        }
+        return GatewayError(.invalidRequest, "the gateway answered HTTP \(response.status): \(message) (request \(requestId))")
+    }
+
+    /// A test-mode token for `prepare(token:)` from the service (`POST /terminal/v1/tokens`).
+    public func issueTestToken(accountId: String) async throws(GatewayError) -> String {
+        let a = try await send("POST", "/terminal/v1/tokens", body: Wire.TokenIssue(accountId: accountId, token: nil),
+                               options: GatewayRequestOptions(), as: Wire.TokenIssue.self)
+        guard let token = a.token else { throw GatewayError(.serverError, "the gateway's answer holds no token") }
+        return token
+    }
+
+    // MARK: Gateway
+
+    public func authorize(_ request: AuthorisationRequest,
+                          options: GatewayRequestOptions) async throws(GatewayError) -> AuthorisationResponse {
+        let answer = try await send("POST", "/terminal/v1/authorisations", body: Wire.authorisation(request),
+                                    options: options, as: Wire.AuthorisationAnswer.self)
+        return Wire.response(answer)
+    }
+
+    public func charges(orderId: String, options: GatewayRequestOptions) async throws(GatewayError) -> [Payment] {
+        guard !orderId.isEmpty else { throw GatewayError(.invalidRequest, "the orderId is empty") }
+        let list = try await send("GET", "/terminal/v1/charges", query: [("orderId", orderId)], options: options,
+                                  as: Wire.Items<Wire.PaymentItem>.self)
+        return list.items.map(Wire.payment)
+    }
+
+    public func transactionList(_ filter: TransactionFilter,
+                                options: GatewayRequestOptions) async throws(GatewayError) -> [TransactionSummary] {
+        var query: [(String, String)] = []
+        if let o = filter.orderId { query.append(("orderId", o)) }
+        if let l = filter.panLastFour { query.append(("panLastFour", l)) }
+        let list = try await send("GET", "/coreapi/v1/transactions", query: query, options: options,
+                                  as: Wire.TransactionList.self)
+        return list.transactionSummary.map(Wire.summary)
+    }
+
+    public func reverse(uniqueRef: String, options: GatewayRequestOptions) async throws(GatewayError) -> ReversalResponse {
+        let a = try await send("POST", "/coreapi/v1/reversal", body: Wire.ReversalRequest(uniqueRef: uniqueRef, deviceType: nil),
+                               options: options, as: Wire.ReversalAnswer.self)
+        return ReversalResponse(reportedRef: a.uniqueRef, originalUniqueRef: a.originalUniqueRef, paymentId: a.paymentId,
+                                orderId: a.orderId, amount: a.amount, currency: a.currency, statusCode: a.statusCode,
+                                statusMessage: a.responseText)
+    }
+
+    public func refund(uniqueRef: String, amount: Int?,
+                       options: GatewayRequestOptions) async throws(GatewayError) -> RefundResponse {
+        let a = try await send("POST", "/terminal/v1/refunds", body: Wire.RefundRequest(uniqueRef: uniqueRef, amount: amount),
+                               options: options, as: Wire.RefundAnswer.self)
+        return RefundResponse(reportedRef: a.uniqueRef, refundPaymentId: a.refundPaymentId,
+                              originalUniqueRef: a.originalUniqueRef, paymentId: a.paymentId, orderId: a.orderId,
+                              amount: a.amount, currency: a.currency, refundedAmount: a.refundedAmount,
+                              remainingAmount: a.remainingAmount, statusCode: a.statusCode, statusMessage: a.statusMessage)
+    }
+
+    public func validateToken(_ token: String, options: GatewayRequestOptions) async throws(GatewayError) -> TokenValidation {
+        let a = try await send("POST", "/terminal/v1/tokens/validate", body: Wire.TokenRequest(token: token),
+                               options: options, as: Wire.TokenAnswer.self)
+        func claims() throws(GatewayError) -> TokenClaims {
+            guard let account = a.accountId, let mode = a.mode, let iat = a.issuedAt, let exp = a.expiresAt,
+                  let id = a.tokenId else {
+                throw GatewayError(.serverError, "the gateway's token answer lacks its claims")
+            }
+            return TokenClaims(reportedAccount: account, mode: mode, issuedAt: Wire.date(iat), expiresAt: Wire.date(exp),
+                               tokenId: id)
+        }
+        switch a.result {
+        case "valid": return .valid(try claims())
+        case "expired": return .expired(try claims())
+        case "invalid": return .invalid(reason: a.reason ?? "not a token of this gateway")
+        default: throw GatewayError(.serverError, "the gateway's token answer is not valid, expired or invalid")
+        }
+    }
+
+    public func checkSDKVersion(_ version: String, options: GatewayRequestOptions) async throws(GatewayError) {
+        _ = try await send("POST", "/terminal/v1/sdk-versions/check", body: Wire.SDKVersionRequest(version: version),
+                           options: options, as: Wire.Empty.self)
+    }
+
+    public func termsAccepted(accountId: String, options: GatewayRequestOptions) async throws(GatewayError) -> Bool {
+        try await send("GET", "/terminal/v1/terms", query: [("accountId", accountId)], options: options,
+                       as: Wire.Terms.self).accepted
+    }
+
+    public func setTermsAccepted(_ accepted: Bool, accountId: String,
+                                 options: GatewayRequestOptions) async throws(GatewayError) {
+        _ = try await send("PUT", "/terminal/v1/terms", body: Wire.Terms(accountId: accountId, accepted: accepted),
+                           options: options, as: Wire.Terms.self)
+    }
+}

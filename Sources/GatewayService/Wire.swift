@@ -1,0 +1,362 @@
+public import Foundation
+public import HTTPServer
+public import PaymentGateway
+
+/// The JSON the gateway service and ``RemoteGateway`` exchange (the terminal API), and the
+/// merchant REST shapes. Amounts are minor units; times are milliseconds since 1970 in the
+/// terminal API and seconds in the MONEI-shaped merchant API (as MONEI's `createdAt`).
+enum Wire {
+    static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+
+    static func millis(_ d: Date) -> Int64 { Int64((d.timeIntervalSince1970 * 1000).rounded(.down)) }
+    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(ms) / 1000) }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func unhex(_ text: String) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count % 2 == 0 else { return nil }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: return c - 0x30
+            case 0x61...0x66: return c - 0x61 + 10
+            case 0x41...0x46: return c - 0x41 + 10
+            default: return nil
+            }
+        }
+        var out: [UInt8] = []
+        var i = 0
+        while i < utf8.count {
+            guard let h = nibble(utf8[i]), let l = nibble(utf8[i + 1]) else { return nil }
+            out.append(h << 4 | l)
+            i += 2
+        }
+        return out
+    }
+
+    // MARK: Terminal API
+
+    struct Card: Codable {
+        /// The full PAN: the terminal sends it to the gateway (and nowhere else). Never logged.
+        var pan: String
+        var expiry: String?
+        var panSequenceNumber: Int?
+        var brand: String?
+        /// Hex.
+        var emvData: String?
+    }
+
+    struct Authorisation: Codable {
+        var orderId: String
+        var amount: Int
+        var currency: String?
+        var callbackUrl: String?
+        var card: Card
+        var sdkVersion: String?
+        var accountId: String?
+    }
+
+    struct AuthorisationAnswer: Codable {
+        var paymentId: String
+        var orderId: String
+        var status: AuthorisationStatus
+        var statusCode: String
+        var statusMessage: String
+        var authorisationCode: String?
+        var uniqueRef: String
+        var amount: Int
+        var currency: String
+        var cardBrand: String
+        var last4: String
+        var maskedPAN: String
+        var cryptogram: CryptogramCheck
+        var transactionCode: String
+        var isReplay: Bool
+        var createdAt: Int64
+        var updatedAt: Int64?
+    }
+
+    struct PaymentItem: Codable {
+        var paymentId: String
+        var kind: TransactionKind
+        var orderId: String
+        var parentPaymentId: String?
+        var amount: Int
+        var currency: String
+        var status: AuthorisationStatus
+        var state: PaymentState
+        var statusCode: String
+        var statusMessage: String
+        var authorisationCode: String?
+        var uniqueRef: String
+        var cardBrand: String
+        var last4: String
+        var maskedPAN: String
+        var expiry: String?
+        var panSequenceNumber: Int?
+        var emvData: String
+        var cryptogram: CryptogramCheck
+        var callbackUrl: String?
+        var accountId: String?
+        var sdkVersion: String?
+        var reversed: Bool
+        var refundedAmount: Int
+        var transactionCode: String
+        var createdAt: Int64
+        var updatedAt: Int64
+    }
+
+    struct Items<T: Codable>: Codable { var items: [T] }
+
+    struct TransactionItem: Codable {
+        var code: String
+        var uniqueRef: String
+        var amount: Int
+        var currency: String
+        var cardNumber: String
+        var orderId: String
+        var kind: TransactionKind
+        var paymentId: String
+        var statusCode: String
+        var statusMessage: String
+        var date: Int64
+    }
+
+    struct TransactionList: Codable { var transactionSummary: [TransactionItem] }
+
+    struct ReversalRequest: Codable {
+        var uniqueRef: String
+        var deviceType: String?
+    }
+
+    struct ReversalAnswer: Codable {
+        /// `A`: the reversal was approved (CoreAPI's response code).
+        var code: String
+        var uniqueRef: String
+        var originalUniqueRef: String
+        var paymentId: String
+        var orderId: String
+        var amount: Int
+        var currency: String
+        var deviceType: String?
+        var statusCode: String
+        var responseText: String
+    }
+
+    struct RefundRequest: Codable {
+        var uniqueRef: String
+        var amount: Int?
+    }
+
+    struct RefundAnswer: Codable {
+        var uniqueRef: String
+        var refundPaymentId: String
+        var originalUniqueRef: String
+        var paymentId: String
+        var orderId: String
+        var amount: Int
+        var currency: String
+        var refundedAmount: Int
+        var remainingAmount: Int
+        var statusCode: String
+        var statusMessage: String
+    }
+
+    struct TokenRequest: Codable { var token: String }
+
+    struct TokenAnswer: Codable {
+        /// `valid`, `expired` or `invalid`.
+        var result: String
+        var accountId: String?
+        var mode: TokenMode?
+        var issuedAt: Int64?
+        var expiresAt: Int64?
+        var tokenId: String?
+        var reason: String?
+    }
+
+    struct SDKVersionRequest: Codable { var version: String }
+    struct Terms: Codable {
+        var accountId: String
+        var accepted: Bool
+    }
+    struct Empty: Codable {}
+
+    /// An error answer, in MONEI's error shape (`status`, `statusCode`, `message`) plus the
+    /// gateway's error `code` and the request's id. MONEI's API reference
+    /// (https://docs.monei.com/apis/rest/ — "Errors") answers errors as a JSON object with the
+    /// HTTP status code and a human-readable message.
+    struct ErrorBody: Codable {
+        var status: String
+        var statusCode: Int
+        var message: String
+        var code: String?
+        var requestId: String?
+    }
+
+    // MARK: Conversions
+
+    static func authorisation(_ r: AuthorisationRequest) -> Authorisation {
+        Authorisation(orderId: r.orderId, amount: r.amount, currency: r.currency, callbackUrl: r.callbackUrl,
+                      card: Card(pan: r.card.pan.digits, expiry: r.card.expiry,
+                                 panSequenceNumber: Int(r.card.panSequenceNumber), brand: r.card.brand?.rawValue,
+                                 emvData: hex(r.card.emvData)),
+                      sdkVersion: r.sdkVersion, accountId: r.accountId)
+    }
+
+    static func answer(_ r: AuthorisationResponse) -> AuthorisationAnswer {
+        AuthorisationAnswer(paymentId: r.paymentId, orderId: r.orderId, status: r.status, statusCode: r.statusCode,
+                            statusMessage: r.statusMessage, authorisationCode: r.authorisationCode,
+                            uniqueRef: r.uniqueRef, amount: r.amount, currency: r.currency,
+                            cardBrand: r.cardBrand.rawValue, last4: r.last4, maskedPAN: r.maskedPAN,
+                            cryptogram: r.cryptogram, transactionCode: r.transactionCode.rawValue,
+                            isReplay: r.isReplay, createdAt: millis(r.createdAt), updatedAt: nil)
+    }
+
+    static func response(_ a: AuthorisationAnswer) -> AuthorisationResponse {
+        let p = Payment(reportedId: a.paymentId, kind: .sale, orderId: a.orderId, parentPaymentId: nil, amount: a.amount,
+                        currency: a.currency, status: a.status, statusCode: a.statusCode,
+                        statusMessage: a.statusMessage, authorisationCode: a.authorisationCode,
+                        uniqueRef: a.uniqueRef, cardBrand: CardBrand(rawValue: a.cardBrand), last4: a.last4,
+                        maskedPAN: a.maskedPAN, expiry: nil, panSequenceNumber: nil, emvData: [],
+                        cryptogram: a.cryptogram, callbackUrl: nil, accountId: nil, sdkVersion: nil,
+                        reversed: false, refundedAmount: 0, createdAt: date(a.createdAt),
+                        updatedAt: date(a.updatedAt ?? a.createdAt))
+        var r = AuthorisationResponse(payment: p, isReplay: a.isReplay)
+        r.transactionCode = TransactionCode(rawValue: a.transactionCode)
+        return r
+    }
+
+    static func item(_ p: Payment) -> PaymentItem {
+        PaymentItem(paymentId: p.paymentId, kind: p.kind, orderId: p.orderId, parentPaymentId: p.parentPaymentId,
+                    amount: p.amount, currency: p.currency, status: p.status, state: p.state,
+                    statusCode: p.statusCode, statusMessage: p.statusMessage,
+                    authorisationCode: p.authorisationCode, uniqueRef: p.uniqueRef,
+                    cardBrand: p.cardBrand.rawValue, last4: p.last4, maskedPAN: p.maskedPAN, expiry: p.expiry,
+                    panSequenceNumber: p.panSequenceNumber.map(Int.init), emvData: hex(p.emvData),
+                    cryptogram: p.cryptogram, callbackUrl: p.callbackUrl, accountId: p.accountId,
+                    sdkVersion: p.sdkVersion, reversed: p.reversed, refundedAmount: p.refundedAmount,
+                    transactionCode: p.transactionCode.rawValue, createdAt: millis(p.createdAt),
+                    updatedAt: millis(p.updatedAt))
+    }
+
+    static func payment(_ i: PaymentItem) -> Payment {
+        Payment(reportedId: i.paymentId, kind: i.kind, orderId: i.orderId, parentPaymentId: i.parentPaymentId,
+                amount: i.amount, currency: i.currency, status: i.status, statusCode: i.statusCode,
+                statusMessage: i.statusMessage, authorisationCode: i.authorisationCode, uniqueRef: i.uniqueRef,
+                cardBrand: CardBrand(rawValue: i.cardBrand), last4: i.last4, maskedPAN: i.maskedPAN,
+                expiry: i.expiry, panSequenceNumber: i.panSequenceNumber.map { UInt8(clamping: $0) },
+                emvData: unhex(i.emvData) ?? [], cryptogram: i.cryptogram, callbackUrl: i.callbackUrl,
+                accountId: i.accountId, sdkVersion: i.sdkVersion, reversed: i.reversed,
+                refundedAmount: i.refundedAmount, createdAt: date(i.createdAt), updatedAt: date(i.updatedAt))
+    }
+
+    static func transaction(_ t: TransactionSummary) -> TransactionItem {
+        TransactionItem(code: t.code.rawValue, uniqueRef: t.uniqueRef, amount: t.amount, currency: t.currency,
+                        cardNumber: t.cardNumber, orderId: t.orderId, kind: t.kind, paymentId: t.paymentId,
+                        statusCode: t.statusCode, statusMessage: t.statusMessage, date: millis(t.date))
+    }
+
+    static func summary(_ t: TransactionItem) -> TransactionSummary {
+        // Rebuilt through a Payment (TransactionSummary's only public initialiser).
+        let p = Payment(reportedId: t.paymentId, kind: t.kind, orderId: t.orderId, parentPaymentId: nil,
+                        amount: t.amount, currency: t.currency, status: .approved, statusCode: t.statusCode,
+                        statusMessage: t.statusMessage, authorisationCode: nil, uniqueRef: t.uniqueRef,
+                        cardBrand: .unknown, last4: String(t.cardNumber.suffix(4)), maskedPAN: t.cardNumber,
+                        expiry: nil, panSequenceNumber: nil, emvData: [], cryptogram: .unverified,
+                        callbackUrl: nil, accountId: nil, sdkVersion: nil, reversed: false, refundedAmount: 0,
+                        createdAt: date(t.date), updatedAt: date(t.date))
+        var s = TransactionSummary(p)
+        s.code = TransactionCode(rawValue: t.code)
+        return s
+    }
+
+    // MARK: Errors
+
+    /// The HTTP status a gateway error is answered with.
+    static func httpStatus(_ code: GatewayError.Code) -> Int {
+        switch code {
+        case .invalidRequest: return 400
+        case .notFound: return 404
+        case .orderConflict, .alreadyReversed: return 409
+        case .notReversible, .notRefundable, .refundExceedsRemaining: return 422
+        case .sdkUpgradeRequired: return 426
+        case .busy, .cancelled: return 503
+        case .timeout: return 504
+        case .connectionLost: return 502
+        default: return 500
+        }
+    }
+
+    static func errorResponse(status: Int, code: String?, message: String, requestId: String) -> HTTPResponse {
+        let body = ErrorBody(status: "ERROR", statusCode: status, message: message, code: code,
+                             requestId: requestId.isEmpty ? nil : requestId)
+        return json(body, status: status)
+    }
+
+    static func errorResponse(_ error: GatewayError, requestId: String) -> HTTPResponse {
+        errorResponse(status: httpStatus(error.code), code: error.code.description, message: error.reason,
+                      requestId: requestId)
+    }
+
+    static func json(_ value: some Encodable, status: Int = 200) -> HTTPResponse {
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(data))
+    }
+}
+
+/// A typed failure of a route: answered as JSON in the error shape.
+struct RouteError: Error {
+    var status: Int
+    var code: String
+    var message: String
+
+    init(_ status: Int, _ code: String, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    init(_ error: GatewayError) {
+        self.init(Wire.httpStatus(error.code), error.code.description, error.reason)
+    }
+
+    static func badJSON(_ error: any Error) -> RouteError {
+        let detail: String
+        switch error {
+        case DecodingError.keyNotFound(let key, _): detail = "the field \(key.stringValue) is missing"
+        case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c):
+            detail = "the field \(c.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type"
+        case DecodingError.dataCorrupted(let c):
+            detail = c.codingPath.isEmpty ? "the body is not valid JSON"
+                : "the field \(c.codingPath.map(\.stringValue).joined(separator: ".")) is not valid"
+        default: detail = "the body is not valid JSON"
+        }
+        return RouteError(400, "invalidRequest", "malformed JSON body: \(detail)")
+    }
+}
+
+extension HTTPRequest {
+    /// The body decoded as `T`, or a typed 400.
+    func decode<T: Decodable>(_ type: T.Type) throws(RouteError) -> T {
+        guard !body.isEmpty else { throw RouteError(400, "invalidRequest", "the request needs a JSON body") }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(body))
+        } catch {
+            throw RouteError.badJSON(error)
+        }
+    }
+}

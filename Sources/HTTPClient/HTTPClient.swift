@@ -1,0 +1,250 @@
+import CCurl
+public import Foundation
+import Synchronization
+
+/// A request for ``HTTPClient``.
+public struct HTTPClientRequest: Sendable {
+    public var method: String
+    /// An absolute `http://` URL.
+    public var url: String
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    /// The whole exchange (connect, send, receive) must end within this; nil: the client's default.
+    public var timeout: Duration?
+
+    public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [],
+                body: [UInt8] = [], timeout: Duration? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+}
+
+/// A complete answer (any status).
+public struct HTTPClientResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    /// The first header field with this name, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        let wanted = name.lowercased()
+        return headers.first { $0.name.lowercased() == wanted }?.value
+    }
+}
+
+/// Why an exchange gave no complete answer. The kinds split on whether the request may have
+/// reached the server: only ``Kind/couldNotConnect`` (and ``Kind/invalidRequest``) prove it
+/// never left.
+public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Hashable {
+        /// Refused, no route, unknown host, or the connect did not finish in time: no byte of
+        /// the request left.
+        case couldNotConnect
+        /// The connection was reset or closed before any answer came (the request may have been
+        /// received and handled).
+        case connectionClosed
+        /// No complete answer within the timeout, after the connection was made.
+        case timedOut
+        /// A status line and headers came, then the connection ended before the whole body.
+        case answerCutShort
+        /// What came back is not HTTP.
+        case badAnswer
+        /// The caller's task was cancelled while the exchange was under way.
+        case cancelled
+        /// The request itself is unusable (bad URL…); nothing was sent.
+        case invalidRequest
+    }
+
+    public var kind: Kind
+    public var reason: String
+    /// The status of a cut-short answer, when one came.
+    public var status: Int?
+
+    public init(_ kind: Kind, _ reason: String, status: Int? = nil) {
+        self.kind = kind
+        self.reason = reason
+        self.status = status
+    }
+
+    /// False only when the request provably never left this process.
+    public var requestMayHaveLeft: Bool { kind != .couldNotConnect && kind != .invalidRequest }
+
+    public var description: String { "\(kind.rawValue): \(reason)" }
+}
+
+/// An async HTTP/1.1 client over libcurl (the only module that imports it).
+///
+/// Each exchange runs a curl easy handle on a thread of its own (curl_easy_perform blocks), so
+/// the caller's task suspends and no thread of Swift's cooperative pool ever blocks. A fresh
+/// connection per exchange: nothing is shared between requests, so a fault on one connection
+/// never leaks into the next. Proxies from the environment are ignored (tapemu talks to the
+/// gateway directly).
+public struct HTTPClient: Sendable {
+    /// The timeout of requests that do not give one.
+    public var defaultTimeout: Duration
+
+    public init(defaultTimeout: Duration = .seconds(30)) {
+        self.defaultTimeout = defaultTimeout
+        _ = Self.globalInit
+    }
+
+    private static let globalInit: Bool = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK }()
+
+    /// Sends `request` and returns the complete answer, whatever its status.
+    public func send(_ request: HTTPClientRequest) async throws(HTTPClientError) -> HTTPClientResponse {
+        let exchange = Exchange(request: request, timeout: request.timeout ?? defaultTimeout)
+        let result: Result<HTTPClientResponse, HTTPClientError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
+                let thread = Thread { c.resume(returning: exchange.perform()) }
+                thread.stackSize = 256 * 1024
+                thread.start()
+            }
+        } onCancel: {
+            exchange.cancelled.store(true, ordering: .relaxed)
+        }
+        return try result.get()
+    }
+}
+
+/// One exchange's state, touched by curl's callbacks on the exchange's thread.
+final class Exchange: @unchecked Sendable {
+    let request: HTTPClientRequest
+    let timeout: Duration
+    let cancelled = Atomic<Bool>(false)
+    var body: [UInt8] = []
+    var headerLines: [String] = []
+
+    init(request: HTTPClientRequest, timeout: Duration) {
+        self.request = request
+        self.timeout = timeout
+    }
+
+    func perform() -> Result<HTTPClientResponse, HTTPClientError> {
+        guard request.url.hasPrefix("http://") || request.url.hasPrefix("https://") else {
+            return .failure(HTTPClientError(.invalidRequest, "not an http URL: \(request.url)"))
+        }
+        guard let h = curl_easy_init() else {
+            return .failure(HTTPClientError(.invalidRequest, "libcurl could not make a handle"))
+        }
+        defer { curl_easy_cleanup(h) }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        defer { curl_slist_free_all(list) }
+        for (name, value) in request.headers { list = curl_slist_append(list, "\(name): \(value)") }
+        // No "Expect: 100-continue" round trip.
+        list = curl_slist_append(list, "Expect:")
+        let ms = max(1, Int(timeout.components.seconds) * 1000 + Int(timeout.components.attoseconds / 1_000_000_000_000_000))
+
+        _ = tapemu_curl_setopt_string(h, CURLOPT_URL, request.url)
+        _ = tapemu_curl_setopt_string(h, CURLOPT_PROXY, "")
+        _ = tapemu_curl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
+        _ = tapemu_curl_setopt_long(h, CURLOPT_TIMEOUT_MS, ms)
+        _ = tapemu_curl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, ms)
+        _ = tapemu_curl_setopt_pointer(h, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list))
+        _ = tapemu_curl_setopt_write(h, CURLOPT_WRITEFUNCTION, writeBody)
+        _ = tapemu_curl_setopt_pointer(h, CURLOPT_WRITEDATA, me)
+        _ = tapemu_curl_setopt_write(h, CURLOPT_HEADERFUNCTION, writeHeader)
+        _ = tapemu_curl_setopt_pointer(h, CURLOPT_HEADERDATA, me)
+        _ = tapemu_curl_setopt_long(h, CURLOPT_NOPROGRESS, 0)
+        _ = tapemu_curl_setopt_xferinfo(h, progress)
+        _ = tapemu_curl_setopt_pointer(h, CURLOPT_XFERINFODATA, me)
+        let method = request.method.uppercased()
+        if method == "HEAD" {
+            _ = tapemu_curl_setopt_long(h, CURLOPT_NOBODY, 1)
+        } else if method != "GET" || !request.body.isEmpty {
+            _ = tapemu_curl_setopt_string(h, CURLOPT_CUSTOMREQUEST, method)
+        }
+
+        let code: CURLcode = request.body.withUnsafeBytes { raw in
+            if !request.body.isEmpty || method == "POST" || method == "PUT" || method == "PATCH" {
+                _ = tapemu_curl_setopt_offset(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(raw.count))
+                _ = tapemu_curl_setopt_pointer(h, CURLOPT_POSTFIELDS,
+                                               UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+            }
+            return curl_easy_perform(h)
+        }
+        var status = 0
+        _ = tapemu_curl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &status)
+        if code == CURLE_OK {
+            return .success(HTTPClientResponse(status: status, headers: parsedHeaders(), body: body))
+        }
+        let message = String(cString: curl_easy_strerror(code))
+        var connectTime: curl_off_t = 0
+        _ = tapemu_curl_getinfo_offset(h, CURLINFO_CONNECT_TIME_T, &connectTime)
+        var sent: curl_off_t = 0
+        _ = tapemu_curl_getinfo_offset(h, CURLINFO_SIZE_UPLOAD_T, &sent)
+        let error: HTTPClientError
+        switch code {
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            error = HTTPClientError(.couldNotConnect, "could not connect to \(request.url): \(message); the request never left")
+        case CURLE_ABORTED_BY_CALLBACK:
+            error = HTTPClientError(.cancelled, "cancelled while the request was under way")
+        case CURLE_OPERATION_TIMEDOUT where connectTime == 0:
+            error = HTTPClientError(.couldNotConnect, "could not connect to \(request.url) within \(timeout); the request never left")
+        case CURLE_OPERATION_TIMEDOUT:
+            error = HTTPClientError(.timedOut,
+                                    status > 0 ? "the answer (HTTP \(status)) did not finish within \(timeout); \(body.count) byte(s) of its body came"
+                                               : "no answer within \(timeout)", status: status > 0 ? status : nil)
+        case CURLE_PARTIAL_FILE:
+            error = HTTPClientError(.answerCutShort, "the connection ended after \(body.count) byte(s) of the HTTP \(status) answer's body", status: status)
+        case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR:
+            if status > 0 {
+                error = HTTPClientError(.answerCutShort, "the connection ended during the HTTP \(status) answer: \(message)", status: status)
+            } else {
+                error = HTTPClientError(.connectionClosed, "the connection was closed before an answer: \(message)")
+            }
+        case CURLE_WEIRD_SERVER_REPLY, CURLE_UNSUPPORTED_PROTOCOL, CURLE_BAD_CONTENT_ENCODING:
+            error = HTTPClientError(.badAnswer, "not an HTTP answer: \(message)")
+        case CURLE_URL_MALFORMAT:
+            error = HTTPClientError(.invalidRequest, "bad URL \(request.url): \(message)")
+        default:
+            error = status > 0 ? HTTPClientError(.answerCutShort, "\(message) during the HTTP \(status) answer", status: status)
+                : HTTPClientError(.connectionClosed, "\(message) (curl error \(code.rawValue))")
+        }
+        return .failure(error)
+    }
+
+    private func parsedHeaders() -> [(name: String, value: String)] {
+        // Only the last answer's headers (a 100 Continue comes before the real one).
+        var out: [(name: String, value: String)] = []
+        for line in headerLines {
+            if line.hasPrefix("HTTP/") { out = []; continue }
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            out.append((String(line[..<colon]).trimmingCharacters(in: .whitespaces),
+                        String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
+        return out
+    }
+}
+
+private let writeBody: curl_write_callback = { ptr, size, count, user in
+    let e = Unmanaged<Exchange>.fromOpaque(user!).takeUnretainedValue()
+    let n = size * count
+    if n > 0, let ptr {
+        ptr.withMemoryRebound(to: UInt8.self, capacity: n) {
+            e.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: n))
+        }
+    }
+    return n
+}
+
+private let writeHeader: curl_write_callback = { ptr, size, count, user in
+    let e = Unmanaged<Exchange>.fromOpaque(user!).takeUnretainedValue()
+    let n = size * count
+    if n > 0, let ptr {
+        let line = ptr.withMemoryRebound(to: UInt8.self, capacity: n) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: n), as: UTF8.self)
+        }
+        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !trimmed.isEmpty { e.headerLines.append(trimmed) }
+    }
+    return n
+}
+
+private let progress: curl_xferinfo_callback = { user, _, _, _, _ in
+    let e = Unmanaged<Exchange>.fromOpaque(user!).takeUnretainedValue()
+    return e.cancelled.load(ordering: .relaxed) ? 1 : 0
+}

@@ -1,0 +1,448 @@
+import CMicroHTTPD
+public import Foundation
+import Synchronization
+
+/// What an ``HTTPServer`` accepts and how long it waits.
+public struct HTTPServerConfiguration: Sendable {
+    /// The IPv4 address to listen on (`127.0.0.1` by default: loopback only; `0.0.0.0` for
+    /// every interface). `localhost` means `127.0.0.1`.
+    public var host: String
+    /// The TCP port; 0 takes an ephemeral one (``HTTPServer/port`` says which).
+    public var port: UInt16
+    /// The largest request body; a bigger one gets `413` (before it is read, when the
+    /// Content-Length says so).
+    public var maxBodySize: Int
+    /// The most header fields a request may carry; more gets `431`.
+    public var maxHeaderCount: Int
+    /// The memory a connection may use for the request line and headers (libmicrohttpd's
+    /// per-connection pool): a request whose headers do not fit gets libmicrohttpd's own `431`.
+    public var maxHeaderBytes: Int
+    /// A connection idle this long (a slow client, a stalled answer) is closed.
+    public var connectionTimeout: Duration
+    /// The most connections at once; more are refused at accept.
+    public var maxConnections: Int
+
+    public init(host: String = "127.0.0.1", port: UInt16 = 0, maxBodySize: Int = 1 << 20,
+                maxHeaderCount: Int = 64, maxHeaderBytes: Int = 32 * 1024,
+                connectionTimeout: Duration = .seconds(10), maxConnections: Int = 256) {
+        self.host = host
+        self.port = port
+        self.maxBodySize = maxBodySize
+        self.maxHeaderCount = maxHeaderCount
+        self.maxHeaderBytes = maxHeaderBytes
+        self.connectionTimeout = connectionTimeout
+        self.maxConnections = maxConnections
+    }
+}
+
+/// Why a server could not start.
+public struct HTTPServerError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+/// An HTTP/1.1 server over libmicrohttpd that hands every request to an ``HTTPHandler``.
+///
+/// - Every answer the handler gives carries an `X-Request-Id` (the client's own, when it sent
+///   a short token-like one; else a fresh random one). Limits: ``HTTPServerConfiguration``.
+/// - The three ``HTTPResponse/Delivery`` modes are real network behaviour: `closeWithoutAnswer`
+///   closes the TCP connection without a status line; `stallMidBody` sends the status line,
+///   the headers with the full Content-Length and a part of the body, then sends nothing until
+///   the connection timeout (or ``stop()``) closes the connection.
+/// - ``stop()`` stops accepting, lets the requests under way finish, then returns.
+///
+/// Threads: libmicrohttpd runs one thread per connection (`MHD_USE_THREAD_PER_CONNECTION`).
+/// Its callbacks run on those threads (nonisolated; no actor). When a request is complete its
+/// connection thread starts the handler as a `Task` and waits on a condition variable for the
+/// answer — a wait on libmicrohttpd's own thread, never on a thread of Swift's cooperative
+/// pool, where the handler runs. Thread-per-connection rather than suspend/resume because a
+/// stalled answer has to hold its connection open without a busy loop: the content reader of a
+/// stall blocks its own connection thread and no other connection's.
+public final class HTTPServer: Sendable {
+    public let configuration: HTTPServerConfiguration
+    private let core: ServerCore
+    private let daemon: Mutex<DaemonHandle?>
+
+    /// The port the server listens on (the ephemeral one when the configuration asked for 0).
+    public let port: UInt16
+
+    /// `http://HOST:PORT`.
+    public var url: String { "http://\(configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host):\(port)" }
+
+    /// Binds the address and starts serving `handler`.
+    public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
+                handler: any HTTPHandler) throws(HTTPServerError) {
+        self.configuration = configuration
+        let (fd, bound) = try Self.listen(host: configuration.host, port: configuration.port)
+        port = bound
+        core = ServerCore(handler: handler, configuration: configuration)
+        let flags = MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
+            | MHD_USE_ITC.rawValue
+        let timeout = max(1, UInt32(clamping: configuration.connectionTimeout.components.seconds))
+        let cls = Unmanaged.passUnretained(core).toOpaque()
+        guard let d = tapemu_mhd_start(flags, fd, accessHandler, cls, completedHandler, cls, timeout,
+                                       max(4096, configuration.maxHeaderBytes),
+                                       UInt32(clamping: max(1, configuration.maxConnections))) else {
+            close(fd)
+            throw HTTPServerError("libmicrohttpd could not start on \(configuration.host):\(bound)")
+        }
+        daemon = Mutex(DaemonHandle(daemon: d, listenSocket: fd))
+    }
+
+    deinit {
+        if let d = daemon.withLock({ $0.take() }) {
+            core.beginStopping()
+            MHD_stop_daemon(d.daemon)
+        }
+    }
+
+    /// Stops accepting connections, lets every request under way finish (a stalled answer ends
+    /// at once), closes the connections, then returns. Calling it again does nothing.
+    public func stop() async {
+        guard let d = daemon.withLock({ $0.take() }) else { return }
+        let listenSocket = MHD_quiesce_daemon(d.daemon)
+        if listenSocket >= 0 { close(listenSocket) }
+        core.beginStopping()
+        await core.waitUntilIdle()
+        // MHD_stop_daemon joins libmicrohttpd's threads: off the cooperative pool.
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let t = Thread {
+                MHD_stop_daemon(d.daemon)
+                c.resume()
+            }
+            t.start()
+        }
+    }
+
+    /// The number of requests under way (read, being handled or being answered).
+    public var requestsInFlight: Int { core.inFlight }
+
+    private static func listen(host: String, port: UInt16) throws(HTTPServerError) -> (Int32, UInt16) {
+        let address = host == "localhost" ? "127.0.0.1" : host
+        var sin = sockaddr_in()
+        sin.sin_family = sa_family_t(AF_INET)
+        sin.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, address, &sin.sin_addr) == 1 else {
+            throw HTTPServerError("\(host) is not an IPv4 address (give one like 127.0.0.1)")
+        }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HTTPServerError("socket() failed: \(String(cString: strerror(errno)))") }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let bound = withUnsafePointer(to: &sin) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw HTTPServerError("cannot listen on \(host):\(port): \(reason)")
+        }
+        guard Glibc.listen(fd, 128) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw HTTPServerError("cannot listen on \(host):\(port): \(reason)")
+        }
+        var out = sockaddr_in()
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &out) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+        }
+        return (fd, UInt16(bigEndian: out.sin_port))
+    }
+}
+
+struct DaemonHandle: @unchecked Sendable {
+    var daemon: OpaquePointer
+    var listenSocket: Int32
+}
+
+// MARK: - The server's shared state
+
+final class ServerCore: @unchecked Sendable {
+    let handler: any HTTPHandler
+    let configuration: HTTPServerConfiguration
+    private struct State {
+        var inFlight = 0
+        var stopping = false
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+    /// Wakes stalled answers when the server stops.
+    let stallCondition = NSCondition()
+    private var stallStopping = false
+
+    init(handler: any HTTPHandler, configuration: HTTPServerConfiguration) {
+        self.handler = handler
+        self.configuration = configuration
+    }
+
+    var inFlight: Int { state.withLock { $0.inFlight } }
+
+    func requestStarted() { state.withLock { $0.inFlight += 1 } }
+
+    func requestEnded() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.inFlight -= 1
+            guard s.inFlight == 0 else { return [] }
+            defer { s.idleWaiters = [] }
+            return s.idleWaiters
+        }
+        for w in waiters { w.resume() }
+    }
+
+    func beginStopping() {
+        state.withLock { $0.stopping = true }
+        stallCondition.lock()
+        stallStopping = true
+        stallCondition.broadcast()
+        stallCondition.unlock()
+    }
+
+    func waitUntilIdle() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s -> Bool in
+                if s.inFlight == 0 { return true }
+                s.idleWaiters.append(c)
+                return false
+            }
+            if now { c.resume() }
+        }
+    }
+
+    /// Blocks the calling connection thread until the connection timeout passes or the server
+    /// stops.
+    func stall() {
+        let seconds = Double(configuration.connectionTimeout.components.seconds)
+            + Double(configuration.connectionTimeout.components.attoseconds) / 1e18
+        let deadline = Date(timeIntervalSinceNow: max(0.05, seconds))
+        stallCondition.lock()
+        while !stallStopping {
+            if !stallCondition.wait(until: deadline) { break }
+        }
+        stallCondition.unlock()
+    }
+}
+
+/// One request on its connection thread; lives from the first call of the access handler to
+/// libmicrohttpd's completion notice.
+final class RequestContext: @unchecked Sendable {
+    var method = ""
+    var path = ""
+    var headers: [(name: String, value: String)] = []
+    var query: [(name: String, value: String)] = []
+    var body: [UInt8] = []
+    var requestId = ""
+    /// An answer decided before the handler (413, 431).
+    var rejection: HTTPResponse?
+    var answered = false
+}
+
+/// The handler's answer, handed from its task to the waiting connection thread.
+final class AnswerSlot: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var answer: HTTPResponse?
+
+    func put(_ r: HTTPResponse) {
+        condition.lock()
+        answer = r
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func take() -> HTTPResponse {
+        condition.lock()
+        defer { condition.unlock() }
+        while answer == nil { condition.wait() }
+        return answer!
+    }
+}
+
+/// The body of a stalled answer: the first bytes, then nothing until the stall ends.
+final class StallBody {
+    let bytes: [UInt8]
+    let sendCount: Int
+    let core: ServerCore
+    init(bytes: [UInt8], sendCount: Int, core: ServerCore) {
+        self.bytes = bytes
+        self.sendCount = min(max(0, sendCount), bytes.count)
+        self.core = core
+    }
+}
+
+// MARK: - libmicrohttpd callbacks (on libmicrohttpd's threads)
+
+private final class FieldBox { var items: [(name: String, value: String)] = [] }
+
+private func collect(_ connection: OpaquePointer?, _ kind: MHD_ValueKind) -> [(name: String, value: String)] {
+    let box = FieldBox()
+    let iterator: MHD_KeyValueIterator = { cls, _, key, value in
+        let b = Unmanaged<FieldBox>.fromOpaque(cls!).takeUnretainedValue()
+        if let key { b.items.append((String(cString: key), value.map { String(cString: $0) } ?? "")) }
+        return .YES
+    }
+    _ = withExtendedLifetime(box) {
+        MHD_get_connection_values(connection, kind, iterator, Unmanaged.passUnretained(box).toOpaque())
+    }
+    return box.items
+}
+
+private func newRequestId(clientGiven: String?) -> String {
+    if let given = clientGiven, (1...64).contains(given.utf8.count),
+       given.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A)
+           || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E }) {
+        return given
+    }
+    var g = SystemRandomNumberGenerator()
+    let digits = Array("0123456789abcdef".utf8)
+    var out: [UInt8] = []
+    for _ in 0..<16 {
+        let b = UInt8.random(in: 0...255, using: &g)
+        out.append(digits[Int(b >> 4)])
+        out.append(digits[Int(b & 0xF)])
+    }
+    return String(decoding: out, as: UTF8.self)
+}
+
+private func jsonError(_ status: Int, _ message: String) -> HTTPResponse {
+    let escaped = message.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    let body = "{\"status\":\"\(HTTPStatus.reason(status))\",\"statusCode\":\(status),\"message\":\"\(escaped)\"}"
+    return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(body.utf8))
+}
+
+/// Queues `response` on `connection`; returns .NO (close without answer) when it cannot.
+private func queue(_ response: HTTPResponse, _ ctx: RequestContext, _ connection: OpaquePointer?,
+                   _ core: ServerCore) -> MHD_Result {
+    ctx.answered = true
+    let mhdResponse: OpaquePointer?
+    switch response.delivery {
+    case .closeWithoutAnswer:
+        return .NO
+    case .complete:
+        mhdResponse = response.body.withUnsafeBytes { raw in
+            MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress),
+                                            .RESPMEM_MUST_COPY)
+        }
+    case .stallMidBody(let afterBytes):
+        let stall = StallBody(bytes: response.body, sendCount: afterBytes, core: core)
+        let reader: MHD_ContentReaderCallback = { cls, pos, buf, max in
+            let s = Unmanaged<StallBody>.fromOpaque(cls!).takeUnretainedValue()
+            let position = Int(pos)
+            if position < s.sendCount {
+                let n = min(max, s.sendCount - position)
+                s.bytes.withUnsafeBytes { raw in
+                    buf!.withMemoryRebound(to: UInt8.self, capacity: n) { dst in
+                        dst.update(from: raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + position, count: n)
+                    }
+                }
+                return n
+            }
+            s.core.stall()
+            return -2 // MHD_CONTENT_READER_END_WITH_ERROR: close the connection.
+        }
+        let free: MHD_ContentReaderFreeCallback = { cls in
+            Unmanaged<StallBody>.fromOpaque(cls!).release()
+        }
+        mhdResponse = MHD_create_response_from_callback(UInt64(response.body.count), 4096, reader,
+                                                        Unmanaged.passRetained(stall).toOpaque(), free)
+    }
+    guard let r = mhdResponse else { return .NO }
+    defer { MHD_destroy_response(r) }
+    for (name, value) in response.headers where name.lowercased() != "x-request-id" && name.lowercased() != "content-length" {
+        _ = MHD_add_response_header(r, name, value)
+    }
+    _ = MHD_add_response_header(r, "X-Request-Id", ctx.requestId)
+    return MHD_queue_response(connection, UInt32(clamping: response.status), r)
+}
+
+private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadSize, conCls in
+    let core = Unmanaged<ServerCore>.fromOpaque(cls!).takeUnretainedValue()
+    guard let conCls, let uploadSize else { return .NO }
+    // First call: the request line and headers are in.
+    guard let existing = conCls.pointee else {
+        let ctx = RequestContext()
+        ctx.method = method.map { String(cString: $0) } ?? ""
+        ctx.path = url.map { String(cString: $0) } ?? "/"
+        ctx.headers = collect(connection, .HEADER_KIND)
+        ctx.query = collect(connection, .GET_ARGUMENT_KIND)
+        ctx.requestId = newRequestId(clientGiven: ctx.headers.first { $0.name.lowercased() == "x-request-id" }?.value)
+        conCls.pointee = Unmanaged.passRetained(ctx).toOpaque()
+        core.requestStarted()
+        if ctx.headers.count > core.configuration.maxHeaderCount {
+            ctx.rejection = jsonError(431, "the request has \(ctx.headers.count) header fields; at most \(core.configuration.maxHeaderCount) are accepted")
+        } else if let length = ctx.headers.first(where: { $0.name.lowercased() == "content-length" })?.value,
+                  let n = Int(length.trimmingCharacters(in: .whitespaces)), n > core.configuration.maxBodySize {
+            ctx.rejection = jsonError(413, "the request body has \(n) bytes; at most \(core.configuration.maxBodySize) are accepted")
+        }
+        if let rejection = ctx.rejection {
+            // Answer before reading the body; libmicrohttpd closes the connection afterwards.
+            if queue(rejection, ctx, connection, core) == .YES { return .YES }
+            ctx.answered = false
+        }
+        return .YES
+    }
+    let ctx = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
+    if uploadSize.pointee > 0 {
+        let n = uploadSize.pointee
+        if !ctx.answered && ctx.rejection == nil {
+            if ctx.body.count + n > core.configuration.maxBodySize {
+                ctx.rejection = jsonError(413, "the request body is larger than \(core.configuration.maxBodySize) bytes")
+                ctx.body = []
+            } else if let uploadData {
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: n) {
+                    ctx.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: n))
+                }
+            }
+        }
+        uploadSize.pointee = 0
+        return .YES
+    }
+    if ctx.answered { return .YES }
+    if let rejection = ctx.rejection { return queue(rejection, ctx, connection, core) }
+    // The whole request is in: run the handler as a task and wait for its answer on this
+    // (libmicrohttpd's) thread.
+    let request = HTTPRequest(method: ctx.method, path: ctx.path, query: ctx.query, headers: ctx.headers,
+                              body: ctx.body, requestId: ctx.requestId)
+    let slot = AnswerSlot()
+    let handler = core.handler
+    Task { slot.put(await handler.handle(request)) }
+    return queue(slot.take(), ctx, connection, core)
+}
+
+private let completedHandler: MHD_RequestCompletedCallback = { cls, _, conCls, _ in
+    guard let cls, let conCls, let existing = conCls.pointee else { return }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    Unmanaged<RequestContext>.fromOpaque(existing).release()
+    conCls.pointee = nil
+    core.requestEnded()
+}
+
+/// Reason phrases of the statuses tapemu answers with.
+public enum HTTPStatus {
+    public static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: return "OK"
+        case 201: return "Created"
+        case 204: return "No Content"
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 402: return "Payment Required"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 409: return "Conflict"
+        case 413: return "Payload Too Large"
+        case 415: return "Unsupported Media Type"
+        case 422: return "Unprocessable Entity"
+        case 426: return "Upgrade Required"
+        case 431: return "Request Header Fields Too Large"
+        case 500: return "Internal Server Error"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        default: return status < 400 ? "OK" : status < 500 ? "Client Error" : "Server Error"
+        }
+    }
+}

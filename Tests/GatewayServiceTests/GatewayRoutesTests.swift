@@ -1,0 +1,273 @@
+import BERTLV
+import Foundation
+@testable import GatewayService
+import HTTPClient
+import HTTPServer
+import PaymentGateway
+import Testing
+import VirtualCard
+
+func temporaryDirectory() throws -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapemu-gw-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+func jsonObject(_ bytes: [UInt8]) throws -> [String: Any] {
+    try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+}
+
+/// A gateway service on an ephemeral port over a fresh data directory.
+struct LiveService {
+    let dir: String
+    let service: GatewayService
+    let server: HTTPServer
+    var url: String { server.url }
+
+    init(dir: String? = nil, maxBodySize: Int = 1 << 20) throws {
+        self.dir = try dir ?? temporaryDirectory()
+        service = try GatewayService(dataDirectory: self.dir)
+        server = try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: maxBodySize,
+                                                                        connectionTimeout: .seconds(1)),
+                                handler: service.routes())
+    }
+
+    func send(_ method: String, _ path: String, json: String? = nil, key: String? = nil,
+              headers: [(name: String, value: String)] = []) async throws -> HTTPClientResponse {
+        var h = headers
+        if let key { h.append(("Authorization", key)) }
+        if json != nil { h.append(("Content-Type", "application/json")) }
+        return try await HTTPClient().send(HTTPClientRequest(method: method, url: url + path, headers: h,
+                                                             body: Array((json ?? "").utf8)))
+    }
+
+    /// An approved (or declined, by the amount's trigger) sale of a virtual card over the terminal API.
+    func authorise(orderId: String, amount: Int) async throws(GatewayError) -> AuthorisationResponse {
+        try await RemoteGateway(baseURL: url).authorize(
+            AuthorisationRequest(orderId: orderId, amount: amount,
+                                 card: CardData(pan: PAN("4012888888881881")!, expiry: "2812")))
+    }
+}
+
+@Suite("Gateway service routes over HTTP")
+struct GatewayRoutesTests {
+    @Test("merchant REST needs the API key: 401 JSON without it or with a wrong one, with X-Request-Id")
+    func unauthorised() async throws {
+        let live = try LiveService()
+        let none = try await live.send("GET", "/v1/payments?orderId=x")
+        #expect(none.status == 401)
+        #expect(none.header("X-Request-Id") != nil)
+        let doc = try jsonObject(none.body)
+        #expect(doc["statusCode"] as? Int == 401)
+        #expect(doc["status"] as? String == "ERROR")
+        #expect((doc["message"] as? String)?.contains("missing") == true)
+        let wrong = try await live.send("GET", "/v1/payments?orderId=x", key: live.service.apiKey + "0")
+        #expect(wrong.status == 401)
+        let right = try await live.send("GET", "/v1/payments?orderId=x", key: live.service.apiKey)
+        #expect(right.status == 200)
+        #expect(try jsonObject(right.body)["total"] as? Int == 0)
+        let admin = try await live.send("POST", "/admin/faults", json: #"{"fault":"close-after-commit"}"#)
+        #expect(admin.status == 401)
+        await live.server.stop()
+    }
+
+    @Test("the API key persists in the ledger across restarts")
+    func apiKeyPersists() async throws {
+        let dir = try temporaryDirectory()
+        let first = try GatewayService(dataDirectory: dir).apiKey
+        let second = try GatewayService(dataDirectory: dir).apiKey
+        #expect(first == second)
+        #expect(first.hasPrefix("tpk_test_") && first.count == 9 + 64)
+        #expect(GatewayService.constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
+        #expect(!GatewayService.constantTimeEqual(Array("abc".utf8), Array("abd".utf8)))
+        #expect(!GatewayService.constantTimeEqual(Array("abc".utf8), Array("abcd".utf8)))
+        #expect(!GatewayService.constantTimeEqual([], Array("a".utf8)))
+    }
+
+    @Test("a body over the limit is 413; malformed JSON is a typed 400 JSON error; unknown routes 404, wrong methods 405")
+    func badRequests() async throws {
+        let live = try LiveService(maxBodySize: 512)
+        let big = try await live.send("POST", "/terminal/v1/authorisations", json: String(repeating: " ", count: 600))
+        #expect(big.status == 413)
+        for body in ["{", "[]", #"{"orderId": 5}"#, #"{"orderId":"o","amount":"ten","card":{"pan":"1"}}"#, ""] {
+            let r = try await live.send("POST", "/terminal/v1/authorisations", json: body)
+            #expect(r.status == 400, "body \(body)")
+            let doc = try jsonObject(r.body)
+            #expect(doc["code"] as? String == "invalidRequest")
+            #expect(doc["statusCode"] as? Int == 400)
+            #expect(r.header("X-Request-Id") != nil)
+        }
+        let badPAN = try await live.send("POST", "/terminal/v1/authorisations",
+                                         json: #"{"orderId":"o","amount":100,"card":{"pan":"12ab"}}"#)
+        #expect(badPAN.status == 400)
+        #expect(!String(decoding: badPAN.body, as: UTF8.self).contains("12ab"))
+        let missing = try await live.send("GET", "/nowhere")
+        #expect(missing.status == 404)
+        #expect(try jsonObject(missing.body)["statusCode"] as? Int == 404)
+        let method = try await live.send("DELETE", "/terminal/v1/authorisations")
+        #expect(method.status == 405)
+        #expect(method.header("Allow") == "POST")
+        await live.server.stop()
+    }
+
+    @Test("MONEI shapes: get a payment, list by orderId, partial then full refund, cancel; 404 and 422 as JSON")
+    func merchantREST() async throws {
+        let live = try LiveService()
+        let key = live.service.apiKey
+        let sale = try await live.authorise(orderId: "m-1", amount: 1000)
+        #expect(sale.status == .approved)
+        let got = try await live.send("GET", "/v1/payments/\(sale.paymentId)", key: key)
+        #expect(got.status == 200)
+        var doc = try jsonObject(got.body)
+        #expect(doc["id"] as? String == sale.paymentId)
+        #expect(doc["status"] as? String == "SUCCEEDED")
+        #expect(doc["amount"] as? Int == 1000)
+        #expect(doc["orderId"] as? String == "m-1")
+        let card = try #require((doc["paymentMethod"] as? [String: Any])?["card"] as? [String: Any])
+        #expect(card["last4"] as? String == "1881")
+        #expect(!String(decoding: got.body, as: UTF8.self).contains("4012888888881881"))
+
+        let list = try await live.send("GET", "/v1/payments?orderId=m-1", key: key)
+        #expect((try jsonObject(list.body)["items"] as? [[String: Any]])?.first?["id"] as? String == sale.paymentId)
+
+        let partial = try await live.send("POST", "/v1/payments/\(sale.paymentId)/refund", json: #"{"amount":300,"refundReason":"requested_by_customer"}"#, key: key)
+        #expect(partial.status == 200)
+        doc = try jsonObject(partial.body)
+        #expect(doc["status"] as? String == "PARTIALLY_REFUNDED")
+        #expect(doc["refundedAmount"] as? Int == 300)
+        #expect(doc["lastRefundAmount"] as? Int == 300)
+        let tooMuch = try await live.send("POST", "/v1/payments/\(sale.paymentId)/refund", json: #"{"amount":800}"#, key: key)
+        #expect(tooMuch.status == 422)
+        #expect(try jsonObject(tooMuch.body)["code"] as? String == "refundExceedsRemaining")
+        let rest = try await live.send("POST", "/v1/payments/\(sale.paymentId)/refund", key: key)
+        #expect(try jsonObject(rest.body)["status"] as? String == "REFUNDED")
+
+        let other = try await live.authorise(orderId: "m-2", amount: 500)
+        let cancel = try await live.send("POST", "/v1/payments/\(other.paymentId)/cancel",
+                                         json: #"{"cancellationReason":"duplicated"}"#, key: key)
+        #expect(cancel.status == 200)
+        #expect(try jsonObject(cancel.body)["status"] as? String == "CANCELED")
+        let again = try await live.send("POST", "/v1/payments/\(other.paymentId)/cancel", key: key)
+        #expect(again.status == 409)
+        #expect(try jsonObject(again.body)["code"] as? String == "alreadyReversed")
+        let unknown = try await live.send("GET", "/v1/payments/doesnotexist", key: key)
+        #expect(unknown.status == 404)
+        await live.server.stop()
+    }
+
+    @Test("RemoteGateway: refusals come back with the embedded gateway's codes; queries round-trip")
+    func remoteCodes() async throws {
+        let live = try LiveService()
+        let remote = RemoteGateway(baseURL: live.url)
+        let sale = try await live.authorise(orderId: "r-1", amount: 700)
+        let replay = try await live.authorise(orderId: "r-1", amount: 700)
+        #expect(replay.isReplay && replay.paymentId == sale.paymentId)
+        do throws(GatewayError) {
+            _ = try await live.authorise(orderId: "r-1", amount: 701)
+            Issue.record("a conflicting order was charged")
+        } catch {
+            #expect(error.code == .orderConflict)
+        }
+        let charges = try await remote.charges(orderId: "r-1")
+        #expect(charges.map(\.paymentId) == [sale.paymentId])
+        #expect(charges.first?.state == .approved)
+        let list = try await remote.transactionList(orderId: "r-1", panLastFour: "1881")
+        #expect(list.map(\.code) == [.approved])
+        _ = try await remote.reverse(uniqueRef: sale.uniqueRef)
+        do throws(GatewayError) {
+            _ = try await remote.reverse(uniqueRef: sale.uniqueRef)
+            Issue.record("reversed twice")
+        } catch {
+            #expect(error.code == .alreadyReversed)
+        }
+        #expect(try await remote.transactionList(orderId: "r-1").map(\.code) == [.cancelled])
+        do throws(GatewayError) {
+            _ = try await remote.reverse(uniqueRef: "NOSUCHREF1")
+            Issue.record("reversed nothing")
+        } catch {
+            #expect(error.code == .notFound)
+        }
+        let token = try await remote.issueTestToken(accountId: "acct_1")
+        guard case .valid(let claims) = try await remote.validateToken(token) else {
+            Issue.record("the service's own token is not valid")
+            return
+        }
+        #expect(claims.accountId == "acct_1")
+        guard case .invalid = try await remote.validateToken("tpm_test_garbage") else {
+            Issue.record("garbage accepted")
+            return
+        }
+        #expect(try await remote.termsAccepted(accountId: "acct_1") == false)
+        try await remote.setTermsAccepted(true, accountId: "acct_1")
+        #expect(try await remote.termsAccepted(accountId: "acct_1") == true)
+        try await remote.checkSDKVersion("1.0.0")
+        try live.service.gateway.blockSDKVersion("0.9.0")
+        do throws(GatewayError) {
+            try await remote.checkSDKVersion("0.9.0")
+            Issue.record("a blocked SDK passed")
+        } catch {
+            #expect(error.code == .sdkUpgradeRequired)
+        }
+        await live.server.stop()
+    }
+
+    @Test("server faults over TCP: each maps to a communication failure; the ledger says what was recorded")
+    func serverFaults() async throws {
+        let live = try LiveService()
+        let cases: [(ServerFault, GatewayError.Code, recorded: Bool)] = [
+            (.errorBeforeCommit, .serverError, false),
+            (.errorAfterCommit, .serverError, true),
+            (.closeAfterCommit, .connectionLost, true),
+            (.stallMidBody, .connectionLost, true),
+        ]
+        for (i, (fault, code, recorded)) in cases.enumerated() {
+            live.service.armFault(fault, count: 1)
+            do throws(GatewayError) {
+                _ = try await live.authorise(orderId: "f-\(i)", amount: 1000)
+                Issue.record("\(fault): an answer came")
+            } catch {
+                #expect(error.code == code, "\(fault)")
+                #expect(error.isCommunicationFailure, "\(fault)")
+            }
+            #expect(try live.service.gateway.ledger.sales(orderId: "f-\(i)").count == (recorded ? 1 : 0), "\(fault)")
+        }
+        // The admin endpoint arms one for the next authorisation only.
+        let armed = try await live.send("POST", "/admin/faults", json: #"{"fault":"close-after-commit","count":1}"#,
+                                        key: live.service.apiKey)
+        #expect(armed.status == 200)
+        await #expect(throws: GatewayError.self) { _ = try await live.authorise(orderId: "adm-1", amount: 1000) }
+        #expect(try await live.authorise(orderId: "adm-2", amount: 1000).status == .approved)
+        let bad = try await live.send("POST", "/admin/faults", json: #"{"fault":"explode"}"#, key: live.service.apiKey)
+        #expect(bad.status == 400)
+        await live.server.stop()
+    }
+
+    @Test("request faults over TCP: no-answer times out (nothing recorded), lost-answer loses a recorded answer, server-error is 5xx")
+    func requestFaults() async throws {
+        let live = try LiveService()
+        let remote = RemoteGateway(baseURL: live.url)
+        func auth(_ order: String, _ fault: GatewayFault) async -> GatewayError? {
+            do throws(GatewayError) {
+                _ = try await remote.authorize(
+                    AuthorisationRequest(orderId: order, amount: 1000, card: CardData(pan: PAN("4012888888881881")!)),
+                    options: GatewayRequestOptions(timeout: .milliseconds(300), fault: fault))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(await auth("q-1", .noAnswer)?.code == .timeout)
+        #expect(try live.service.gateway.ledger.sales(orderId: "q-1").isEmpty)
+        #expect(await auth("q-2", .lostAnswer)?.code == .connectionLost)
+        #expect(try live.service.gateway.ledger.sales(orderId: "q-2").count == 1)
+        #expect(await auth("q-3", .serverError)?.code == .serverError)
+        #expect(try live.service.gateway.ledger.sales(orderId: "q-3").isEmpty)
+        #expect(await auth("q-4", .slow(.seconds(2)))?.code == .timeout)
+        #expect(try live.service.gateway.ledger.sales(orderId: "q-4").count == 1)
+        // Could not connect: the request never left.
+        await live.server.stop()
+        let error = await auth("q-5", .none)
+        #expect(error?.code == .connectionLost)
+        #expect(error?.reason.contains("never left") == true)
+    }
+}
