@@ -10,7 +10,7 @@ struct GatewayServeCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway serve",
         abstract: "Serve the gateway over HTTP (terminal API, merchant REST, CoreAPI REST) until SIGINT or SIGTERM.",
-        usage: "[--listen <host:port>] [--fault <fault>] [--max-body <bytes>] [--data-dir <dir>]",
+        usage: "[--listen <host:port>] [--fault <fault>] [--max-body <bytes>] [--access-log] [--data-dir <dir>]",
         discussion: """
             Prints its URL and the merchant API key (kept in the ledger: the same on every run \
             on this --data-dir). Listens on loopback unless --listen names another address. \
@@ -21,6 +21,7 @@ struct GatewayServeCommand: TapemuCommand {
             OptionHelp("--listen <host:port>", "The IPv4 address and port (default 127.0.0.1:8080; port 0 takes a free one)."),
             OptionHelp("--fault <fault>", "A network fault on every authorisation: \(ServerFault.names.joined(separator: ", ")). POST /admin/faults arms one for N requests."),
             OptionHelp("--max-body <bytes>", "The largest request body (default 1048576); larger gets 413."),
+            OptionHelp("--access-log", "One stderr line when a request arrives and one when it is answered (method, path, status, X-Request-Id; never a body)."),
         ] + GatewayOptions.help,
         exitCodes: GatewayOptions.creatingExitCodes + [(ExitCode.unavailable, "the address cannot be listened on")])
 
@@ -28,10 +29,12 @@ struct GatewayServeCommand: TapemuCommand {
     var port: UInt16
     var fault: ServerFault?
     var maxBody: Int
+    var accessLog: Bool
     var gateway: GatewayOptions
 
     init(arguments: inout Arguments) throws(UsageError) {
         gateway = try GatewayOptions(arguments: &arguments)
+        accessLog = arguments.flag("--access-log")
         let listen = try arguments.option("--listen", valueName: "<host:port>") ?? "127.0.0.1:8080"
         guard let colon = listen.lastIndex(of: ":"), let p = UInt16(listen[listen.index(after: colon)...]) else {
             throw UsageError("--listen must be HOST:PORT (e.g. 127.0.0.1:8080)")
@@ -69,7 +72,8 @@ struct GatewayServeCommand: TapemuCommand {
         let server: HTTPServer
         do {
             server = try HTTPServer(configuration: HTTPServerConfiguration(host: host, port: port, maxBodySize: maxBody),
-                                    handler: Self.makeRouter(service))
+                                    handler: accessLog ? AccessLog(inner: Self.makeRouter(service), console: console)
+                                        : Self.makeRouter(service))
         } catch {
             throw CommandFailure(exitCode: ExitCode.unavailable, "cannot serve: \(error.reason)")
         }
@@ -94,5 +98,24 @@ struct GatewayServeCommand: TapemuCommand {
         trapHolder.withLock { $0?.remove() }
         console.printError("tapemu: stopped")
         return ExitCode.success
+    }
+}
+
+/// `--access-log`: a line on stderr when a request arrives and when it is answered.
+struct AccessLog: HTTPHandler {
+    let inner: any HTTPHandler
+    let console: Console
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        console.printError("tapemu: → \(request.method) \(request.path) [\(request.requestId)]")
+        let response = await inner.handle(request)
+        let how: String
+        switch response.delivery {
+        case .complete: how = ""
+        case .closeWithoutAnswer: how = " (closed without an answer)"
+        case .stallMidBody(let n): how = " (stalled after \(n) body bytes)"
+        }
+        console.printError("tapemu: ← \(response.status) \(request.method) \(request.path) [\(request.requestId)]\(how)")
+        return response
     }
 }

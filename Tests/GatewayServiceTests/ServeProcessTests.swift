@@ -1,0 +1,147 @@
+import Foundation
+import HTTPClient
+import PaymentGateway
+import Synchronization
+import Testing
+@testable import tapemu
+
+/// A `tapemu gateway serve` child process: started, its URL read from its first stdout line.
+final class ServeProcess: @unchecked Sendable {
+    let process = Process()
+    private let exited = Signal()
+    private let lines = Mutex<(buffer: String, waiters: [(String, CheckedContinuation<String?, Never>)], closed: Bool)>(("", [], false))
+    let outPipe = Pipe()
+
+    /// The built `tapemu`, next to this test bundle.
+    static func binary() throws -> URL {
+        if let path = ProcessInfo.processInfo.environment["TAPEMU_BINARY"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        var dir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        while dir.path != "/" {
+            let candidate = dir.appendingPathComponent("tapemu")
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDir), !isDir.boolValue,
+               FileManager.default.isExecutableFile(atPath: candidate.path) {
+                return candidate
+            }
+            if dir.lastPathComponent == "debug" || dir.lastPathComponent == "release" { break }
+            dir = dir.deletingLastPathComponent()
+        }
+        struct Missing: Error {}
+        throw Missing()
+    }
+
+    init(_ args: [String]) throws {
+        process.executableURL = try Self.binary()
+        process.arguments = ["gateway", "serve", "--listen", "127.0.0.1:0"] + args
+        process.standardOutput = outPipe
+        // stderr too: the access log (`--access-log`) says when a request is under way.
+        process.standardError = outPipe
+        process.standardInput = FileHandle.nullDevice
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.fire() }
+        outPipe.fileHandleForReading.readabilityHandler = { [weak self] h in
+            let data = h.availableData
+            self?.received(data.isEmpty ? nil : String(decoding: data, as: UTF8.self))
+        }
+        try process.run()
+    }
+
+    private func received(_ text: String?) {
+        let ready = lines.withLock { s -> [(CheckedContinuation<String?, Never>, String?)] in
+            if let text { s.buffer += text } else { s.closed = true }
+            var out: [(CheckedContinuation<String?, Never>, String?)] = []
+            s.waiters.removeAll { prefix, c in
+                if let line = s.buffer.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) {
+                    out.append((c, String(line)))
+                    return true
+                }
+                if s.closed { out.append((c, nil)); return true }
+                return false
+            }
+            return out
+        }
+        for (c, v) in ready { c.resume(returning: v) }
+    }
+
+    deinit {
+        // A test that failed early leaves no server behind (SIGKILL: this process started it).
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        outPipe.fileHandleForReading.readabilityHandler = nil
+    }
+
+    /// The first stdout line starting with `prefix` (nil if stdout closes first).
+    func line(startingWith prefix: String) async -> String? {
+        await withCheckedContinuation { (c: CheckedContinuation<String?, Never>) in
+            let now = lines.withLock { s -> String?? in
+                if let line = s.buffer.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) { return .some(String(line)) }
+                if s.closed { return .some(nil) }
+                s.waiters.append((prefix, c))
+                return nil
+            }
+            if let now { c.resume(returning: now) }
+        }
+    }
+
+    /// The server's URL from its "listening on" line.
+    func url() async throws -> String {
+        let line = try #require(await line(startingWith: "tapemu gateway listening on "))
+        return String(line.dropFirst("tapemu gateway listening on ".count))
+    }
+
+    func waitForExit() async -> (status: Int32, signalled: Bool) {
+        await exited.wait()
+        return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
+    }
+}
+
+@Suite("tapemu gateway serve as a process")
+struct ServeProcessTests {
+    @Test("killed by SIGKILL between the commit and the answer: the terminal reports outcomeUnknown; the restarted server's ledger and charges hold the payment")
+    func killAfterCommit() async throws {
+        let serverDir = try temporaryDirectory()
+        let device = try temporaryDirectory()
+        let server = try ServeProcess(["--data-dir", serverDir, "--fault", "kill-after-commit"])
+        let url = try await server.url()
+        let key = try #require(await server.line(startingWith: "merchant API key: "))
+        let token = await runCLI(["pay", "--amount", "1250", "--order-id", "killed-1", "--gateway", url,
+                                  "--data-dir", device, "--json"])
+        #expect(token.status == PayCommand.outcomeUnknown, "\(token.err)")
+        let exit = await server.waitForExit()
+        #expect(exit.signalled && exit.status == SIGKILL)
+
+        // Restarted on the same data directory: the payment is there, and the key is the same.
+        let restarted = try ServeProcess(["--data-dir", serverDir])
+        let url2 = try await restarted.url()
+        #expect(await restarted.line(startingWith: "merchant API key: ") == key)
+        let charges = await runCLI(["charges", "--order-id", "killed-1", "--gateway", url2, "--data-dir", device, "--json"])
+        #expect(charges.status == 0, "\(charges.err)")
+        #expect(charges.out.contains("killed-1") && charges.out.contains("approved"))
+        // Seed 000 step 3 over HTTP resolves the device's pending record.
+        let step3 = await runCLI(["charges", "--pending", "--gateway", url2, "--data-dir", device, "--json"])
+        #expect(step3.status == 0, "\(step3.err)")
+        restarted.process.terminate()
+        let stopped = await restarted.waitForExit()
+        #expect(stopped.status == 0 && !stopped.signalled)
+        let ledger = try Ledger(directory: serverDir, access: .readOnly)
+        #expect(try ledger.sales(orderId: "killed-1").count == 1)
+    }
+
+    @Test("SIGTERM while a request is under way: it is answered, then the server exits 0")
+    func gracefulSIGTERM() async throws {
+        let serverDir = try temporaryDirectory()
+        let server = try ServeProcess(["--data-dir", serverDir, "--fault", "delay:1500", "--access-log"])
+        let url = try await server.url()
+        let device = try temporaryDirectory()
+        let paying = Task { await runCLI(["pay", "--amount", "1250", "--order-id", "term-1", "--gateway", url,
+                                          "--data-dir", device, "--json"]) }
+        // The access log's line when the authorisation reached the server (the delay holds it).
+        _ = try #require(await server.line(startingWith: "tapemu: → POST /terminal/v1/authorisations"))
+        server.process.terminate()
+        let paid = await paying.value
+        #expect(paid.status == 0, "\(paid.err)")
+        let exit = await server.waitForExit()
+        #expect(exit.status == 0 && !exit.signalled)
+    }
+}
