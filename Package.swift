@@ -71,9 +71,13 @@ let package = Package(
         .target(name: "CPCSCBaseline", dependencies: ["CPCSCLite"]),
         .executableTarget(
             name: "tapemu-bench",
-            dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "PCSC", "BERTLV", "ISO7816", "CPCSCBaseline",
-                           "GatewayService", "PaymentGateway"],
+            dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "PCSC", "BERTLV", "ISO7816", "CPCSCBaseline"],
             swiftSettings: swiftSettings),
+        // Durable authorisations per second over HTTP, beside the embedded gateway and a raw
+        // durable SQLite commit loop (prints figures, asserts nothing).
+        .executableTarget(name: "tapemu-gateway-bench",
+                          dependencies: ["GatewayService", "HTTPServer", "PaymentGateway", "BERTLV"],
+                          swiftSettings: swiftSettings),
         // Fuzzing: each harness's one-input function, shared by the libFuzzer build (`scripts/dev
         // fuzz` compiles Fuzz/Main against these modules with -sanitize=fuzzer) and the regression
         // tests. Built and tested like any target: no fuzzing flags here.

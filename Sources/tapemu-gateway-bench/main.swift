@@ -1,0 +1,150 @@
+// tapemu-gateway-bench: durable authorisations per second and their latency, over HTTP (the
+// gateway service and RemoteGateway on loopback) beside the embedded gateway and a raw durable
+// SQLite commit loop (WAL, synchronous=FULL) in the same directory, in the same run.
+// Run with `swift run -c release tapemu-gateway-bench [--dir DIR] [--count N]`.
+// Prints figures; asserts nothing.
+import BERTLV
+import Foundation
+import GatewayService
+import HTTPServer
+import PaymentGateway
+import Synchronization
+
+#if DEBUG
+print("DEBUG BUILD: these figures mean little. Run  swift run -c release tapemu-gateway-bench")
+#endif
+
+var directory = FileManager.default.temporaryDirectory.path
+var count = 2000
+var args = Array(CommandLine.arguments.dropFirst())
+while !args.isEmpty {
+    let a = args.removeFirst()
+    switch a {
+    case "--dir" where !args.isEmpty: directory = args.removeFirst()
+    case "--count" where !args.isEmpty:
+        guard let n = Int(args.removeFirst()), n >= 32 else {
+            FileHandle.standardError.write(Data("tapemu-gateway-bench: --count takes 32 or more\n".utf8))
+            exit(64)
+        }
+        count = n
+    default:
+        FileHandle.standardError.write(Data("usage: tapemu-gateway-bench [--dir DIR] [--count N]\n".utf8))
+        exit(64)
+    }
+}
+
+func ms(_ d: Duration) -> Double {
+    Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
+}
+
+struct Figures {
+    var label: String
+    var rate: Double
+    var p50: Double
+    var p99: Double
+}
+
+func figures(_ label: String, total: Duration, latencies: [Duration]) -> Figures {
+    let sorted = latencies.sorted()
+    func pct(_ p: Double) -> Double { ms(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]) }
+    return Figures(label: label, rate: Double(latencies.count) / (ms(total) / 1000), p50: pct(0.50), p99: pct(0.99))
+}
+
+func request(_ i: Int, run: String) -> AuthorisationRequest {
+    AuthorisationRequest(orderId: "bench-\(run)-\(i)", amount: 1000, currency: "EUR",
+                         card: CardData(pan: PAN("4012888888881881")!, expiry: "2812"))
+}
+
+/// `clients` tasks share `count` authorisations; each records its latencies.
+func load(_ gateway: any Gateway, clients: Int, count: Int, run: String) async -> (Duration, [Duration], Int) {
+    final class Counter: Sendable {
+        let value = Atomic<Int>(0)
+    }
+    let next = Counter()
+    let clock = ContinuousClock()
+    let start = clock.now
+    let results = await withTaskGroup(of: ([Duration], Int).self) { group in
+        for _ in 0..<clients {
+            group.addTask {
+                var lat: [Duration] = []
+                var failures = 0
+                while true {
+                    let i = next.value.wrappingAdd(1, ordering: .relaxed).oldValue
+                    if i >= count { break }
+                    let t0 = clock.now
+                    do {
+                        _ = try await gateway.authorize(request(i, run: run))
+                        lat.append(clock.now - t0)
+                    } catch {
+                        failures += 1
+                    }
+                }
+                return (lat, failures)
+            }
+        }
+        var all: [Duration] = []
+        var failures = 0
+        for await (l, f) in group {
+            all += l
+            failures += f
+        }
+        return (all, failures)
+    }
+    return (clock.now - start, results.0, results.1)
+}
+
+func fresh(in directory: String) -> String {
+    let d = (directory as NSString).appendingPathComponent("tapemu-gwbench-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+    return d
+}
+
+print("tapemu-gateway-bench: \(count) durable authorisations per row, in \(directory)")
+print("machine: \(ProcessInfo.processInfo.activeProcessorCount) core(s); figures vary with whatever else runs")
+var rows: [Figures] = []
+do {
+    let rawDir = fresh(in: directory)
+    defer { try? FileManager.default.removeItem(atPath: rawDir) }
+    _ = try DurableCommitProbe.run(directory: rawDir, commits: 50) // warm-up
+    let clock = ContinuousClock()
+    let t0 = clock.now
+    let raw = try DurableCommitProbe.run(directory: rawDir, commits: count)
+    let rawFigures = figures("raw SQLite commit loop (WAL, synchronous=FULL), 1 writer", total: clock.now - t0, latencies: raw)
+    rows.append(rawFigures)
+
+    for clients in [1, 8, 32] {
+        let dir = fresh(in: directory)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let gw = try EmbeddedGateway(dataDirectory: dir)
+        _ = await load(gw, clients: clients, count: 50, run: "warm")
+        let (total, lat, failures) = await load(gw, clients: clients, count: count, run: "c\(clients)")
+        if failures > 0 { print("  (embedded, \(clients) clients: \(failures) failed)") }
+        rows.append(figures("embedded gateway, \(clients) client(s)", total: total, latencies: lat))
+    }
+    for clients in [1, 8, 32] {
+        let dir = fresh(in: directory)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let service = try GatewayService(dataDirectory: dir)
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(maxConnections: 512), handler: service.routes())
+        let remote = RemoteGateway(baseURL: server.url)
+        _ = await load(remote, clients: clients, count: 50, run: "warm")
+        let (total, lat, failures) = await load(remote, clients: clients, count: count, run: "c\(clients)")
+        if failures > 0 { print("  (HTTP, \(clients) clients: \(failures) failed)") }
+        rows.append(figures("HTTP (gateway serve + RemoteGateway), \(clients) client(s)", total: total, latencies: lat))
+        await server.stop()
+    }
+    print("")
+    print("| what | authorisations/s | p50 ms | p99 ms | × raw |")
+    print("|------|-----------------:|-------:|-------:|------:|")
+    for r in rows {
+        print(String(format: "| %@ | %.0f | %.2f | %.2f | %.2f |", r.label, r.rate, r.p50, r.p99, r.rate / rawFigures.rate))
+    }
+    if let http32 = rows.last {
+        print("")
+        print(String(format: "goal: HTTP at 32 clients ≥ 0.5 × raw commit rate: %.2f × (%@)", http32.rate / rawFigures.rate,
+                     http32.rate / rawFigures.rate >= 0.5 ? "met" : "missed"))
+    }
+} catch {
+    FileHandle.standardError.write(Data("tapemu-gateway-bench: \(error)\n".utf8))
+    exit(1)
+}
