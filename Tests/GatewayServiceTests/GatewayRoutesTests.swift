@@ -270,4 +270,50 @@ struct GatewayRoutesTests {
         #expect(error?.code == .connectionLost)
         #expect(error?.reason.contains("never left") == true)
     }
+
+    /// A small deterministic generator (SplitMix64), so a failure replays.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test("mutated JSON bodies on every POST route: a JSON answer, never a 5xx, and the server keeps serving")
+    func fuzzedBodies() async throws {
+        let live = try LiveService()
+        let seeds: [(String, String)] = [
+            ("/terminal/v1/authorisations", #"{"orderId":"fz","amount":1000,"currency":"EUR","card":{"pan":"4012888888881881","expiry":"2812","panSequenceNumber":1,"emvData":"9f02060000000010005f2a020978"}}"#),
+            ("/terminal/v1/refunds", #"{"uniqueRef":"ABCDEFGHJK","amount":5}"#),
+            ("/coreapi/v1/reversal", #"{"uniqueRef":"ABCDEFGHJK","deviceType":"AppleTTP"}"#),
+            ("/terminal/v1/tokens/validate", #"{"token":"tpm_test_x.y"}"#),
+            ("/terminal/v1/sdk-versions/check", #"{"version":"1.0.0"}"#),
+            ("/terminal/v1/tokens", #"{"accountId":"acct_fz"}"#),
+        ]
+        var rng = SplitMix(state: 0x7A9E_5EED)
+        let alphabet = Array(#"{}[]":,0123456789-+.eE\u"tfnrl aA"#.utf8) + [0x00, 0xFF, 0xC3, 0x80]
+        for round in 0..<240 {
+            let (path, seed) = seeds[round % seeds.count]
+            var bytes = Array(seed.utf8)
+            for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                let i = Int.random(in: 0..<bytes.count, using: &rng)
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0: bytes[i] = alphabet.randomElement(using: &rng)!
+                case 1: bytes.insert(alphabet.randomElement(using: &rng)!, at: i)
+                default: if bytes.count > 1 { bytes.remove(at: i) }
+                }
+            }
+            let r = try await HTTPClient().send(HTTPClientRequest(method: "POST", url: live.url + path,
+                                                                  headers: [("Content-Type", "application/json")], body: bytes))
+            #expect(r.status < 500, "\(path) \(String(decoding: bytes, as: UTF8.self)) → \(r.status)")
+            #expect((try? JSONSerialization.jsonObject(with: Data(r.body))) != nil, "\(path): not JSON")
+            #expect(r.header("X-Request-Id") != nil)
+        }
+        #expect(try await live.send("GET", "/health").status == 200)
+        await live.server.stop()
+    }
 }
