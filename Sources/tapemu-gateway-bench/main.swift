@@ -109,8 +109,8 @@ do {
     let clock = ContinuousClock()
     let t0 = clock.now
     let raw = try DurableCommitProbe.run(directory: rawDir, commits: count)
-    let rawFigures = figures("raw SQLite commit loop (WAL, synchronous=FULL), 1 writer", total: clock.now - t0, latencies: raw)
-    rows.append(rawFigures)
+    let rawBefore = figures("raw SQLite commit loop (WAL, synchronous=FULL), 1 writer, first", total: clock.now - t0, latencies: raw)
+    rows.append(rawBefore)
 
     for clients in [1, 8, 32] {
         let dir = fresh(in: directory)
@@ -133,6 +133,13 @@ do {
         rows.append(figures("HTTP (gateway serve + RemoteGateway), \(clients) client(s)", total: total, latencies: lat))
         await server.stop()
     }
+    // The raw loop again at the end: the machine's load changes during a run; the faster of
+    // the two is the reference (the stricter one for the goal).
+    let t1 = clock.now
+    let rawAgain = try DurableCommitProbe.run(directory: rawDir, commits: count)
+    let rawAfter = figures("raw SQLite commit loop (WAL, synchronous=FULL), 1 writer, last", total: clock.now - t1, latencies: rawAgain)
+    rows.insert(rawAfter, at: 1)
+    let rawFigures = rawAfter.rate > rawBefore.rate ? rawAfter : rawBefore
     print("")
     print("| what | authorisations/s | p50 ms | p99 ms | × raw |")
     print("|------|-----------------:|-------:|-------:|------:|")
@@ -141,6 +148,7 @@ do {
     }
     if let http32 = rows.last {
         print("")
+        print(String(format: "reference: the faster raw loop, %.0f commits/s", rawFigures.rate))
         print(String(format: "goal: HTTP at 32 clients ≥ 0.5 × raw commit rate: %.2f × (%@)", http32.rate / rawFigures.rate,
                      http32.rate / rawFigures.rate >= 0.5 ? "met" : "missed"))
     }
