@@ -199,9 +199,13 @@ public final class GatewayService: Sendable {
     /// faults here, so the gateway itself injects none (not an armed one, not a trigger's).
     static let passThrough = GatewayRequestOptions(timeout: nil, fault: GatewayFault.none)
 
+    /// Runs a gateway request on the ledger's own threads (``LedgerExecutor``), never on the
+    /// cooperative pool; its refusal becomes a typed route error.
     func call<T>(_ body: () async throws(GatewayError) -> T) async throws(RouteError) -> T {
         do {
-            return try await body()
+            return try await withTaskExecutorPreference(LedgerExecutor.shared) { () async throws(GatewayError) -> T in
+                try await body()
+            }
         } catch {
             throw RouteError(error)
         }
