@@ -52,10 +52,7 @@ public struct RemoteGateway: Gateway {
                                          as: Answer.Type) async throws(GatewayError) -> Answer {
         var url = baseURL + path
         if !query.isEmpty {
-            var c = URLComponents()
-            c.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) }
-            // URLComponents leaves `+` alone; a `+` in a query means a space to many servers.
-            url += "?" + (c.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B")
+            url += "?" + query.map { "\(Self.percentEncoded($0.0))=\(Self.percentEncoded($0.1))" }.joined(separator: "&")
         }
         let timeout = options.timeout ?? requestTimeout
         var headers: [(name: String, value: String)] = [
@@ -92,6 +89,24 @@ public struct RemoteGateway: Gateway {
             }
         }
         throw Self.answerError(response)
+    }
+
+    /// Every byte but RFC 3986's unreserved characters as `%XX` (so `&`, `=`, `+`, `#` and `/`
+    /// in an orderId stay inside its value).
+    static func percentEncoded(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        for b in text.utf8 {
+            switch b {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                 UInt8(ascii: "~"):
+                out.append(b)
+            default:
+                out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0xF)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func transportError(_ error: HTTPClientError) -> GatewayError {

@@ -168,6 +168,10 @@ struct GatewayRoutesTests {
         } catch {
             #expect(error.code == .orderConflict)
         }
+        let odd = "a&b=c d+e/ü#?"
+        let oddSale = try await live.authorise(orderId: odd, amount: 300)
+        #expect(try await remote.charges(orderId: odd).map(\.paymentId) == [oddSale.paymentId])
+        #expect(try await remote.transactionList(orderId: odd).map(\.orderId) == [odd])
         let charges = try await remote.charges(orderId: "r-1")
         #expect(charges.map(\.paymentId) == [sale.paymentId])
         #expect(charges.first?.state == .approved)
