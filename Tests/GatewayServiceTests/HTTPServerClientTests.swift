@@ -40,10 +40,13 @@ struct TestHandler: HTTPHandler {
         case "/echo":
             var body = Array("\(request.method) \(request.queryValue("q") ?? "-") ".utf8)
             body += request.body
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: body)
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain"),
+                                                       ("X-Saw-Transfer-Encoding", request.header("Transfer-Encoding") ?? "none")],
+                                body: body)
         case "/close":
             return HTTPResponse(status: 200, body: Array("never sent".utf8), delivery: .closeWithoutAnswer)
         case "/stall":
+            entered.fire()
             return HTTPResponse(status: 200, body: Array(repeating: UInt8(ascii: "x"), count: 1000),
                                 delivery: .stallMidBody(afterBytes: 100))
         case "/slow":
@@ -229,6 +232,39 @@ struct HTTPServerClientTests {
             #expect(error.kind == .cancelled)
         }
         handler.release.fire()
+        await server.stop()
+    }
+
+    @Test("stop ends a stalled answer at once instead of waiting for the connection timeout")
+    func stopEndsStall() async throws {
+        let handler = TestHandler()
+        let server = try Self.serve(handler, HTTPServerConfiguration(connectionTimeout: .seconds(60)))
+        let url = server.url
+        let stalled = Task { () async throws(HTTPClientError) -> HTTPClientResponse in
+            try await HTTPClient().send(HTTPClientRequest(url: url + "/stall", timeout: .seconds(60)))
+        }
+        await handler.entered.wait()
+        await server.stop()
+        do {
+            _ = try await stalled.value
+            Issue.record("a stalled answer completed")
+        } catch let error as HTTPClientError {
+            #expect(error.kind == .answerCutShort)
+        }
+    }
+
+    @Test("a chunked body over the limit is 413 too (no Content-Length to refuse it early)")
+    func chunkedTooLarge() async throws {
+        let server = try Self.serve(TestHandler(), HTTPServerConfiguration(maxBodySize: 64, connectionTimeout: .seconds(1)))
+        let r = try await HTTPClient().send(HTTPClientRequest(method: "POST", url: server.url + "/echo",
+                                                              headers: [("Transfer-Encoding", "chunked")],
+                                                              body: Array(repeating: 0x42, count: 1000)))
+        #expect(r.status == 413)
+        let small = try await HTTPClient().send(HTTPClientRequest(method: "POST", url: server.url + "/echo",
+                                                                  headers: [("Transfer-Encoding", "chunked")],
+                                                                  body: Array("chunk".utf8)))
+        #expect(small.header("X-Saw-Transfer-Encoding") == "chunked")
+        #expect(String(decoding: small.body, as: UTF8.self) == "POST - chunk")
         await server.stop()
     }
 }
