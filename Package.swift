@@ -76,7 +76,7 @@ let package = Package(
         // Durable authorisations per second over HTTP, beside the embedded gateway and a raw
         // durable SQLite commit loop (prints figures, asserts nothing).
         .executableTarget(name: "tapemu-gateway-bench",
-                          dependencies: ["GatewayService", "HTTPServer", "PaymentGateway", "BERTLV"],
+                          dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV"],
                           swiftSettings: swiftSettings),
         // Fuzzing: each harness's one-input function, shared by the libFuzzer build (`scripts/dev
         // fuzz` compiles Fuzz/Main against these modules with -sanitize=fuzzer) and the regression

@@ -6,6 +6,7 @@
 import BERTLV
 import Foundation
 import GatewayService
+import HTTPClient
 import HTTPServer
 import PaymentGateway
 import Synchronization
@@ -143,6 +144,40 @@ do {
                         raw: reference))
         await server.stop()
     }
+    // The HTTP stack alone (no ledger, no JSON body): its ceiling on this machine.
+    var ceiling: [Figures] = []
+    for clients in [1, 32] {
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(maxConnections: 512),
+                                    handler: GatewayService(dataDirectory: fresh(in: directory)).routes())
+        struct Health: Gateway {
+            let url: String
+            func authorize(_ request: AuthorisationRequest, options: GatewayRequestOptions) async throws(GatewayError) -> AuthorisationResponse {
+                do {
+                    _ = try await HTTPClient().send(HTTPClientRequest(url: url + "/health"))
+                } catch {
+                    throw GatewayError(.connectionLost, error.reason)
+                }
+                throw GatewayError(.notFound, "not an authorisation")
+            }
+            func charges(orderId: String, options: GatewayRequestOptions) async throws(GatewayError) -> [Payment] { [] }
+            func transactionList(_ filter: TransactionFilter, options: GatewayRequestOptions) async throws(GatewayError) -> [TransactionSummary] { [] }
+            func reverse(uniqueRef: String, options: GatewayRequestOptions) async throws(GatewayError) -> ReversalResponse { throw GatewayError(.notFound, "") }
+            func refund(uniqueRef: String, amount: Int?, options: GatewayRequestOptions) async throws(GatewayError) -> RefundResponse { throw GatewayError(.notFound, "") }
+            func validateToken(_ token: String, options: GatewayRequestOptions) async throws(GatewayError) -> TokenValidation { .invalid(reason: "") }
+            func checkSDKVersion(_ version: String, options: GatewayRequestOptions) async throws(GatewayError) {}
+            func termsAccepted(accountId: String, options: GatewayRequestOptions) async throws(GatewayError) -> Bool { true }
+            func setTermsAccepted(_ accepted: Bool, accountId: String, options: GatewayRequestOptions) async throws(GatewayError) {}
+        }
+        let clock = ContinuousClock()
+        let t0 = clock.now
+        let (_, _, _) = await load(Health(url: server.url), clients: clients, count: count, run: "health")
+        let total = clock.now - t0
+        ceiling.append(Figures(label: "GET /health (HTTP alone), \(clients) client(s)", rate: Double(count) / (ms(total) / 1000),
+                               p50: 0, p99: 0))
+        await server.stop()
+    }
+    print("")
+    for c in ceiling { print(String(format: "%@: %.0f requests/s", c.label, c.rate)) }
     print("")
     print("| what | authorisations/s | p50 ms | p99 ms | raw commits/s just before (p50 ms) | × raw |")
     print("|------|-----------------:|-------:|-------:|-----------------------------------:|------:|")
