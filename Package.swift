@@ -55,6 +55,13 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // HTTP messages and the server (the only module that imports libmicrohttpd).
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: swiftSettings),
+        // A GraphQL lexer, parser, validator and executor (pure Swift), and the gateway's
+        // `charges` schema over it (no server library: the fuzz harness links it).
+        .target(name: "GraphQL", swiftSettings: swiftSettings),
+        .target(name: "GatewayGraphQL", dependencies: ["GraphQL", "PaymentGateway"], swiftSettings: swiftSettings),
+        // The gateway's web handlers: /graphql and the dashboard.
+        .target(name: "GatewayWeb", dependencies: ["HTTPServer", "GraphQL", "GatewayGraphQL", "PaymentGateway"],
+                swiftSettings: swiftSettings),
         .executableTarget(
             name: "tapemu",
             dependencies: ["TapToPay", "EMVKernel", "PaymentGateway", "CardChannel", "PCSC",
@@ -71,7 +78,8 @@ let package = Package(
         // fuzz` compiles Fuzz/Main against these modules with -sanitize=fuzzer) and the regression
         // tests. Built and tested like any target: no fuzzing flags here.
         .target(name: "FuzzTargets",
-                dependencies: ["BERTLV", "ISO7816", "CardChannel", "VirtualCard", "EMVKernel", "PaymentGateway"],
+                dependencies: ["BERTLV", "ISO7816", "CardChannel", "VirtualCard", "EMVKernel", "PaymentGateway",
+                               "GraphQL", "GatewayGraphQL"],
                 path: "Fuzz/FuzzTargets", swiftSettings: swiftSettings),
 
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"], swiftSettings: swiftSettings),
@@ -92,6 +100,10 @@ let package = Package(
                     swiftSettings: swiftSettings),
         // Every input that once broke a harness (Fuzz/regressions/) and every seed (Fuzz/corpus/).
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
+        .testTarget(name: "GraphQLTests", dependencies: ["GraphQL"], swiftSettings: swiftSettings),
+        .testTarget(name: "GatewayWebTests",
+                    dependencies: ["GatewayWeb", "GatewayGraphQL", "GraphQL", "HTTPServer", "PaymentGateway", "BERTLV"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "TapToPayTests",
                     dependencies: ["TapToPay", "PaymentGateway", "EMVKernel", "CardChannel", "VirtualCard"],
                     swiftSettings: swiftSettings),
