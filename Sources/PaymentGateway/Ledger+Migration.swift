@@ -24,7 +24,8 @@ extension Ledger {
 
     /// Brings a version-1 ledger to ``schemaVersion`` in one transaction (checked again inside
     /// the write lock: another process may have migrated it first). A read-only open of an old
-    /// ledger is refused: it must be upgraded, which needs write access.
+    /// ledger reads it as it is (its payments and outbox); what version 2 added (delivery
+    /// state) throws until a writable open upgrades it.
     static func migrate(_ conn: SQLiteConnection, path: String, writable: Bool) throws(GatewayError) {
         guard try conn.userVersion < schemaVersion else {
             guard try conn.tableNames().contains("webhook_attempts") else {
@@ -32,10 +33,7 @@ extension Ledger {
             }
             return
         }
-        guard writable else {
-            throw GatewayError(.readOnlyStorage,
-                               "\(path) has schema version \(try conn.userVersion) and must be upgraded, which needs write access")
-        }
+        guard writable else { return }
         try conn.transaction { () throws(GatewayError) in
             guard try conn.userVersion == 1 else { return }
             try conn.execute(migrationV2)

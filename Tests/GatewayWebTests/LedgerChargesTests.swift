@@ -8,7 +8,7 @@ import Testing
 @Suite struct LedgerChargesTests {
     @Test func seedQueryOverTheRealLedger() async throws {
         let dir = TempDir()
-        let gateway = try EmbeddedGateway(dataDirectory: dir.sub("data"))
+        let gateway = try makeGateway(dir)
         let sale = try await pay(gateway, orderId: "order-1042", amount: 1250)
         _ = try await pay(gateway, orderId: "order-1043", amount: 700)
         _ = try await gateway.refund(uniqueRef: sale.uniqueRef, amount: 250, options: GatewayRequestOptions())

@@ -21,3 +21,9 @@ func pay(_ gateway: EmbeddedGateway, orderId: String, amount: Int = 1000, pan: S
                              card: CardData(pan: PAN(pan)!, expiry: "2812"), sdkVersion: "1.0.0", accountId: "acct_test"),
         options: GatewayRequestOptions())
 }
+
+/// An embedded gateway that knows no card's key (every cryptogram unverified, so approved).
+func makeGateway(_ dir: TempDir, now: @escaping @Sendable () -> Date = { Date() }) throws -> EmbeddedGateway {
+    try EmbeddedGateway(configuration: .init(dataDirectory: dir.sub("data"), now: now,
+                                             issuerKeys: StaticIssuerKeyStore(cards: [:])))
+}

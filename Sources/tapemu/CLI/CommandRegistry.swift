@@ -14,6 +14,8 @@ enum CommandRegistry {
             GatewayTriggersCommand.self,
             GatewayWebhooksCommand.self,
             GatewayTokenCommand.self,
+            GatewaySecretCommand.self,
+            WebhookVerifyCommand.self,
             SaleCommand.self,
             PendingCommand.self,
             PendingCloseCommand.self,
