@@ -300,4 +300,50 @@ final class FakeTransport: WebhookTransport {
         #expect(try a.webhookDeliveries(orderId: "order-m1").count == 1)
         #expect(try b.webhookDeliveries(orderId: "order-m1").first?.state == "pending")
     }
+
+    @Test("two processes record attempts of one webhook at once: a delivery is never undone by a late failure")
+    func concurrentRecords() async throws {
+        let dir = TempDir(), now = TestNow()
+        let g = try Fixture.gateway(dir, now: now)
+        _ = try await g.authorize(Fixture.request(orderId: "order-c1", amount: 1000))
+        let other = try Fixture.gateway(dir, now: now)
+        let id = try #require(try g.ledger.webhooks().first?.id)
+        let ok = WebhookAttemptRecord(webhookId: id, owner: "a", startedAt: now.date, finishedAt: now.date, status: 200,
+                                      error: nil, delivered: true, nextAttemptAt: nil)
+        let late = WebhookAttemptRecord(webhookId: id, owner: "b", startedAt: now.date, finishedAt: now.date, status: 500,
+                                        error: "HTTP 500", delivered: false, nextAttemptAt: now.date.addingTimeInterval(10))
+        async let x: Void = Task { try g.ledger.recordWebhookAttempt(ok) }.value
+        async let y: Void = Task { try other.ledger.recordWebhookAttempt(late) }.value
+        _ = try await (x, y)
+        let d = try #require(try g.ledger.webhookDeliveries().first)
+        #expect(d.state == "delivered" && d.webhook.attempts == 2 && d.nextAttemptAt == nil)
+        #expect(try g.ledger.webhookAttempts(webhookId: id).count == 2)
+        // Nothing is due any more.
+        now.advance(seconds: 60)
+        #expect(try g.ledger.claimDueWebhooks(now: now.date, owner: "c", lease: .seconds(30), limit: 10).isEmpty)
+    }
+
+    @Test("two processes open a version-1 ledger at once: one migrates, both work")
+    func concurrentMigration() async throws {
+        let dir = TempDir()
+        do {
+            let g = try Fixture.gateway(dir)
+            _ = try await g.authorize(Fixture.request(orderId: "order-cm", amount: 1000))
+        }
+        let c = try SQLiteConnection(path: dir.sub("data") + "/" + Ledger.fileName, busyTimeout: .seconds(1), mode: .readWrite)
+        try c.execute("""
+            DROP TABLE webhook_attempts;
+            ALTER TABLE webhooks DROP COLUMN next_attempt_at; ALTER TABLE webhooks DROP COLUMN last_attempt_at;
+            ALTER TABLE webhooks DROP COLUMN last_status; ALTER TABLE webhooks DROP COLUMN lease_owner;
+            ALTER TABLE webhooks DROP COLUMN lease_until; ALTER TABLE webhooks DROP COLUMN gave_up_at;
+            PRAGMA user_version = 1;
+            """)
+        let path = dir.sub("data")
+        async let a = Task { try Ledger(directory: path) }.value
+        async let b = Task { try Ledger(directory: path) }.value
+        let (la, lb) = try await (a, b)
+        #expect(try la.webhookDeliveries().count == 1)
+        #expect(try lb.claimDueWebhooks(now: Date(timeIntervalSince1970: 2_000_000_000), owner: "x", lease: .seconds(30), limit: 10).count == 1)
+        #expect(try c.userVersion == Ledger.schemaVersion)
+    }
 }
