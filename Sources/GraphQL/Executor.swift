@@ -74,7 +74,7 @@ public struct Executor: Sendable {
         }
         var run = Run(schema: schema, fragments: Dictionary(document.fragments.map { ($0.name, $0) },
                                                             uniquingKeysWith: { a, _ in a }),
-                      variables: coerced)
+                      variables: coerced, maxResolvedFields: limits.maxResolvedFields)
         let data = run.selectionSet(operation.selectionSet, type: queryType, source: root, path: [])
         return GraphQLResponse(data: data ?? .null, errors: run.errors)
     }
@@ -291,7 +291,9 @@ struct Run {
     let schema: Schema
     let fragments: [String: FragmentDefinition]
     let variables: [String: JSONValue]
+    let maxResolvedFields: Int
     var errors: [GraphQLError] = []
+    var resolvedFields = 0
 
     /// CollectFields (§6.3.2): the fields of a selection set by response key, in order, through
     /// fragments (whose type condition is the object type itself: there are no abstract types)
@@ -336,6 +338,15 @@ struct Run {
         for (key, fields) in groups {
             let field = fields[0]
             let fieldPath = path + [.key(key)]
+            resolvedFields += 1
+            if resolvedFields > maxResolvedFields {
+                // Once: the whole answer is null, with one error.
+                if resolvedFields == maxResolvedFields + 1 {
+                    errors.append(GraphQLError("the answer would have more than \(maxResolvedFields) fields; ask for less (size, fewer aliases)",
+                                               at: field.location, path: fieldPath))
+                }
+                return nil
+            }
             if field.name == "__typename" {
                 out.append((key, .string(type.name)))
                 continue

@@ -25,11 +25,16 @@ public struct GraphQLLimits: Sendable, Hashable {
     public var maxTokens: Int
     /// Nesting of selection sets, list/object values and list types together.
     public var maxDepth: Int
+    /// Fields resolved in one execution (aliases × list items × selections): a small query
+    /// cannot ask for an unbounded answer.
+    public var maxResolvedFields: Int
 
-    public init(maxDocumentBytes: Int = 64 * 1024, maxTokens: Int = 8_000, maxDepth: Int = 32) {
+    public init(maxDocumentBytes: Int = 64 * 1024, maxTokens: Int = 8_000, maxDepth: Int = 32,
+                maxResolvedFields: Int = 200_000) {
         self.maxDocumentBytes = maxDocumentBytes
         self.maxTokens = maxTokens
         self.maxDepth = maxDepth
+        self.maxResolvedFields = maxResolvedFields
     }
 
     public static let `default` = GraphQLLimits()

@@ -178,3 +178,16 @@ private func run(_ q: String, _ vars: [(String, JSONValue)] = [], op: String? = 
         #expect(JSONValue.string("</script>&").serialized == #""\u003c/script\u003e\u0026""#)
     }
 }
+
+@Suite struct ExecutionLimitTests {
+    @Test func aQueryCannotAskForAnUnboundedAnswer() {
+        let limited = Executor(schema: schema, limits: GraphQLLimits(maxResolvedFields: 10))
+        let small = limited.execute(GraphQLRequest(query: "{ people { name } }"))
+        #expect(small.errors.isEmpty)
+        let q = "{ " + (0..<6).map { "a\($0): people { name age }" }.joined(separator: " ") + " }"
+        let big = limited.execute(GraphQLRequest(query: q))
+        #expect(big.data == .null)
+        #expect(big.errors.count == 1)
+        #expect(big.errors.first?.message.contains("more than 10 fields") == true)
+    }
+}
