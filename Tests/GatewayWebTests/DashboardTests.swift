@@ -122,3 +122,23 @@ private func get(_ h: DashboardHandler, _ path: String, _ query: [(name: String,
         #expect(!DashboardHandler.handles(path: "/graphql"))
     }
 }
+
+@Suite struct RoutesTests {
+    @Test func oneMountForGraphQLAndTheDashboard() async throws {
+        let dir = TempDir()
+        let g = try makeGateway(dir)
+        _ = try await pay(g, orderId: "order-1042", amount: 1250)
+        let routes = GatewayWebRoutes(ledger: g.ledger, apiKey: "k")
+        #expect(GatewayWebRoutes.serves(path: "/graphql") && GatewayWebRoutes.serves(path: "/"))
+        #expect(!GatewayWebRoutes.serves(path: "/v1/payments"))
+        let (s, json) = await Charges.post(routes, Charges.body(
+            #"query { charges(filter: {orderId: {eq: "order-1042"}}) { items { status amount } } }"#),
+            headers: [("Authorization", "k")])
+        #expect(s == 200 && json.serialized == #"{"data":{"charges":{"items":[{"status":"SUCCEEDED","amount":1250}]}}}"#)
+        let page = await routes.handle(HTTPRequest(method: "GET", path: "/"))
+        #expect(page.status == 200)
+        let list = await routes.handle(HTTPRequest(method: "GET", path: "/dashboard/api/payments", query: [("orderId", "order-1042")]))
+        #expect(String(decoding: list.body, as: UTF8.self).contains(#""orderId":"order-1042""#))
+        #expect(await routes.handle(HTTPRequest(method: "GET", path: "/nope")).status == 404)
+    }
+}
