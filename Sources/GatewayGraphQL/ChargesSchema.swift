@@ -145,7 +145,9 @@ public enum ChargesSchema {
         }
     }
 
-    private static let chargeType = ObjectType("Charge", fields: [
+    /// Built per schema, not held in a global (see the graphql fuzz harness: LeakSanitizer
+    /// cannot follow a global's indirect enum payloads).
+    private static var chargeType: ObjectType { ObjectType("Charge", fields: [
         leaf("id", TypeReference.named("ID").required) { .string($0.paymentId) },
         leaf("accountId", "ID") { p in p.accountId.map { .string($0) } ?? .null },
         leaf("orderId", "ID") { .string($0.orderId) },
@@ -183,7 +185,7 @@ public enum ChargesSchema {
             else { return .null }
             return .object(r)
         },
-    ])
+    ]) }
 
     // MARK: charges
 
