@@ -142,3 +142,23 @@ private func get(_ h: DashboardHandler, _ path: String, _ query: [(name: String,
         #expect(await routes.handle(HTTPRequest(method: "GET", path: "/nope")).status == 404)
     }
 }
+
+@Suite struct IndexingLagTests {
+    @Test func chargesBrieflyFindsNothingThenTheSale() async throws {
+        let dir = TempDir(), clock = Clock0()
+        let g = try makeGateway(dir, now: clock.now)
+        _ = try await pay(g, orderId: "order-1042", amount: 1250)
+        let source = IndexingLag(LedgerChargeDataSource(ledger: g.ledger), lag: .seconds(30), now: clock.now)
+        let handler = GraphQLHandler(service: GraphQLService(source: source))
+        let dashboard = DashboardHandler(source: source, now: clock.now)
+        let q = Charges.body(#"query { charges(filter: {orderId: {eq: "order-1042"}}) { items { id status amount } } }"#)
+        let (_, early) = await Charges.post(handler, q)
+        #expect(early.serialized == #"{"data":{"charges":{"items":[]}}}"#)
+        #expect(await dashboard.handle(HTTPRequest(method: "GET", path: "/dashboard/api/payments")).body
+                == Array(#"{"items":[],"total":0,"now":"2027-01-15T08:00:00Z"}"#.utf8))
+        #expect(try g.ledger.sales(orderId: "order-1042").count == 1)   // the ledger holds it all along
+        clock.advance(30)
+        let (_, later) = await Charges.post(handler, q)
+        #expect(later["data"]?["charges"]?["items"]?.array?.count == 1)
+    }
+}
