@@ -57,6 +57,13 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: swiftSettings),
         // The async HTTP client (the only module that imports libcurl).
         .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: swiftSettings),
+        // A GraphQL lexer, parser, validator and executor (pure Swift), and the gateway's
+        // `charges` schema over it (no server library: the fuzz harness links it).
+        .target(name: "GraphQL", swiftSettings: swiftSettings),
+        .target(name: "GatewayGraphQL", dependencies: ["GraphQL", "PaymentGateway"], swiftSettings: swiftSettings),
+        // The gateway's web handlers: /graphql and the dashboard.
+        .target(name: "GatewayWeb", dependencies: ["HTTPServer", "GraphQL", "GatewayGraphQL", "PaymentGateway"],
+                swiftSettings: swiftSettings),
         // The gateway as a network service (router, terminal API, merchant REST, CoreAPI REST,
         // faults) and RemoteGateway, the `Gateway` that talks to it.
         .target(name: "GatewayService", dependencies: ["HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV"],
@@ -82,7 +89,8 @@ let package = Package(
         // fuzz` compiles Fuzz/Main against these modules with -sanitize=fuzzer) and the regression
         // tests. Built and tested like any target: no fuzzing flags here.
         .target(name: "FuzzTargets",
-                dependencies: ["BERTLV", "ISO7816", "CardChannel", "VirtualCard", "EMVKernel", "PaymentGateway"],
+                dependencies: ["BERTLV", "ISO7816", "CardChannel", "VirtualCard", "EMVKernel", "PaymentGateway",
+                               "GraphQL", "GatewayGraphQL"],
                 path: "Fuzz/FuzzTargets", swiftSettings: swiftSettings),
 
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"], swiftSettings: swiftSettings),
@@ -106,6 +114,10 @@ let package = Package(
         .testTarget(name: "GatewayServiceTests",
                     dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "TapToPay", "BERTLV",
                                    "VirtualCard", "CardChannel", "EMVKernel", "tapemu"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "GraphQLTests", dependencies: ["GraphQL"], swiftSettings: swiftSettings),
+        .testTarget(name: "GatewayWebTests",
+                    dependencies: ["GatewayWeb", "GatewayGraphQL", "GraphQL", "HTTPServer", "PaymentGateway", "BERTLV"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapToPayTests",
                     dependencies: ["TapToPay", "PaymentGateway", "EMVKernel", "CardChannel", "VirtualCard"],

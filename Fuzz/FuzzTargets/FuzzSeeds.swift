@@ -67,6 +67,8 @@ public enum FuzzSeeds {
             add("two-signatures", Array("t=\(t), v1=\(String(repeating: "0", count: 64)), v0=x, v1=\(signature)".utf8) + [0x0A] + body)
             add("stale", Array("t=1,v1=\(String(repeating: "ab", count: 32))".utf8) + [0x0A] + body)
             add("no-header", [0x0A] + body)
+        case "graphql":
+            for (name, bytes) in GraphQLHarness.seeds { add(name, bytes) }
         default:
             break
         }

@@ -65,6 +65,8 @@ public struct FuzzTarget: Sendable {
                    .async(CardHarnesses.kernel)),
         FuzzTarget("webhook", "a MONEI-Signature header line and a body: verified; a header we sign must verify",
                    .sync(WebhookHarness.webhook)),
+        FuzzTarget("graphql", "a GraphQL query or a POST /graphql body: parsed, validated, run on the charges schema; the answer is JSON",
+                   .sync(GraphQLHarness.graphql)),
     ]
 
     /// The harness called `name`.

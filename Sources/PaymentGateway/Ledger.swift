@@ -20,8 +20,8 @@ import VirtualCard
 public final class Ledger: Sendable {
     /// The file name inside the data directory.
     public static let fileName = "gateway.sqlite3"
-    /// The schema version this code writes.
-    public static let schemaVersion = 1
+    /// The schema version this code writes (2: webhook delivery state, ``migrationV2``).
+    public static let schemaVersion = 2
 
     /// The database file.
     public let path: String
@@ -47,6 +47,7 @@ public final class Ledger: Sendable {
             throw GatewayError(.noDataDirectory, "no ledger in \(directory): no payment was ever made with this --data-dir")
         }
         try Self.checkShape(conn, path: path)
+        try Self.migrate(conn, path: path, writable: access != .readOnly)
         try conn.checkIntegrity(full: access != .readOnly)
         var secrets: [String: [UInt8]] = [:]
         for name in ["webhook_secret", "token_secret", "fingerprint_key"] {
@@ -67,6 +68,7 @@ public final class Ledger: Sendable {
         fileName: fileName, applicationId: applicationId, holds: "the gateway's payments, webhooks and secrets",
         create: { conn, id throws(GatewayError) in
             try conn.execute(schemaV1)
+            try conn.execute(migrationV2)
             try conn.execute("PRAGMA user_version = \(schemaVersion)")
             for name in ["webhook_secret", "token_secret", "fingerprint_key"] {
                 try conn.run("INSERT INTO settings (key, value) VALUES (?, ?)", [.text(name), .blob(Crypto.randomBytes(32))])
@@ -205,14 +207,14 @@ public final class Ledger: Sendable {
         ])
     }
 
-    private static func select(_ conn: SQLiteConnection, _ whereClause: String,
+    static func select(_ conn: SQLiteConnection, _ whereClause: String,
                                _ bindings: [SQLValue]) throws(GatewayError) -> [Payment] {
         try conn.query("SELECT \(columns) FROM payments \(whereClause)", bindings).map { (r) throws(GatewayError) in
             try payment(r).0
         }
     }
 
-    private func withConnection<T: Sendable>(_ body: (SQLiteConnection) throws(GatewayError) -> T) throws(GatewayError) -> T {
+    func withConnection<T: Sendable>(_ body: (SQLiteConnection) throws(GatewayError) -> T) throws(GatewayError) -> T {
         try connection.withLock { (conn: inout SQLiteConnection) throws(GatewayError) -> T in try body(conn) }
     }
 

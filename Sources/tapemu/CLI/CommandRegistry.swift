@@ -15,6 +15,8 @@ enum CommandRegistry {
             GatewayWebhooksCommand.self,
             GatewayTokenCommand.self,
             GatewayServeCommand.self,
+            GatewaySecretCommand.self,
+            WebhookVerifyCommand.self,
             SaleCommand.self,
             PendingCommand.self,
             PendingCloseCommand.self,

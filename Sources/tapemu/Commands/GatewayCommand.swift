@@ -78,19 +78,22 @@ struct GatewayWebhooksCommand: TapemuCommand {
         var signature: String
         var body: String
         var delivered: Bool
+        /// Delivery state (`pending`, `retrying`, `delivered`, `failed`), attempts, next try (ISO 8601), last error.
+        var state: String?
+        var attempts: Int
+        var nextAttemptAt: String?
+        var lastAttemptAt: String?
+        var lastStatus: Int?
+        var lastError: String?
     }
 
     func run(_ console: Console) async throws -> Int32 {
         let gw = try gateway.openGateway(.readOnly)
-        let hooks: [Webhook]
+        let rows: [Row]
         do {
-            hooks = try gw.webhooks(orderId: orderId, pendingOnly: pendingOnly)
+            rows = try WebhookRows.rows(gw.ledger, orderId: orderId, pendingOnly: pendingOnly)
         } catch {
             throw CommandFailure(exitCode: ExitCode.ioError, "cannot read the outbox: \(error)")
-        }
-        let rows = hooks.map {
-            Row(id: $0.id, orderId: $0.orderId, paymentId: $0.paymentId, event: "\($0.event)", url: $0.url,
-                signature: $0.signature, body: $0.body, delivered: $0.deliveredAt != nil)
         }
         if output.json {
             try JSONOutput.print(rows, to: console)
@@ -99,6 +102,7 @@ struct GatewayWebhooksCommand: TapemuCommand {
         } else {
             for r in rows {
                 console.print("#\(r.id) \(r.event) order \(r.orderId) → \(r.url)\(r.delivered ? " (delivered)" : "")")
+                console.print("  " + WebhookRows.summary(r))
                 console.print("  \(Webhook.signatureHeaderName): \(r.signature)")
                 console.print("  \(r.body)")
             }

@@ -1,0 +1,48 @@
+public import GatewayGraphQL
+public import HTTPServer
+import GraphQL
+
+/// `GET|POST /graphql`: the `charges` query (``ChargesSchema``) over HTTP. Mount it at
+/// `/graphql`; it answers whatever path it is given.
+///
+/// With an `apiKey`, a request whose `Authorization` header is not that key (compared in
+/// constant time) is `401` — MONEI's GraphQL API takes the API key in that header.
+public struct GraphQLHandler: HTTPHandler {
+    public let service: GraphQLService
+    public let apiKey: String?
+
+    public init(service: GraphQLService, apiKey: String? = nil) {
+        self.service = service
+        self.apiKey = apiKey
+    }
+
+    public func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        if let apiKey, !WebAuth.matches(request.header("Authorization"), apiKey) {
+            return JSONResponse.make(401, .object([("errors", .array([
+                GraphQLError("missing or wrong API key in the Authorization header").json]))]), requestId: request.requestId)
+        }
+        let answer = service.respond(method: request.method, query: request.query, body: request.body)
+        var response = JSONResponse.make(answer.status, answer.body, requestId: request.requestId)
+        if let allow = answer.allow { response.headers.append(("Allow", allow)) }
+        return response
+    }
+}
+
+enum WebAuth {
+    /// Constant time in the length of the expected key.
+    static func matches(_ given: String?, _ expected: String) -> Bool {
+        let a = Array((given ?? "").utf8), b = Array(expected.utf8)
+        var diff = UInt8(a.count == b.count ? 0 : 1)
+        for k in 0..<b.count { diff |= b[k] ^ (k < a.count ? a[k] : 0) }
+        return diff == 0
+    }
+}
+
+enum JSONResponse {
+    static func make(_ status: Int, _ body: JSONValue, requestId: String) -> HTTPResponse {
+        var headers: [(name: String, value: String)] = [("Content-Type", "application/json; charset=utf-8"),
+                                                        ("Cache-Control", "no-store")]
+        if !requestId.isEmpty { headers.append(("X-Request-Id", requestId)) }
+        return HTTPResponse(status: status, headers: headers, body: Array(body.serialized.utf8))
+    }
+}

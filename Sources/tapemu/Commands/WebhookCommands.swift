@@ -1,0 +1,174 @@
+import Foundation
+import PaymentGateway
+
+/// `tapemu gateway secret`: the key that signs the gateway's webhooks.
+struct GatewaySecretCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gateway secret",
+        abstract: "Print the secret that signs the gateway's webhooks (MONEI-Signature).",
+        usage: "[--data-dir <dir>] [--json]",
+        discussion: """
+            Prints 64 hex digits: the HMAC-SHA256 key is the 32 bytes they encode. Give it to \
+            `tapemu webhook verify --secret` or to your webhook endpoint. With --json: `secret`, \
+            `algorithm` and `header`.
+            """,
+        options: GatewayOptions.help + OutputOptions.help,
+        exitCodes: GatewayOptions.exitCodes)
+
+    var gateway: GatewayOptions
+    var output: OutputOptions
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
+        gateway = try GatewayOptions(arguments: &arguments)
+        try arguments.finish()
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let secret = WebhookSignature.secretText(try gateway.openGateway(.readOnly).webhookSecret)
+        if output.json {
+            try JSONOutput.print(JSONValue.object([
+                "secret": .string(secret), "algorithm": .string("HMAC-SHA256 of \"<t>.<body>\", key = the hex-decoded secret"),
+                "header": .string(Webhook.signatureHeaderName),
+            ]), to: console)
+        } else {
+            console.print(secret)
+        }
+        return ExitCode.success
+    }
+}
+
+/// `tapemu webhook verify`: checks a received webhook as a merchant's endpoint must.
+struct WebhookVerifyCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "webhook verify",
+        abstract: "Check a received webhook's MONEI-Signature header against its raw body.",
+        usage: "--secret <secret> --header <value> --body-file <file>|- [--tolerance <duration>] [--now <unix>] [--json]",
+        discussion: """
+            Exit 0 when the header is valid for the body: one t within the tolerance of now, and a v1 \
+            HMAC-SHA256 of "<t>.<body>" under the secret (other schemes such as v0 are ignored). \
+            Exit 1 when it is not, with the reason (missingHeader, malformedHeader, staleTimestamp, \
+            noMatchingSignature). The body is read as raw bytes: verify exactly what was received.
+            """,
+        options: [
+            OptionHelp("--secret <secret>", "The signing secret (`tapemu gateway secret`: 64 hex digits; other text is used as its UTF-8 bytes)."),
+            OptionHelp("--header <value>", "The MONEI-Signature header's value (`t=…,v1=…`); the `MONEI-Signature:` name may be included."),
+            OptionHelp("--body-file <file>", "The raw body as received; - reads stdin."),
+            OptionHelp("--tolerance <duration>", "How far t may be from now (default 300s)."),
+            OptionHelp("--now <unix>", "The time to check against, in unix seconds (default the clock)."),
+        ] + OutputOptions.help,
+        exitCodes: [
+            (ExitCode.failure, "the webhook does not verify (the reason is printed)"),
+            (ExitCode.noInput, "the --body-file does not exist"),
+            (ExitCode.ioError, "the --body-file cannot be read"),
+        ])
+
+    var secret: String
+    var header: String
+    var bodyFile: String
+    var tolerance: Duration
+    var now: Date?
+    var output: OutputOptions
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
+        guard let secret = try arguments.option("--secret", valueName: "<secret>"), !secret.isEmpty else {
+            throw UsageError("--secret is required (tapemu gateway secret prints it)")
+        }
+        guard let header = try arguments.option("--header", valueName: "<value>") else {
+            throw UsageError("--header is required (the MONEI-Signature value)")
+        }
+        guard let bodyFile = try arguments.option("--body-file", valueName: "<file>"), !bodyFile.isEmpty else {
+            throw UsageError("--body-file is required (- for stdin)")
+        }
+        self.secret = secret
+        var value = header.trimmingCharacters(in: .whitespaces)
+        let prefix = Webhook.signatureHeaderName.lowercased() + ":"
+        if value.lowercased().hasPrefix(prefix) {
+            value = String(value.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
+        }
+        self.header = value
+        self.bodyFile = bodyFile
+        tolerance = try arguments.option("--tolerance", valueName: "<duration>", {
+            (s: String) throws(UsageError) -> Duration in try Parse.duration(s, option: "--tolerance")
+        }) ?? WebhookSignature.defaultTolerance
+        now = try arguments.option("--now", valueName: "<unix>", {
+            (s: String) throws(UsageError) -> Date in
+            Date(timeIntervalSince1970: TimeInterval(try Parse.integer(s, option: "--now", in: 0...Int(Int32.max) * 4)))
+        })
+        try arguments.finish()
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let body: [UInt8]
+        if bodyFile == "-" {
+            do { body = try console.readStandardInput() } catch {
+                throw CommandFailure(exitCode: ExitCode.ioError, "cannot read the body from stdin: \(error)")
+            }
+        } else {
+            do {
+                body = Array(try Data(contentsOf: URL(fileURLWithPath: bodyFile)))
+            } catch {
+                throw CommandFailure.unreadable(bodyFile, "\(bodyFile): cannot read the body")
+            }
+        }
+        let result: Result<Int64, WebhookSignatureError>
+        do throws(WebhookSignatureError) {
+            result = .success(try WebhookSignature.verify(header: header, body: body,
+                                                          secret: WebhookSignature.secretBytes(secret),
+                                                          tolerance: tolerance, now: now ?? Date()))
+        } catch {
+            result = .failure(error)
+        }
+        switch result {
+        case .success(let t):
+            if output.json {
+                try JSONOutput.print(JSONValue.object(["valid": .bool(true), "t": .int(Int(t))]), to: console)
+            } else {
+                console.print("valid: signed at t=\(t)")
+            }
+            return ExitCode.success
+        case .failure(let error):
+            if output.json {
+                try JSONOutput.print(JSONValue.object([
+                    "valid": .bool(false), "code": .string("\(error.code)"), "reason": .string(error.reason),
+                ]), to: console)
+            } else {
+                console.print("invalid: \(error.code): \(error.reason)")
+            }
+            return ExitCode.failure
+        }
+    }
+}
+
+/// The rows of `gateway webhooks`: each webhook with its delivery state.
+enum WebhookRows {
+    static func rows(_ ledger: Ledger, orderId: String?, pendingOnly: Bool) throws -> [GatewayWebhooksCommand.Row] {
+        let iso = Date.ISO8601FormatStyle()
+        // A version-1 ledger opened read only has no delivery state yet: the outbox alone.
+        guard let deliveries = try? ledger.webhookDeliveries(orderId: orderId) else {
+            return try ledger.webhooks(orderId: orderId, pendingOnly: pendingOnly).map {
+                GatewayWebhooksCommand.Row(id: $0.id, orderId: $0.orderId, paymentId: $0.paymentId, event: "\($0.event)",
+                                           url: $0.url, signature: $0.signature, body: $0.body,
+                                           delivered: $0.deliveredAt != nil, state: nil, attempts: $0.attempts,
+                                           nextAttemptAt: nil, lastAttemptAt: nil, lastStatus: nil, lastError: $0.lastError)
+            }
+        }
+        return deliveries.filter { !pendingOnly || $0.webhook.deliveredAt == nil }.map { d in
+            let w = d.webhook
+            return GatewayWebhooksCommand.Row(
+                id: w.id, orderId: w.orderId, paymentId: w.paymentId, event: "\(w.event)", url: w.url,
+                signature: w.signature, body: w.body, delivered: w.deliveredAt != nil, state: d.state,
+                attempts: w.attempts, nextAttemptAt: d.nextAttemptAt?.formatted(iso),
+                lastAttemptAt: d.lastAttemptAt?.formatted(iso), lastStatus: d.lastStatus, lastError: w.lastError)
+        }
+    }
+
+    static func summary(_ r: GatewayWebhooksCommand.Row) -> String {
+        var parts = ["\(r.state ?? (r.delivered ? "delivered" : "pending"))", "attempts \(r.attempts)"]
+        if let n = r.nextAttemptAt { parts.append("next try \(n)") }
+        if let s = r.lastStatus { parts.append("last status \(s)") }
+        if let e = r.lastError { parts.append("last error: \(e)") }
+        return parts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import PaymentGateway
+import Testing
+@testable import tapemu
+
+@Suite("tapemu gateway secret, webhook verify, gateway webhooks")
+struct WebhookCommandTests {
+    /// Pays with a callback URL; returns the data dir and the webhook row (JSON).
+    func paidOrder() async throws -> (dir: String, hook: [String: Any]) {
+        let dir = try temporaryDirectory()
+        let pay = await runCLI(["pay", "--amount", "1000", "--order-id", "wh-1", "--callback-url",
+                                "https://merchant.test/hooks", "--data-dir", dir])
+        #expect(pay.status == 0)
+        let r = await runCLI(["gateway", "webhooks", "--order-id", "wh-1", "--data-dir", dir, "--json"])
+        #expect(r.status == 0)
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [[String: Any]])
+        return (dir, try #require(rows.first))
+    }
+
+    @Test("the secret it prints verifies the webhook it stored; a changed byte or a stale t does not")
+    func secretAndVerify() async throws {
+        let (dir, hook) = try await paidOrder()
+        let secret = await runCLI(["gateway", "secret", "--data-dir", dir])
+        #expect(secret.status == 0)
+        let s = secret.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(s.count == 64 && s.allSatisfy(\.isHexDigit))
+        #expect(WebhookSignature.secretBytes(s) == (try EmbeddedGateway(dataDirectory: dir).webhookSecret))
+
+        let body = dir + "/body.json"
+        try Data((try #require(hook["body"] as? String)).utf8).write(to: URL(fileURLWithPath: body))
+        let header = try #require(hook["signature"] as? String)
+        let ok = await runCLI(["webhook", "verify", "--secret", s, "--header", "MONEI-Signature: " + header,
+                               "--body-file", body, "--tolerance", "600s"])
+        #expect(ok.status == 0 && ok.out.hasPrefix("valid"), "\(ok.out)\(ok.err)")
+
+        // Now is far from the webhook's t: stale under the default tolerance.
+        let stale = await runCLI(["webhook", "verify", "--secret", s, "--header", header, "--body-file", body,
+                                  "--now", "4000000000", "--json"])
+        #expect(stale.status == 1)
+        #expect(try jsonObject(stale.out)["code"] as? String == "staleTimestamp")
+
+        var tampered = Array(try Data(contentsOf: URL(fileURLWithPath: body)))
+        tampered[tampered.count / 2] ^= 0x01
+        try Data(tampered).write(to: URL(fileURLWithPath: body))
+        let bad = await runCLI(["webhook", "verify", "--secret", s, "--header", header, "--body-file", body,
+                                "--tolerance", "600s"])
+        #expect(bad.status == 1)
+        #expect(bad.out.contains("noMatchingSignature"))
+    }
+
+    @Test("gateway webhooks shows the delivery state: attempts, next try, last error")
+    func deliveryState() async throws {
+        let (dir, hook) = try await paidOrder()
+        #expect(hook["state"] as? String == "pending")
+        #expect(hook["attempts"] as? Int == 0)
+        // A failed attempt, recorded as a deliverer would.
+        let ledger = try Ledger(directory: dir)
+        let id = try #require(hook["id"] as? Int)
+        let next = Date(timeIntervalSince1970: 1_900_000_000)
+        try ledger.recordWebhookAttempt(WebhookAttemptRecord(
+            webhookId: Int64(id), owner: "test", startedAt: Date(), finishedAt: Date(), status: 503,
+            error: "HTTP 503", delivered: false, nextAttemptAt: next))
+        let r = await runCLI(["gateway", "webhooks", "--data-dir", dir, "--json"])
+        let row = try #require((try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [[String: Any]])?.first)
+        #expect(row["state"] as? String == "retrying")
+        #expect(row["attempts"] as? Int == 1)
+        #expect(row["lastStatus"] as? Int == 503)
+        #expect(row["lastError"] as? String == "HTTP 503")
+        #expect(row["nextAttemptAt"] as? String == "2030-03-17T17:46:40Z")
+        let text = await runCLI(["gateway", "webhooks", "--data-dir", dir])
+        #expect(text.out.contains("retrying, attempts 1, next try 2030-03-17T17:46:40Z, last status 503, last error: HTTP 503"))
+    }
+}
