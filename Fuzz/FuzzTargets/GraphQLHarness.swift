@@ -71,7 +71,7 @@ enum GraphQLHarness {
             query("filters", #"{ charges(filter: {or: [{status: {eq: "FAILED"}}, {amount: {gte: 1000}}], not: {id: {ne: "p1"}}}) { items { id } } }"#),
             query("block-string", "{ charges(filter: {orderId: {eq: \"\"\"\n  order-1042\n\"\"\"}}) { total } }"),
             query("errors", "{ charges { items { nope } } charge { id } }"),
-            body("body-variables", #"{"query":"query ($o: ID!) { charges(filter: {orderId: {eq: $o}}) { items { id } } }","variables":{"o":"order-1043"}}"#),
+            body("body-variables", #"{"query":"query ($o: String!) { charges(filter: {orderId: {eq: $o}}) { items { id } } }","variables":{"o":"order-1043"}}"#),
             body("body-missing-variable", #"{"query":"query ($o: ID!) { charge(id: $o) { id } }","operationName":null}"#),
             body("body-not-json", #"{"query": "{ charges { total } }""#),
         ]

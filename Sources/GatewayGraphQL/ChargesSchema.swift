@@ -5,9 +5,15 @@ import Foundation
 /// The GraphQL schema of the gateway: MONEI's `charges` query and `charge(id:)` over the
 /// ledger's sales.
 ///
-/// Shaped after MONEI's GraphQL API (https://docs.monei.com/apis/graphql/ — the `charges`
-/// query, https://docs.monei.com/apis/graphql/operations/queries/charges.md, which seed 000
-/// step 3 names, and the `Charge` object, https://docs.monei.com/apis/graphql/types/objects/charge.md):
+/// Shaped after MONEI's GraphQL API (https://docs.monei.com/apis/graphql/), checked against
+/// its published reference (github.com/MONEI/docs, docs/apis/graphql/): the `charges` query
+/// (operations/queries/charges.mdx: `charges(filter: SearchableChargeFilterInput, size: Int,
+/// from: Int): ChargesConnection!`), `ChargesConnection { items: [Charge!]!  total: Int! }`
+/// (types/objects/charges-connection.mdx), the `Charge` object (types/objects/charge.mdx),
+/// `ChargeStatus` (types/enums/charge-status.mdx), `SearchableChargeFilterInput` (whose
+/// `orderId` is a `SearchableStringFilterInput`, types/inputs/searchable-charge-filter-input.mdx)
+/// and `PaymentMethodCard` (`brand` from `CardBrand`, `last4`, `expiration: AWSTimestamp`;
+/// types/objects/payment-method-card.mdx). This schema is the subset tapemu's ledger can fill:
 ///
 /// ```graphql
 /// type Query {
@@ -16,29 +22,32 @@ import Foundation
 /// }
 /// type ChargesConnection { items: [Charge!]!  total: Int! }
 /// input SearchableChargeFilterInput {
-///   id: SearchableIDFilterInput  orderId: SearchableIDFilterInput
+///   id: SearchableIDFilterInput  orderId: SearchableStringFilterInput
 ///   status: SearchableStringFilterInput  currency: SearchableStringFilterInput
 ///   amount: SearchableIntFilterInput
 ///   and: [SearchableChargeFilterInput]  or: [SearchableChargeFilterInput]  not: SearchableChargeFilterInput
 /// }
 /// input SearchableIDFilterInput { eq: ID  ne: ID }
-/// input SearchableStringFilterInput { eq: String  ne: String }
+/// input SearchableStringFilterInput { eq: String  ne: String }   # MONEI's also has match, wildcard, regexp, …
 /// input SearchableIntFilterInput { eq: Int  ne: Int  gt: Int  gte: Int  lt: Int  lte: Int }
-/// enum ChargeStatus { SUCCEEDED FAILED CANCELED REFUNDED PARTIALLY_REFUNDED … }
+/// enum ChargeStatus { SUCCEEDED PENDING PENDING_PROCESSING FAILED CANCELED REFUNDED PARTIALLY_REFUNDED AUTHORIZED EXPIRED PAID_OUT }
 /// type Charge {
 ///   id: ID!  accountId: ID  orderId: ID  amount: Int  currency: String!  status: ChargeStatus!
 ///   statusCode: String  statusMessage: String  authorizationCode: String
-///   refundedAmount: Int  lastRefundAmount: Int  createdAt: Int  updatedAt: Int
-///   description: String  callbackUrl: String  paymentMethod: PaymentMethod
+///   refundedAmount: Int  lastRefundAmount: Int  createdAt: AWSTimestamp (Int)  updatedAt: AWSTimestamp (Int)
+///   description: String  paymentMethod: PaymentMethod
 ///   # tapemu's own (the ledger holds them; MONEI's Charge does not have them):
-///   uniqueRef: String!  transactionCode: String!  cryptogram: String!  reversed: Boolean!
+///   callbackUrl: String  uniqueRef: String!  transactionCode: String!  cryptogram: String!  reversed: Boolean!
 ///   refunds: [ChargeOperation!]!  reversal: ChargeOperation  sdkVersion: String
 /// }
 /// type PaymentMethod { method: String  card: PaymentMethodCard }
-/// type PaymentMethodCard { brand: String  last4: String  bin: String  expiration: String }
+/// type PaymentMethodCard { brand: String  last4: String  expiration: Int }
 /// type ChargeOperation { id: ID!  type: String!  amount: Int!  currency: String!  uniqueRef: String!
 ///                        statusCode: String  statusMessage: String  authorizationCode: String  createdAt: Int }
 /// ```
+///
+/// Not verified: whether MONEI reports a tap-to-pay charge with `method: "card"` or its
+/// `cardPresent` payment method; which instant `expiration` holds (``MoneiCard/expiration(_:)``).
 ///
 /// Timestamps are unix seconds (MONEI's `AWSTimestamp`). `description` is always null: a
 /// tapemu payment has none. The status of a charge maps the ledger's state: approved →
@@ -80,10 +89,9 @@ public enum ChargesSchema {
                 FieldDefinition("card", "PaymentMethodCard") { s, _ in .object(s) },
             ])),
             .object(ObjectType("PaymentMethodCard", fields: [
-                leaf("brand", "String") { .string($0.cardBrand.rawValue) },
+                leaf("brand", "String") { .string(MoneiCard.brand($0.cardBrand)) },
                 leaf("last4", "String") { .string($0.last4) },
-                leaf("bin", "String") { .string(String($0.maskedPAN.prefix(6))) },
-                leaf("expiration", "String") { p in p.expiry.map { .string($0) } ?? .null },
+                leaf("expiration", "Int") { p in MoneiCard.expiration(p.expiry).map { .int(Int($0)) } ?? .null },
             ])),
             .object(ObjectType("ChargeOperation", fields: [
                 leaf("id", TypeReference.named("ID").required) { .string($0.paymentId) },
@@ -96,12 +104,12 @@ public enum ChargesSchema {
                 leaf("authorizationCode", "String") { p in p.authorisationCode.map { .string($0) } ?? .null },
                 leaf("createdAt", "Int") { .int(seconds($0.createdAt)) },
             ])),
-            .enumeration(EnumType("ChargeStatus", values: ["SUCCEEDED", "PENDING", "FAILED", "CANCELED", "REFUNDED",
-                                                           "PARTIALLY_REFUNDED", "AUTHORIZED", "EXPIRED",
-                                                           "PENDING_PROCESSING", "PAID_OUT"])),
+            .enumeration(EnumType("ChargeStatus", values: ["SUCCEEDED", "PENDING", "PENDING_PROCESSING", "FAILED",
+                                                           "CANCELED", "REFUNDED", "PARTIALLY_REFUNDED", "AUTHORIZED",
+                                                           "EXPIRED", "PAID_OUT"])),
             .inputObject(InputObjectType("SearchableChargeFilterInput", fields: [
                 InputValueDefinition("id", "SearchableIDFilterInput"),
-                InputValueDefinition("orderId", "SearchableIDFilterInput"),
+                InputValueDefinition("orderId", "SearchableStringFilterInput"),
                 InputValueDefinition("status", "SearchableStringFilterInput"),
                 InputValueDefinition("currency", "SearchableStringFilterInput"),
                 InputValueDefinition("amount", "SearchableIntFilterInput"),

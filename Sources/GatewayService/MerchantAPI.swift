@@ -4,10 +4,27 @@ import PaymentGateway
 
 /// The merchant REST routes, in the shapes of MONEI's public API reference
 /// (https://docs.monei.com/apis/rest/ — "Get Payment" `GET /v1/payments/{id}`, "Refund Payment"
-/// `POST /v1/payments/{id}/refund` with `amount` in minor units and a `refundReason`, "Cancel
-/// Payment" `POST /v1/payments/{id}/cancel` with a `cancellationReason`; the API key in the
-/// `Authorization` header; a payment's `status` in upper case: `SUCCEEDED`, `FAILED`,
-/// `CANCELED`, `REFUNDED`, `PARTIALLY_REFUNDED`; `createdAt`/`updatedAt` in Unix seconds).
+/// `POST /v1/payments/{id}/refund`, "Cancel Payment" `POST /v1/payments/{id}/cancel`; the API
+/// key in the `Authorization` header).
+///
+/// Checked against MONEI's OpenAPI-generated SDK models (github.com/MONEI/monei-php-sdk,
+/// lib/Model/, API document 1.5.0):
+/// - `Payment.php`: the field names and types below (`id`, `amount` int32 minor units,
+///   `currency`, `orderId`, `accountId`, `authorizationCode`, `livemode`, `status`,
+///   `statusCode`, `statusMessage`, `refundedAmount`, `lastRefundAmount`, `lastRefundReason`,
+///   `cancellationReason`, `paymentMethod`, `createdAt`/`updatedAt` int64 Unix seconds).
+///   A payment has no `callbackUrl` field there, so none here.
+/// - `PaymentStatus.php`: `SUCCEEDED`, `PENDING`, `FAILED`, `CANCELED`, `REFUNDED`,
+///   `PARTIALLY_REFUNDED`, `AUTHORIZED`, `EXPIRED` (tapemu produces the first five but `PENDING`).
+/// - `PaymentPaymentMethod.php` (`method`: `card`, …) and `PaymentPaymentMethodCard.php`
+///   (`brand` lower case from MONEI's list, `last4`, `expiration` int64; no BIN) — ``MoneiCard``.
+/// - `RefundPaymentRequest.php` (`amount` ≤ the original, `refundReason`) and
+///   `CancelPaymentRequest.php` (`cancellationReason`); both reasons one of `duplicated`,
+///   `fraudulent`, `requested_by_customer` (`PaymentRefundReason.php`,
+///   `PaymentCancellationReason.php`) — anything else is 400 here.
+/// - `ErrorBase.php`: errors are `{status, statusCode, message, requestId, requestTime}`
+///   (``Wire/ErrorBody``; tapemu adds `code`).
+///
 /// The list `GET /v1/payments?orderId=` is tapemu's (MONEI lists through GraphQL `charges`).
 ///
 /// Cancel voids an approved sale here (tapemu authorises and captures at once), as the
@@ -18,8 +35,8 @@ struct MerchantAPI {
     struct Card: Codable {
         var brand: String
         var last4: String
-        var bin: String
-        var expiration: String?
+        /// Unix seconds (int64 in MONEI's model).
+        var expiration: Int64?
     }
     struct PaymentMethod: Codable {
         var method: String
@@ -40,7 +57,6 @@ struct MerchantAPI {
         var lastRefundAmount: Int?
         var lastRefundReason: String?
         var cancellationReason: String?
-        var callbackUrl: String?
         var paymentMethod: PaymentMethod
         var createdAt: Int64
         var updatedAt: Int64
@@ -73,11 +89,17 @@ struct MerchantAPI {
                      authorizationCode: p.authorisationCode, livemode: false, status: status(p),
                      statusCode: p.statusCode, statusMessage: p.statusMessage, refundedAmount: p.refundedAmount,
                      lastRefundAmount: lastRefund?.amount, lastRefundReason: lastRefund?.reason,
-                     cancellationReason: cancellationReason, callbackUrl: p.callbackUrl,
-                     paymentMethod: PaymentMethod(method: "card", card: Card(brand: p.cardBrand.rawValue, last4: p.last4,
-                                                                              bin: String(p.maskedPAN.prefix(6)),
-                                                                              expiration: p.expiry)),
+                     cancellationReason: cancellationReason,
+                     paymentMethod: PaymentMethod(method: "card", card: Card(brand: MoneiCard.brand(p.cardBrand), last4: p.last4,
+                                                                              expiration: MoneiCard.expiration(p.expiry))),
                      createdAt: Int64(p.createdAt.timeIntervalSince1970), updatedAt: Int64(p.updatedAt.timeIntervalSince1970))
+    }
+
+    /// `reason` when it is one of MONEI's (or absent), else 400.
+    static func checkReason(_ reason: String?, _ field: String) throws(RouteError) {
+        if let reason, !MoneiCard.reasons.contains(reason) {
+            throw RouteError(400, "invalidRequest", "\(field) must be one of \(MoneiCard.reasons.joined(separator: ", "))")
+        }
     }
 
     /// The sale with this id, or 404 (refund and reversal rows are not payments here).
@@ -114,6 +136,7 @@ struct MerchantAPI {
         r.add("POST", "/v1/payments/{id}/refund") { req, params in
             await service.authorised(req) { () throws(RouteError) in
                 let body = req.body.isEmpty ? RefundBody() : try req.decode(RefundBody.self)
+                try Self.checkReason(body.refundReason, "refundReason")
                 let p = try sale(params["id"])
                 if let a = body.amount, a <= 0 {
                     throw RouteError(400, "invalidRequest", "amount must be a positive number of minor units")
@@ -129,6 +152,7 @@ struct MerchantAPI {
         r.add("POST", "/v1/payments/{id}/cancel") { req, params in
             await service.authorised(req) { () throws(RouteError) in
                 let body = req.body.isEmpty ? CancelBody() : try req.decode(CancelBody.self)
+                try Self.checkReason(body.cancellationReason, "cancellationReason")
                 let p = try sale(params["id"])
                 _ = try await service.call { () async throws(GatewayError) in
                     try await service.gateway.reverse(uniqueRef: p.uniqueRef, options: GatewayService.passThrough)

@@ -199,12 +199,15 @@ enum Wire {
     /// gateway's error `code` and the request's id. MONEI's API reference
     /// (https://docs.monei.com/apis/rest/ — "Errors") answers errors as a JSON object with the
     /// HTTP status code and a human-readable message.
+    /// MONEI's error (monei-php-sdk lib/Model/ErrorBase.php: `status`, `statusCode` the HTTP
+    /// status, `message`, `requestId`, `requestTime` date-time) and tapemu's `code`.
     struct ErrorBody: Codable {
         var status: String
         var statusCode: Int
         var message: String
         var code: String?
         var requestId: String?
+        var requestTime: String?
     }
 
     // MARK: Conversions
@@ -303,7 +306,8 @@ enum Wire {
 
     static func errorResponse(status: Int, code: String?, message: String, requestId: String) -> HTTPResponse {
         let body = ErrorBody(status: "ERROR", statusCode: status, message: message, code: code,
-                             requestId: requestId.isEmpty ? nil : requestId)
+                             requestId: requestId.isEmpty ? nil : requestId,
+                             requestTime: Date().formatted(.iso8601))
         return json(body, status: status)
     }
 

@@ -126,6 +126,13 @@ struct GatewayRoutesTests {
         let card = try #require((doc["paymentMethod"] as? [String: Any])?["card"] as? [String: Any])
         #expect(card["last4"] as? String == "1881")
         #expect(!String(decoding: got.body, as: UTF8.self).contains("4012888888881881"))
+        // MONEI's Payment-PaymentMethodCard: a lower-case brand, expiration as int64 Unix time, no BIN;
+        // a Payment has no callbackUrl (monei-php-sdk lib/Model/).
+        #expect(card["brand"] as? String == "visa")
+        #expect(card["expiration"] as? Int == 1_861_919_999)  // 2812: the last second of December 2028, UTC
+        #expect(card["bin"] == nil && doc["callbackUrl"] == nil)
+        #expect((doc["paymentMethod"] as? [String: Any])?["method"] as? String == "card")
+        #expect(doc["livemode"] as? Bool == false && doc["createdAt"] is Int)
 
         let list = try await live.send("GET", "/v1/payments?orderId=m-1", key: key)
         #expect((try jsonObject(list.body)["items"] as? [[String: Any]])?.first?["id"] as? String == sale.paymentId)
@@ -139,6 +146,13 @@ struct GatewayRoutesTests {
         let tooMuch = try await live.send("POST", "/v1/payments/\(sale.paymentId)/refund", json: #"{"amount":800}"#, key: key)
         #expect(tooMuch.status == 422)
         #expect(try jsonObject(tooMuch.body)["code"] as? String == "refundExceedsRemaining")
+        // Reasons are MONEI's enum (duplicated, fraudulent, requested_by_customer); errors carry requestTime.
+        let badReason = try await live.send("POST", "/v1/payments/\(sale.paymentId)/refund", json: #"{"amount":100,"refundReason":"changed my mind"}"#, key: key)
+        #expect(badReason.status == 400)
+        let badDoc = try jsonObject(badReason.body)
+        #expect((badDoc["message"] as? String)?.contains("requested_by_customer") == true)
+        #expect(badDoc["statusCode"] as? Int == 400 && badDoc["status"] as? String == "ERROR")
+        #expect(badDoc["requestId"] is String && badDoc["requestTime"] is String)
         let rest = try await live.send("POST", "/v1/payments/\(sale.paymentId)/refund", key: key)
         #expect(try jsonObject(rest.body)["status"] as? String == "REFUNDED")
 
@@ -147,6 +161,9 @@ struct GatewayRoutesTests {
                                          json: #"{"cancellationReason":"duplicated"}"#, key: key)
         #expect(cancel.status == 200)
         #expect(try jsonObject(cancel.body)["status"] as? String == "CANCELED")
+        let badCancel = try await live.send("POST", "/v1/payments/\(other.paymentId)/cancel",
+                                            json: #"{"cancellationReason":"because"}"#, key: key)
+        #expect(badCancel.status == 400)
         let again = try await live.send("POST", "/v1/payments/\(other.paymentId)/cancel", key: key)
         #expect(again.status == 409)
         #expect(try jsonObject(again.body)["code"] as? String == "alreadyReversed")

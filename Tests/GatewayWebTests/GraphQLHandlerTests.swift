@@ -68,7 +68,7 @@ enum Charges {
             { charges(filter: {orderId: {eq: "order-1042"}}) { total items {
                 __typename id accountId orderId amount currency status statusCode statusMessage authorizationCode
                 refundedAmount lastRefundAmount createdAt updatedAt description callbackUrl
-                paymentMethod { method card { brand last4 bin expiration } }
+                paymentMethod { method card { brand last4 expiration } }
                 uniqueRef transactionCode cryptogram reversed sdkVersion
                 refunds { id type amount uniqueRef createdAt } reversal { id }
             } } }
@@ -76,7 +76,7 @@ enum Charges {
         let item = json["data"]?["charges"]?["items"]?[0]
         #expect(json["errors"] == nil, "\(json.serialized)")
         #expect(item?.serialized == """
-            {"__typename":"Charge","id":"p1","accountId":"acct_test","orderId":"order-1042","amount":1250,"currency":"EUR","status":"PARTIALLY_REFUNDED","statusCode":"00","statusMessage":"Approved","authorizationCode":"A1B2C3","refundedAmount":250,"lastRefundAmount":250,"createdAt":1800000010,"updatedAt":1800000010,"description":null,"callbackUrl":"https://merchant.example/hook","paymentMethod":{"method":"card","card":{"brand":"visa","last4":"0010","bin":"476173","expiration":"2812"}},"uniqueRef":"REFp1","transactionCode":"A","cryptogram":"unverified","reversed":false,"sdkVersion":null,"refunds":[{"id":"r1","type":"refund","amount":250,"uniqueRef":"REFr1","createdAt":1800000020}],"reversal":null}
+            {"__typename":"Charge","id":"p1","accountId":"acct_test","orderId":"order-1042","amount":1250,"currency":"EUR","status":"PARTIALLY_REFUNDED","statusCode":"00","statusMessage":"Approved","authorizationCode":"A1B2C3","refundedAmount":250,"lastRefundAmount":250,"createdAt":1800000010,"updatedAt":1800000010,"description":null,"callbackUrl":"https://merchant.example/hook","paymentMethod":{"method":"card","card":{"brand":"visa","last4":"0010","expiration":1861919999}},"uniqueRef":"REFp1","transactionCode":"A","cryptogram":"unverified","reversed":false,"sdkVersion":null,"refunds":[{"id":"r1","type":"refund","amount":250,"uniqueRef":"REFr1","createdAt":1800000020}],"reversal":null}
             """)
     }
 
@@ -100,16 +100,21 @@ enum Charges {
     }
 
     @Test func variablesTypedAndChecked() async {
-        let q = "query Find($order: ID!) { charges(filter: {orderId: {eq: $order}}) { items { a: id b: amount } } }"
+        // orderId is a SearchableStringFilterInput in MONEI's schema: its variable is a String.
+        let q = "query Find($order: String!) { charges(filter: {orderId: {eq: $order}}) { items { a: id b: amount } } }"
         let (_, ok) = await Charges.post(handler, Charges.body(q, variables: .object([("order", .string("order-1043"))])))
         #expect(ok.serialized == #"{"data":{"charges":{"items":[{"a":"p2","b":990}]}}}"#)
         let (s1, missing) = await Charges.post(handler, Charges.body(q))
         #expect(s1 == 200)
         #expect(missing["data"] == nil)
-        #expect(missing["errors"]?[0]?["message"]?.string == "Variable \"$order\" of required type \"ID!\" was not provided")
+        #expect(missing["errors"]?[0]?["message"]?.string == "Variable \"$order\" of required type \"String!\" was not provided")
         #expect(missing["errors"]?[0]?["locations"]?.serialized == #"[{"line":1,"column":12}]"#)
         let (_, wrong) = await Charges.post(handler, Charges.body(q, variables: .object([("order", .bool(true))])))
         #expect(wrong["errors"]?[0]?["message"]?.string?.hasPrefix("Variable \"$order\" got an invalid value") == true)
+        // An ID variable where MONEI's schema has a String is a validation error, as there.
+        let (_, idVariable) = await Charges.post(handler, Charges.body(
+            "query ($o: ID!) { charges(filter: {orderId: {eq: $o}}) { total } }", variables: .object([("o", .string("order-1043"))])))
+        #expect(idVariable["errors"]?[0]?["message"]?.string == "variable \"$o\" of type \"ID!\" used in position expecting type \"String\"")
         let (_, size) = await Charges.post(handler, Charges.body(
             "query ($n: Int) { charges(size: $n) { total } }", variables: .object([("n", .string("1"))])))
         #expect(size["data"] == nil)
@@ -123,7 +128,7 @@ enum Charges {
 
     @Test func getWithQueryItems() async {
         let r = await handler.handle(HTTPRequest(method: "GET", path: "/graphql", query: [
-            ("query", "query ($o: ID) { charges(filter: {orderId: {eq: $o}}) { items { id } } }"),
+            ("query", "query ($o: String) { charges(filter: {orderId: {eq: $o}}) { items { id } } }"),
             ("variables", #"{"o": "order-1044"}"#),
         ]))
         #expect(r.status == 200)
