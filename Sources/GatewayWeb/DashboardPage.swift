@@ -41,7 +41,7 @@ enum DashboardPage {
   header h1 { font-size: 18px; margin: 0; }
   header .meta { margin-left: auto; color: var(--muted); font-size: 12px; }
   main { padding: 20px 24px; max-width: 1200px; }
-  .card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 16px; margin-bottom: 16px; }
+  section.card, div.card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 16px; margin-bottom: 16px; }
   .filters { display: flex; gap: 8px; align-items: center; margin-bottom: 12px; }
   input[type=search] { font: inherit; padding: 6px 10px; border: 1px solid var(--line); border-radius: 6px; width: 280px; }
   table { width: 100%; border-collapse: collapse; }
