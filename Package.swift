@@ -71,7 +71,7 @@ let package = Package(
         .executableTarget(
             name: "tapemu",
             dependencies: ["TapToPay", "EMVKernel", "PaymentGateway", "CardChannel", "PCSC",
-                           "VirtualCard", "BERTLV", "ISO7816", "GatewayService"],
+                           "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb"],
             swiftSettings: swiftSettings),
         // The benchmark's baseline: a plain C SCardTransmit loop (no Swift module but PCSC imports
         // libpcsclite).

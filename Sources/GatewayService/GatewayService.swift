@@ -2,6 +2,7 @@ import BERTLV
 public import Foundation
 public import HTTPServer
 public import PaymentGateway
+import Synchronization
 
 /// The emulated gateway as a network service: an ``EmbeddedGateway`` (its durable ledger) behind
 /// the routes of ``routes()``.
@@ -22,6 +23,7 @@ public import PaymentGateway
 /// | POST | `/v1/payments/{id}/refund` | API key | MONEI refund `{amount?, refundReason?}` (minor units; none: all that is left) |
 /// | POST | `/v1/payments/{id}/cancel` | API key | MONEI cancel `{cancellationReason?}` (a void: the sale is reversed) |
 /// | GET, POST, DELETE | `/admin/faults` | API key | the armed server faults (``ServerFault``) |
+/// | GET, POST, DELETE | `/admin/webhook-faults` | API key | the running deliverer's ``WebhookFaults`` `{faults: "duplicate,extra-v0"}` |
 /// | GET | `/health` | — | `{"status":"ok"}` |
 ///
 /// The terminal-facing routes carry the request's ``GatewayRequestOptions``: `X-Tapemu-Fault`
@@ -35,6 +37,9 @@ public final class GatewayService: Sendable {
     /// the ledger, so it survives restarts.
     public let apiKey: String
     let faults: FaultInjector
+    /// The deliverer of ``makeWebhookDeliverer(policy:timeout:pollInterval:faults:)``, for the
+    /// admin route that changes its faults.
+    let webhookDeliverer = Mutex<WebhookDeliverer?>(nil)
 
     /// Opens (or creates) the ledger in `dataDirectory`; `fault` hits every authorisation.
     public convenience init(dataDirectory: String, fault: ServerFault? = nil) throws(GatewayError) {
@@ -190,10 +195,52 @@ public final class GatewayService: Sendable {
                 return Wire.json(Wire.Empty())
             }
         }
+        r.add("GET", "/admin/webhook-faults") { [self] req, _ in
+            await authorised(req) { () throws(RouteError) in
+                let d = try runningDeliverer()
+                return Wire.json(Wire.WebhookFaultList(faults: Self.faultNames(d.faults)))
+            }
+        }
+        r.add("POST", "/admin/webhook-faults") { [self] req, _ in
+            await authorised(req) { () throws(RouteError) in
+                let body = try req.decode(Wire.WebhookFaultList.self)
+                let d = try runningDeliverer()
+                do throws(GatewayError) {
+                    d.faults = try WebhookFaults(parsing: body.faults)
+                } catch {
+                    throw RouteError(400, "invalidRequest", error.reason)
+                }
+                return Wire.json(Wire.WebhookFaultList(faults: Self.faultNames(d.faults)))
+            }
+        }
+        r.add("DELETE", "/admin/webhook-faults") { [self] req, _ in
+            await authorised(req) { () throws(RouteError) in
+                try runningDeliverer().faults = .none
+                return Wire.json(Wire.WebhookFaultList(faults: ""))
+            }
+        }
         return r
     }
 
     // MARK: Plumbing
+
+    func runningDeliverer() throws(RouteError) -> WebhookDeliverer {
+        guard let d = webhookDeliverer.withLock({ $0 }) else {
+            throw RouteError(409, "noWebhookDeliverer", "this service delivers no webhooks")
+        }
+        return d
+    }
+
+    /// `faults` as the list ``WebhookFaults/init(parsing:)`` reads.
+    public static func faultNames(_ f: WebhookFaults) -> String {
+        var names: [String] = []
+        if f.duplicate { names.append("duplicate") }
+        if f.outOfOrder { names.append("out-of-order") }
+        if let d = f.delay { names.append("delay=\(d.components.seconds)s") }
+        if let s = f.staleBy { names.append("stale=\(s.components.seconds)s") }
+        if f.extraV0 { names.append("extra-v0") }
+        return names.joined(separator: ",")
+    }
 
     /// The options the service passes to its embedded gateway: faults are made real network
     /// faults here, so the gateway itself injects none (not an armed one, not a trigger's).
@@ -360,6 +407,10 @@ extension Wire {
         var fault: String
         /// How many authorisations; absent: every one until cleared.
         var count: Int?
+    }
+    struct WebhookFaultList: Codable {
+        /// `duplicate,out-of-order,delay=30s,stale=600s,extra-v0`; empty: none.
+        var faults: String
     }
     struct FaultList: Codable {
         var standing: String?

@@ -135,11 +135,15 @@ public final class WebhookDeliverer: Sendable {
     private let faultState: Mutex<WebhookFaults>
     /// This deliverer's lease owner id.
     public let owner: String
+    /// Called after each attempt is recorded in the ledger (a server's log line; tests wait on
+    /// it): the webhook as claimed (its `attempts` before this one) and the attempt.
+    private let onAttempt: (@Sendable (Webhook, WebhookAttemptRecord) -> Void)?
 
     public init(ledger: Ledger, transport: any WebhookTransport, policy: WebhookRetryPolicy = .standard,
                 timeout: Duration = .seconds(10), clock: any Clock<Duration> = ContinuousClock(),
                 now: @escaping @Sendable () -> Date = { Date() }, pollInterval: Duration = .seconds(1),
-                faults: WebhookFaults = .none, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+                faults: WebhookFaults = .none, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+                onAttempt: (@Sendable (Webhook, WebhookAttemptRecord) -> Void)? = nil) {
         self.ledger = ledger
         self.transport = transport
         self.policy = policy
@@ -150,6 +154,7 @@ public final class WebhookDeliverer: Sendable {
         self.random = random
         faultState = Mutex(faults)
         owner = Encoding.hex(Crypto.randomBytes(8))
+        self.onAttempt = onAttempt
     }
 
     /// The faults injected from now on.
@@ -228,9 +233,11 @@ public final class WebhookDeliverer: Sendable {
                 }
             }
             let fault = [isExtra ? "duplicate" : nil, faultName].compactMap { $0 }.joined(separator: ",")
-            try ledger.recordWebhookAttempt(WebhookAttemptRecord(
+            let record = WebhookAttemptRecord(
                 webhookId: w.id, owner: owner, startedAt: started, finishedAt: now(), status: status, error: failure,
-                delivered: ok && !isExtra, nextAttemptAt: next, fault: fault.isEmpty ? nil : fault, isExtraCopy: isExtra))
+                delivered: ok && !isExtra, nextAttemptAt: next, fault: fault.isEmpty ? nil : fault, isExtraCopy: isExtra)
+            try ledger.recordWebhookAttempt(record)
+            onAttempt?(w, record)
             if !isExtra { delivered = ok }
         }
         return delivered

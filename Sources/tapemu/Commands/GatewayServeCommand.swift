@@ -1,5 +1,6 @@
 import Foundation
 import GatewayService
+import GatewayWeb
 import HTTPServer
 import PaymentGateway
 import Synchronization
@@ -9,17 +10,22 @@ import Synchronization
 struct GatewayServeCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway serve",
-        abstract: "Serve the gateway over HTTP (terminal API, merchant REST, CoreAPI REST) until SIGINT or SIGTERM.",
-        usage: "[--listen <host:port>] [--fault <fault>] [--max-body <bytes>] [--access-log] [--data-dir <dir>]",
+        abstract: "Serve the gateway over HTTP (terminal API, merchant REST, CoreAPI REST, GraphQL, dashboard) and deliver its webhooks until SIGINT or SIGTERM.",
+        usage: "[--listen <host:port>] [--fault <fault>] [--webhook-fault <list>] [--max-body <bytes>] [--access-log] [--data-dir <dir>]",
         discussion: """
-            Prints its URL and the merchant API key (kept in the ledger: the same on every run \
-            on this --data-dir). Listens on loopback unless --listen names another address. \
-            SIGINT or SIGTERM stops accepting, lets the requests under way finish, and exits 0. \
+            Prints its URL, the merchant API key (kept in the ledger: the same on every run \
+            on this --data-dir) and the dashboard's URL. Listens on loopback unless --listen names \
+            another address; the dashboard (no key) is served on loopback only, GraphQL at \
+            POST /graphql takes the API key like the merchant REST. Delivers each webhook of the \
+            outbox to its callbackUrl, signed, retried with backoff (also those a previous run left). \
+            SIGINT or SIGTERM stops accepting, lets the requests under way finish, stops delivering \
+            (what is undelivered stays in the ledger for the next run), and exits 0. \
             Terminals use it with `tapemu pay --gateway URL` (also sale, resolve, charges).
             """,
         options: [
             OptionHelp("--listen <host:port>", "The IPv4 address and port (default 127.0.0.1:8080; port 0 takes a free one)."),
             OptionHelp("--fault <fault>", "A network fault on every authorisation: \(ServerFault.names.joined(separator: ", ")). POST /admin/faults arms one for N requests."),
+            OptionHelp("--webhook-fault <list>", "Webhook faults for receivers to survive: duplicate, out-of-order, delay=Ns, stale=Ns, extra-v0 (comma-separated). POST /admin/webhook-faults changes them."),
             OptionHelp("--max-body <bytes>", "The largest request body (default 1048576); larger gets 413."),
             OptionHelp("--access-log", "One stderr line when a request arrives and one when it is answered (method, path, status, X-Request-Id; never a body)."),
         ] + GatewayOptions.help,
@@ -30,6 +36,8 @@ struct GatewayServeCommand: TapemuCommand {
     var fault: ServerFault?
     var maxBody: Int
     var accessLog: Bool
+    var webhookFaults: WebhookFaults
+    var webhookSchedule: WebhookSchedule
     var gateway: GatewayOptions
 
     init(arguments: inout Arguments) throws(UsageError) {
@@ -52,13 +60,58 @@ struct GatewayServeCommand: TapemuCommand {
             guard let n = Int(s), n > 0 else { throw UsageError("--max-body must be a positive number of bytes") }
             return n
         }) ?? 1 << 20
+        webhookFaults = try arguments.option("--webhook-fault", valueName: "<list>", { (s: String) throws(UsageError) -> WebhookFaults in
+            do throws(GatewayError) {
+                return try WebhookFaults(parsing: s)
+            } catch {
+                throw UsageError("--webhook-fault: \(error.reason)")
+            }
+        }) ?? .none
+        // Not in the help: the tests' short retry schedule (a user keeps the documented one).
+        webhookSchedule = try arguments.option("--test-webhook-schedule", valueName: "<spec>", {
+            (s: String) throws(UsageError) -> WebhookSchedule in try WebhookSchedule(parsing: s)
+        }) ?? WebhookSchedule()
         try arguments.finish()
+    }
+
+    /// The stderr line of one delivery attempt (never the body or the signature):
+    /// `tapemu: webhook 3 (order o-1) attempt 2: HTTP 500, next try 2026-…` /
+    /// `…: delivered (HTTP 200)` / `…: no answer (couldNotConnect: …), gave up`.
+    static func attemptLine(_ w: Webhook, _ a: WebhookAttemptRecord) -> String {
+        let number = a.isExtraCopy ? "\(w.attempts + 1) (extra copy)" : "\(w.attempts + 1)"
+        var line = "tapemu: webhook \(w.id) (order \(w.orderId)) attempt \(number): "
+        if a.delivered {
+            line += "delivered (HTTP \(a.status ?? 0))"
+        } else if let status = a.status {
+            line += "HTTP \(status)"
+        } else {
+            line += "no answer (\(a.error ?? "unknown"))"
+        }
+        if !a.delivered && !a.isExtraCopy {
+            line += a.nextAttemptAt.map { ", next try \($0.formatted(.iso8601))" } ?? (a.status.map { (200...299).contains($0) } == true ? "" : ", gave up")
+        }
+        if let f = a.fault { line += " [fault: \(f)]" }
+        return line
+    }
+
+    /// True for an address only this machine reaches.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
     }
 
     /// Every route the server answers. To serve another handler (GraphQL, webhooks admin, the
     /// dashboard), mount it here — one line each, e.g. `router.mount("/graphql", handler)`.
-    static func makeRouter(_ service: GatewayService) -> Router {
-        let router = service.routes()
+    ///
+    /// GraphQL takes the merchant API key; the dashboard (no key) is mounted only when
+    /// `dashboard` is true (the server listens on loopback).
+    static func makeRouter(_ service: GatewayService, dashboard: Bool = true) -> Router {
+        var router = service.routes()
+        let web = GatewayWebRoutes(ledger: service.gateway.ledger, apiKey: service.apiKey)
+        router.mount("/graphql", web)
+        if dashboard {
+            router.mount("/", web)
+            router.mount("/dashboard/*", web)
+        }
         return router
     }
 
@@ -69,14 +122,19 @@ struct GatewayServeCommand: TapemuCommand {
         } catch let error as GatewayError {
             throw gateway.failure(error, doing: "cannot open the gateway ledger")
         }
+        let dashboard = Self.isLoopback(host)
+        let router = Self.makeRouter(service, dashboard: dashboard)
         let server: HTTPServer
         do {
             server = try HTTPServer(configuration: HTTPServerConfiguration(host: host, port: port, maxBodySize: maxBody),
-                                    handler: accessLog ? AccessLog(inner: Self.makeRouter(service), console: console)
-                                        : Self.makeRouter(service))
+                                    handler: accessLog ? AccessLog(inner: router, console: console) : router)
         } catch {
             throw CommandFailure(exitCode: ExitCode.unavailable, "cannot serve: \(error.reason)")
         }
+        let deliverer = service.makeWebhookDeliverer(policy: webhookSchedule.policy, timeout: webhookSchedule.timeout,
+                                                     pollInterval: webhookSchedule.pollInterval, faults: webhookFaults,
+                                                     onAttempt: { w, a in console.printError(Self.attemptLine(w, a)) })
+        let delivery = Task { await service.runWebhookDelivery(deliverer) }
         let stopped = Mutex(false)
         let trapHolder = Mutex<SignalTrap?>(nil)
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
@@ -91,13 +149,50 @@ struct GatewayServeCommand: TapemuCommand {
             }
             console.print("tapemu gateway listening on \(server.url)")
             console.print("merchant API key: \(service.apiKey)")
+            console.print(dashboard ? "dashboard: \(server.url)/dashboard"
+                                    : "dashboard: off (served on loopback only; --listen 127.0.0.1:PORT)")
+            console.print("graphql: POST \(server.url)/graphql (Authorization: <merchant API key>)")
+            let faultList = GatewayService.faultNames(webhookFaults)
+            console.print("webhooks: delivered to each payment's callbackUrl" + (faultList.isEmpty ? "" : " (faults: \(faultList))"))
             if let fault { console.print("fault on every authorisation: \(fault.name)") }
         }
         console.printError("tapemu: stopping (letting \(server.requestsInFlight) request(s) under way finish)")
         await server.stop()
+        // After the last request: its webhook is in the outbox for the next run if not sent now.
+        delivery.cancel()
+        await delivery.value
         trapHolder.withLock { $0?.remove() }
         console.printError("tapemu: stopped")
         return ExitCode.success
+    }
+}
+
+/// The webhook retry schedule and poll period: the documented ones, or the tests' short ones
+/// (`--test-webhook-schedule initial=50ms,max=200ms,attempts=4,poll=50ms,timeout=2s,jitter=0`).
+struct WebhookSchedule {
+    var policy = WebhookRetryPolicy.standard
+    var pollInterval: Duration = .seconds(1)
+    var timeout: Duration = .seconds(10)
+
+    init() {}
+
+    init(parsing text: String) throws(UsageError) {
+        let option = "--test-webhook-schedule"
+        for item in text.split(separator: ",") {
+            let kv = item.split(separator: "=", maxSplits: 1).map(String.init)
+            guard kv.count == 2 else { throw UsageError("\(option) takes name=value items, not '\(item)'") }
+            switch kv[0] {
+            case "initial": policy.initialDelay = try Parse.duration(kv[1], option: option)
+            case "max": policy.maxDelay = try Parse.duration(kv[1], option: option)
+            case "attempts": policy.maxAttempts = try Parse.integer(kv[1], option: option, in: 1...1000)
+            case "jitter":
+                guard let j = Double(kv[1]), (0...1).contains(j) else { throw UsageError("\(option): jitter is 0 to 1") }
+                policy.jitter = j
+            case "poll": pollInterval = try Parse.duration(kv[1], option: option)
+            case "timeout": timeout = try Parse.duration(kv[1], option: option)
+            default: throw UsageError("\(option): unknown item \(kv[0]) (initial, max, attempts, jitter, poll, timeout)")
+            }
+        }
     }
 }
 
