@@ -69,3 +69,9 @@ public struct CardChannelError: Error, Sendable, CustomStringConvertible {
         return s
     }
 }
+
+extension CardChannelError: Hashable {
+    /// Errors are equal when their codes are: the reason, detail and place are for people.
+    public static func == (a: CardChannelError, b: CardChannelError) -> Bool { a.code == b.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}

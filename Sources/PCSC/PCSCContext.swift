@@ -1,5 +1,6 @@
-public import CardChannel
+import CardChannel
 import Synchronization
+public import Timing
 
 /// A PC/SC context: a connection to pcscd, owned by a thread of its own.
 ///

@@ -2,6 +2,7 @@ public import CardChannel
 public import EMVKernel
 public import Foundation
 public import PaymentGateway
+public import Timing
 
 /// The device tapemu pretends to be.
 public struct DeviceEnvironment: Sendable, Hashable {

@@ -4,6 +4,7 @@ import EMVKernel
 import Foundation
 import PaymentGateway
 import Synchronization
+import Timing
 
 /// What one sale needs, whichever SDK face asked for it.
 struct SaleRequest: Sendable {
@@ -191,7 +192,10 @@ struct PaymentEngine: Sendable {
                                      sale: sale.saleDictionary)
         let lease: PendingLease
         do {
-            lease = try config.pendingStore.begin(pending)
+            // A synchronous=FULL write: on a thread of its own, off the cooperative pool. Awaited
+            // to the end, so the record is durable before the request leaves.
+            let store = config.pendingStore
+            lease = try await withBlockingCall { () throws(GatewayError) -> PendingLease in try store.begin(pending) }
         } catch {
             submission.failBeforeSubmission(.storage(error))
             return

@@ -1,4 +1,5 @@
 import CardChannel
+import Timing
 
 /// Every timeout of a payment, each a `Duration` measured on the configured clock.
 public struct PaymentTimeouts: Sendable, Hashable {

@@ -2,6 +2,7 @@ import Testing
 import ISO7816
 import Synchronization
 @testable import CardChannel
+import Timing
 
 /// A channel that answers from a script, in order, and records what it was sent (the session
 /// tests and the recorder tests).

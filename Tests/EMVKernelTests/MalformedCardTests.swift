@@ -4,6 +4,8 @@ import CardChannel
 import ISO7816
 import Testing
 import VirtualCard
+import APDUTrace
+@testable import BenchTiming
 
 /// Cards that lie: every one gets a typed error naming the step, never a crash or a hang.
 @Suite struct MalformedCardTests {

@@ -4,6 +4,7 @@ import CardChannel
 import ISO7816
 import Testing
 import VirtualCard
+import Timing
 
 /// The kernel and its driver against every built-in virtual card, through VirtualCardChannel and
 /// CardSession.

@@ -5,6 +5,7 @@ import ISO7816
 import PCSC
 import Testing
 import VirtualCard
+import Timing
 
 /// The real PC/SC stack these tests need: pcscd running with vsmartcard-vpcd's readers.
 /// `scripts/dev test` (and CI) installs `pcscd`, `vsmartcard-vpcd` and `pcsc-tools` and starts

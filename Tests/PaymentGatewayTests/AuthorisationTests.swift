@@ -3,6 +3,7 @@ import BERTLV
 import Foundation
 @testable import PaymentGateway
 import Testing
+import Timing
 
 @Suite("Authorisation")
 struct AuthorisationTests {

@@ -2,6 +2,7 @@ import CardChannel
 import Foundation
 @testable import PaymentGateway
 import Testing
+import Timing
 
 @Suite("Faults")
 struct FaultTests {

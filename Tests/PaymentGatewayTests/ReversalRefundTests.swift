@@ -2,6 +2,7 @@ import CardChannel
 import Foundation
 @testable import PaymentGateway
 import Testing
+import Timing
 
 @Suite("Transaction list, reversals and refunds")
 struct ReversalRefundTests {

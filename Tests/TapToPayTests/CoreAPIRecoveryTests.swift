@@ -4,6 +4,7 @@ import PaymentGateway
 import TapToPay
 import Testing
 import VirtualCard
+import Timing
 
 /// The seeds' recovery process end to end: a communication error leaves the sale on the device's
 /// disk; the process restarts (a new CoreAPI, gateway and store on the same data directory); the

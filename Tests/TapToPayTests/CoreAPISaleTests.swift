@@ -6,6 +6,7 @@ import Synchronization
 import TapToPay
 import Testing
 import VirtualCard
+import Timing
 
 /// `processSale` and `processRefund`: every callback for the cause the seeds name.
 @Suite struct CoreAPISaleTests {

@@ -6,6 +6,7 @@ import Synchronization
 import TapToPay
 import Testing
 import VirtualCard
+import Timing
 
 // Helpers of the CoreAPI-style tests (names prefixed `Core` so they never meet the MONEI tests').
 

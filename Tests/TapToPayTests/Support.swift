@@ -5,6 +5,7 @@ import Synchronization
 import TapToPay
 import Testing
 import VirtualCard
+import Timing
 
 // Test support for the payment flow: a temporary data directory with the embedded gateway and the
 // device's pending store, two manual clocks (the flow's and the gateway's, so advancing one never

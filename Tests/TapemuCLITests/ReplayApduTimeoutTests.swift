@@ -1,6 +1,8 @@
 import CardChannel
 import Testing
 @testable import tapemu
+import Timing
+import APDUTrace
 
 @Suite("tapemu replay --apdu-timeout")
 struct ReplayApduTimeoutTests {

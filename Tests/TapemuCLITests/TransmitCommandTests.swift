@@ -2,6 +2,7 @@ import CardChannel
 import Foundation
 import Testing
 @testable import tapemu
+import Timing
 
 /// `tapemu` with `stdin` on its standard input.
 func runCLI(_ args: [String], stdin: String) async -> (status: Int32, out: String, err: String) {

@@ -3,6 +3,7 @@ import struct BERTLV.Tag
 import ISO7816
 import Testing
 import VirtualCard
+import CardChannel
 
 let ppseName = Array("2PAY.SYS.DDF01".utf8)
 

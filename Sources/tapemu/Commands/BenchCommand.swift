@@ -4,6 +4,7 @@ import Foundation
 import PCSC
 #if canImport(Glibc)
 import Glibc
+import BenchTiming
 #endif
 
 /// `tapemu bench`: N full reads (or payments) of one card, and where each read's time goes.

@@ -7,6 +7,7 @@ import Synchronization
 import VirtualCard
 #if canImport(Glibc)
 import Glibc
+import APDUTrace
 #endif
 
 /// `tapemu emulate`: a virtual card (or the card side of a trace) in a vpcd reader slot, so any

@@ -2,6 +2,7 @@ import BERTLV
 import CardChannel
 import EMVKernel
 import ISO7816
+import Timing
 
 /// `tapemu read`: runs the EMV contactless kernel on a card and shows what it read.
 struct ReadCommand: TapemuCommand {

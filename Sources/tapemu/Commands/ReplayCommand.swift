@@ -3,6 +3,9 @@ import CardChannel
 import EMVKernel
 import Foundation
 import ISO7816
+import Timing
+import APDUTrace
+import BenchTiming
 
 /// `tapemu replay FILE|DIR... [--mode strict|masked|structural] [--json]`: runs the kernel
 /// against each trace's card and reports, per trace, pass or where it diverged.

@@ -3,6 +3,8 @@ import CardChannel
 import EMVKernel
 import Foundation
 import ISO7816
+import Timing
+import APDUTrace
 
 /// `tapemu trace import --from pcsc-spy|proxmark3 FILE -o OUT.apdu [--no-redact]`.
 struct TraceImportCommand: TapemuCommand {

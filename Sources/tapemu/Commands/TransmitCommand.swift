@@ -4,6 +4,7 @@ import EMVKernel
 import Foundation
 import ISO7816
 import PCSC
+import Timing
 
 /// `tapemu transmit`: scriptor's job — APDUs from arguments, a script file or stdin, sent to a
 /// reader, a virtual card or a trace's card side, each answer explained.

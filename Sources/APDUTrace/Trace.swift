@@ -1,3 +1,4 @@
+public import CardChannel
 public import ISO7816
 
 /// A recorded card session in the `tapemu-apdu-trace/1` format (DESIGN.md): headers, then

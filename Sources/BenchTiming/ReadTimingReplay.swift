@@ -1,5 +1,7 @@
 import BERTLV
-public import CardChannel
+import CardChannel
+public import APDUTrace
+public import EMVKernel
 
 /// How to run the kernel on a recorded trace's card so it sends what the recorded reader sent:
 /// the trace's own amount, currency and country (found through the card's PDOL/CDOL), and its

@@ -1,3 +1,4 @@
+import CardChannel
 import ISO7816
 
 /// Turns a log of pcsc-lite's `pcsc-spy` into an ``APDUTrace``: every `SCardTransmit` of the

@@ -1,8 +1,9 @@
-public import VirtualCard
-
-/// The card side of a conversation: what ``VPCDCardServer`` serves into a vpcd reader slot.
+/// The card side of a conversation: command bytes in, the card's reply out, with no I/O and no
+/// clock. One type serves every place a card is played: ``ResponderChannel`` (in process),
+/// `VPCDCardServer` (module `PCSC`: into a vpcd reader slot).
 ///
-/// ``EmulatedCard`` is one; the card side of a recorded trace is another.
+/// `EmulatedCard` (module `VirtualCard`) is one; the card side of a recorded trace (module
+/// `APDUTrace`) is another.
 public protocol CardResponder: Sendable {
     /// The ATR the reader reports for this card.
     var atr: [UInt8] { get }
@@ -17,5 +18,3 @@ public protocol CardResponder: Sendable {
 extension CardResponder {
     public func powerOff() {}
 }
-
-extension EmulatedCard: CardResponder {}

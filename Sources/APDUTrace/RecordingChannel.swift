@@ -1,4 +1,6 @@
+public import CardChannel
 public import ISO7816
+public import Timing
 import FoundationEssentials
 import Synchronization
 
@@ -23,12 +25,12 @@ public final class RecordingChannel: CardChannel {
 
     /// - Parameters:
     ///   - headers: extra headers (`title`, `reader`, …) written after `@format`.
-    ///   - redact: nil picks by source: on unless `channel` is a virtual card or a replayed trace.
+    ///   - redact: nil picks by source: on when `channel` may hold a real card (``CardChannel/mayHoldRealCard``).
     public init(wrapping channel: any CardChannel, headers: [APDUTrace.Header] = [], redact: Bool? = nil,
                 clock: MonotonicClock = .continuous) {
         self.channel = channel
         self.clock = clock
-        self.redacts = redact ?? !(channel is VirtualCardChannel || channel is TraceReplayChannel)
+        self.redacts = redact ?? channel.mayHoldRealCard
         self.origin = clock.now
         var trace = APDUTrace(headers: headers)
         if trace[header: "recorded"] == nil { trace.recorded = Date.now.ISO8601Format() }

@@ -1,3 +1,4 @@
+public import CardChannel
 public import ISO7816
 
 /// The card side of a trace as a pure responder: command bytes in, the recorded reply out.

@@ -1,6 +1,6 @@
+import ISO7816
 public import CardChannel
 import Synchronization
-public import VirtualCard
 
 /// The card side of a recorded trace as a ``CardResponder``, to serve a trace into a vpcd slot
 /// (`tapemu emulate --trace FILE`).
