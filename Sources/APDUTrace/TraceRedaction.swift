@@ -159,9 +159,12 @@ public enum TraceRedactor {
         case name(Range<Int>)
     }
 
-    static let nameTags: Set<Tag> = [.cardholderName, .cardholderNameExtended]
+    static let nameTags: Set<Tag> = SensitiveData.cardholderNameTags
     static let track2Tags: Set<Tag> = [.track2EquivalentData, .track2Data]
     static let track1Tag: Tag = 0x56
+    /// What the raw scan looks for: every tag this redactor replaces (PAN, tracks, names).
+    static let scannedTags: [Tag] = ([.pan, track1Tag] + track2Tags.sorted { $0.bytes.count < $1.bytes.count }
+                                     + nameTags.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) })
 
     /// The PANs and name fields in one response's data: by TLV when it parses, by scanning for
     /// the tags when it does not.
@@ -177,11 +180,12 @@ public enum TraceRedactor {
         while i + 2 < data.count {
             var tag: Tag?
             var at = i
-            if data[i] == 0x5A || data[i] == 0x57 || data[i] == 0x56 {
-                tag = Tag(UInt32(data[i])); at = i + 1
-            } else if i + 3 < data.count, (data[i], data[i + 1]) == (0x9F, 0x6B) || (data[i], data[i + 1]) == (0x5F, 0x20)
-                        || (data[i], data[i + 1]) == (0x9F, 0x0B) {
-                tag = Tag(UInt32(data[i]) << 8 | UInt32(data[i + 1])); at = i + 2
+            for candidate in scannedTags {
+                let encoded = candidate.bytes
+                if i + encoded.count + 1 < data.count, data[i..<(i + encoded.count)].elementsEqual(encoded) {
+                    tag = candidate; at = i + encoded.count
+                    break
+                }
             }
             if let tag, at < data.count, data[at] < 0x80 {
                 let length = Int(data[at])

@@ -128,16 +128,17 @@ public enum EMVValueDecoder {
     public enum Scheme: String, Sendable, Hashable {
         case visa, mastercard, amex, discover, jcb, unionpay
 
+        /// The scheme of `aid`, from the registry (``PaymentNetwork``); nil for the networks
+        /// whose tags mean what EMV says.
         public init?(aid: [UInt8]) {
-            guard aid.count >= 5 else { return nil }
-            switch Array(aid.prefix(5)) {
-            case [0xA0, 0, 0, 0, 0x03]: self = .visa
-            case [0xA0, 0, 0, 0, 0x04]: self = .mastercard
-            case [0xA0, 0, 0, 0, 0x25]: self = .amex
-            case [0xA0, 0, 0, 0x01, 0x52], [0xA0, 0, 0, 0x03, 0x24]: self = .discover
-            case [0xA0, 0, 0, 0, 0x65]: self = .jcb
-            case [0xA0, 0, 0, 0x03, 0x33]: self = .unionpay
-            default: return nil
+            switch PaymentNetwork(aid: aid) {
+            case .visa: self = .visa
+            case .mastercard, .maestro: self = .mastercard
+            case .amex: self = .amex
+            case .discover: self = .discover
+            case .jcb: self = .jcb
+            case .unionpay: self = .unionpay
+            case .interac, .cartesBancaires, .girocard, .eftpos, .rupay, .mir, .unknown: return nil
             }
         }
     }
@@ -575,34 +576,9 @@ public enum EMVValueDecoder {
         return DecodedValue(name, fields: .object(["application": .string(name)]))
     }
 
-    /// The brand of a well-known AID (by full AID, then by RID).
+    /// The brand of a well-known AID (by full AID, then by RID): ``PaymentNetwork/applicationName(_:)``.
     public static func applicationName(_ aid: [UInt8]) -> String? {
-        let known: [([UInt8], String)] = [
-            ([0xA0, 0, 0, 0, 0x03, 0x10, 0x10], "Visa credit or debit"),
-            ([0xA0, 0, 0, 0, 0x03, 0x20, 0x10], "Visa Electron"),
-            ([0xA0, 0, 0, 0, 0x03, 0x20, 0x20], "V PAY"),
-            ([0xA0, 0, 0, 0, 0x03, 0x30, 0x10], "Visa Interlink"),
-            ([0xA0, 0, 0, 0, 0x03, 0x80, 0x10], "Visa Plus"),
-            ([0xA0, 0, 0, 0, 0x04, 0x10, 0x10], "Mastercard credit or debit"),
-            ([0xA0, 0, 0, 0, 0x04, 0x30, 0x60], "Maestro"),
-            ([0xA0, 0, 0, 0, 0x04, 0x22, 0x03], "Maestro (US)"),
-            ([0xA0, 0, 0, 0, 0x04, 0x60, 0x00], "Cirrus"),
-            ([0xA0, 0, 0, 0, 0x25, 0x01], "American Express"),
-            ([0xA0, 0, 0, 0x01, 0x52, 0x30, 0x10], "Discover"),
-            ([0xA0, 0, 0, 0, 0x65, 0x10, 0x10], "JCB"),
-            ([0xA0, 0, 0, 0x03, 0x33, 0x01, 0x01], "UnionPay"),
-        ]
-        for (prefix, name) in known where aid.starts(with: prefix) { return name }
-        let rids: [([UInt8], String)] = [
-            ([0xA0, 0, 0, 0, 0x03], "Visa"), ([0xA0, 0, 0, 0, 0x04], "Mastercard"),
-            ([0xA0, 0, 0, 0, 0x25], "American Express"), ([0xA0, 0, 0, 0x01, 0x52], "Discover"),
-            ([0xA0, 0, 0, 0x03, 0x24], "Discover"), ([0xA0, 0, 0, 0, 0x65], "JCB"),
-            ([0xA0, 0, 0, 0x03, 0x33], "UnionPay"), ([0xA0, 0, 0, 0x02, 0x77], "Interac"),
-            ([0xA0, 0, 0, 0, 0x42], "CB (Cartes Bancaires)"), ([0xA0, 0, 0, 0x03, 0x84], "eftpos"),
-            ([0xA0, 0, 0, 0x05, 0x24], "RuPay"), ([0xA0, 0, 0, 0x06, 0x58], "Mir"),
-        ]
-        for (prefix, name) in rids where aid.starts(with: prefix) { return "\(name) application" }
-        return nil
+        PaymentNetwork.applicationName(aid)
     }
 
     static func kernelIdentifier(_ v: [UInt8]) -> DecodedValue? {
@@ -614,19 +590,7 @@ public enum EMVValueDecoder {
         return DecodedValue("kernel \(k)\(kernelName(k).map { " (\($0))" } ?? "")", fields: .object(["kernel": .int(Int(k))]))
     }
 
-    static func kernelName(_ k: UInt8) -> String? {
-        switch k {
-        case 1: "C-1"
-        case 2: "C-2, Mastercard"
-        case 3: "C-3, Visa"
-        case 4: "C-4, American Express"
-        case 5: "C-5, JCB"
-        case 6: "C-6, Discover"
-        case 7: "C-7, UnionPay"
-        case 8: "C-8, EMVCo"
-        default: nil
-        }
-    }
+    static func kernelName(_ k: UInt8) -> String? { PaymentNetwork.kernelName(k) }
 
     // MARK: - Bit fields
 

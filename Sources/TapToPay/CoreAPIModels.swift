@@ -1,4 +1,5 @@
 public import Foundation
+import BERTLV
 public import PaymentGateway
 
 // The CoreAPI-style SDK of seeds `002` and `003` ("Handle errors"), in Swift spellings.
@@ -120,16 +121,7 @@ public struct CoreSale: Sendable, Hashable, Codable {
     /// Whether `text` can be a masked PAN: at most 4 digits in a row at its end, or no run of
     /// 12 or more digits anywhere.
     static func isMasked(_ text: String) -> Bool {
-        var run = 0
-        for c in text {
-            if c.isASCII && c.isNumber {
-                run += 1
-                if run >= 12 { return false }
-            } else {
-                run = 0
-            }
-        }
-        return true
+        !SensitiveData.mayShowPAN(text)
     }
 }
 
