@@ -36,6 +36,8 @@ let package = Package(
         // Bytes.
         .target(name: "ISO7816", swiftSettings: swiftSettings),
         .target(name: "BERTLV", swiftSettings: swiftSettings),
+        // EMV values decoded for people (amounts, dates, bit fields by name, CVM lists, DOLs).
+        .target(name: "EMVDisplay", dependencies: ["BERTLV"], swiftSettings: swiftSettings),
         // One clock type, deadlines, the one resume-once primitive (no dependencies).
         .target(name: "Timing", swiftSettings: swiftSettings),
         // The channel: one protocol, the session (timing, deadlines, GET RESPONSE / resend-with-Le
@@ -68,7 +70,7 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "tapemu",
-            dependencies: ["TapToPay", "EMVKernel", "BenchTiming", "PaymentGateway", "CardChannel", "APDUTrace",
+            dependencies: ["TapToPay", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "CardChannel", "APDUTrace",
                            "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816"],
             swiftSettings: swiftSettings),
         // The benchmark's baseline: a plain C SCardTransmit loop (no Swift module but PCSC imports
@@ -83,12 +85,13 @@ let package = Package(
         // fuzz` compiles Fuzz/Main against these modules with -sanitize=fuzzer) and the regression
         // tests. Built and tested like any target: no fuzzing flags here.
         .target(name: "FuzzTargets",
-                dependencies: ["BERTLV", "ISO7816", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "EMVKernel", "BenchTiming",
+                dependencies: ["BERTLV", "EMVDisplay", "ISO7816", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "EMVKernel", "BenchTiming",
                                "PaymentGateway"],
                 path: "Fuzz/FuzzTargets", swiftSettings: swiftSettings),
 
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"], swiftSettings: swiftSettings),
-        .testTarget(name: "BERTLVTests", dependencies: ["BERTLV"], swiftSettings: swiftSettings),
+        // The bytes layer and its display (EMVDecoderTests) share their fixtures.
+        .testTarget(name: "BERTLVTests", dependencies: ["BERTLV", "EMVDisplay"], swiftSettings: swiftSettings),
         .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "CardChannel", "Timing", "ISO7816", "BERTLV"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "CardChannelTests",

@@ -81,7 +81,7 @@ enum CardHarnesses {
     /// The transaction a kernel input's first byte chooses: low 3 bits the amount (around the
     /// default contactless limits), next 2 bits the type.
     static func transaction(_ selector: UInt8) -> Transaction {
-        let amounts: [UInt64] = [1250, 0, 1, 5_000, 20_000, 100_000, 999_999_999_999, 3_000]
+        let amounts: [UInt64] = [1250, 0, 1, 5_000, 20_000, 100_000, EMVAmount.maximum, 3_000]
         let types = TransactionType.allCases
         return Transaction(amount: amounts[Int(selector & 0x07)], type: types[Int(selector >> 3) % types.count])
     }

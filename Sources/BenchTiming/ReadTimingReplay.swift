@@ -26,7 +26,7 @@ public struct TraceReplaySetup: Sendable {
         }
         let recordedAmount = recorded[.amountAuthorised].flatMap(BCD.value)
         self.configuration = configuration
-        self.transaction = Transaction(amount: amount ?? min(recordedAmount ?? 1000, 999_999_999_999))
+        self.transaction = Transaction(amount: amount ?? min(recordedAmount ?? 1000, EMVAmount.maximum))
         let mode = mode ?? TraceMatching.declared(by: trace).mode
         self.matching = TraceMatching(mode: mode, overridesAmount: amount != nil)
     }

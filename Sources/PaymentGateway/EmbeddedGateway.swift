@@ -180,7 +180,7 @@ public final class EmbeddedGateway: Gateway {
             throw invalid("the orderId must be 1 to 128 printable characters")
         }
         guard r.amount > 0 else { throw invalid("the amount must be more than 0 (got \(r.amount))") }
-        guard r.amount <= 999_999_999_999 else { throw invalid("the amount does not fit 12 digits") }
+        guard r.amount <= Int(EMVAmount.maximum) else { throw invalid("the amount does not fit 12 digits") }
         guard r.currency.utf8.count == 3, r.currency.utf8.allSatisfy({ (65...90).contains($0) }) else {
             throw invalid("the currency must be an ISO 4217 code of three upper-case letters")
         }

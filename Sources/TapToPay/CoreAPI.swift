@@ -290,7 +290,7 @@ public final class CoreAPI: Sendable {
 
     private func runSale(_ sale: CoreSale, terminal: CoreTerminal, answered: LeaseSlot) async -> CoreSaleOutcome {
         // 1. The sale, the terminal's settings, the token: before anything touches a card.
-        guard sale.amount > 0, sale.amount <= 999_999_999_999 else {
+        guard sale.amount > 0, sale.amount <= Int(EMVAmount.maximum) else {
             return .error(.invalidParameters, description: "the amount must be more than 0 and at most 12 digits (got \(sale.amount))")
         }
         let orderId = sale.orderId

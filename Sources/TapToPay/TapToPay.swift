@@ -100,8 +100,8 @@ public final class TapToPay: Sendable {
     /// What is wrong with the arguments of a payment, naming the field; nil when nothing is.
     static func invalidArgument(amount: Int, orderId: String, callbackUrl: String?) -> String? {
         // EMV carries the amount in 12 digits (9F02): anything larger cannot be sent to a card.
-        if amount <= 0 || amount > 999_999_999_999 {
-            return "amount \(amount): it must be more than 0 and at most 12 digits (999999999999)"
+        if amount <= 0 || amount > Int(EMVAmount.maximum) {
+            return "amount \(amount): it must be more than 0 and at most 12 digits (\(EMVAmount.maximum))"
         }
         if !isValidOrderId(orderId) {
             return "orderId: it must be 1 to 128 characters, not only spaces, without control characters or white space other than the space"

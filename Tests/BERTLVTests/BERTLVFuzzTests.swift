@@ -1,6 +1,7 @@
 import Testing
 @testable import BERTLV
 import struct BERTLV.Tag
+import EMVDisplay
 
 /// Arbitrary bytes thrown at every parser and decoder: each either succeeds or throws a typed
 /// error, never crashes or hangs. The generator is seeded, so a failure reproduces.

@@ -49,11 +49,6 @@ struct Arguments: Sendable {
         return try transform(v)
     }
 
-    /// Every value of an option that may repeat, in order.
-    mutating func repeatedOption(_ names: String..., valueName: String) throws(UsageError) -> [String] {
-        try takeOption(names, valueName: valueName)
-    }
-
     private mutating func takeOption(_ names: [String], valueName: String) throws(UsageError) -> [String] {
         askedFor += names
         var values: [String] = []

@@ -1,6 +1,7 @@
 import EMVKernel
 import BERTLV
 import ISO7816
+import EMVDisplay
 
 /// `tapemu apdu decode [--response] HEX|-`: explains a command or response APDU.
 struct APDUDecodeCommand: TapemuCommand {

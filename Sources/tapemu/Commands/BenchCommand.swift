@@ -5,6 +5,7 @@ import PCSC
 #if canImport(Glibc)
 import Glibc
 import BenchTiming
+import BERTLV
 #endif
 
 /// `tapemu bench`: N full reads (or payments) of one card, and where each read's time goes.
@@ -73,7 +74,7 @@ struct BenchCommand: TapemuCommand {
             try Parse.integer(v, option: "--warmup", in: 0...1_000_000)
         }
         amount = UInt64(try arguments.option("--amount", valueName: "<cents>") { v throws(UsageError) in
-            try Parse.integer(v, option: "--amount", in: 1...999_999_999_999)
+            try Parse.integer(v, option: "--amount", in: 1...Int(EMVAmount.maximum))
         } ?? 1000)
         wait = try arguments.option("--wait", valueName: "<duration>") { v throws(UsageError) in
             try Parse.duration(v, option: "--wait")

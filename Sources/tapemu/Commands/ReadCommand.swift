@@ -51,7 +51,7 @@ struct ReadCommand: TapemuCommand {
         output = OutputOptions(arguments: &arguments)
         source = try CardSourceOptions(arguments: &arguments)
         amount = try arguments.option("--amount", valueName: "<cents>") { v throws(UsageError) in
-            try Parse.integer(v, option: "--amount", in: 0...999_999_999_999)
+            try Parse.integer(v, option: "--amount", in: 0...Int(EMVAmount.maximum))
         }.map(UInt64.init)
         wait = try arguments.option("--wait", valueName: "<duration>") { v throws(UsageError) in
             try Parse.duration(v, option: "--wait")
@@ -85,7 +85,7 @@ struct ReadCommand: TapemuCommand {
             TraceRecording.wrap(channel, source: source, sourceName: cardSource.name, redact: noRedact ? false : nil, clock: clock)
         }
         let recordedAmount = (cardSource as? TraceCardSource)?.trace.terminalData[.amountAuthorised].flatMap(BCD.value)
-        let transaction = Transaction(amount: amount ?? min(recordedAmount ?? 1000, 999_999_999_999))
+        let transaction = Transaction(amount: amount ?? min(recordedAmount ?? 1000, EMVAmount.maximum))
         let result: Result<CardRead, KernelError>
         do throws(KernelError) {
             result = .success(try await EMVReader().read(channel: recorder ?? channel, transaction: transaction,

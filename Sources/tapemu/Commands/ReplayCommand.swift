@@ -61,7 +61,7 @@ struct ReplayCommand: TapemuCommand {
             return m
         }
         amount = try arguments.option("--amount", valueName: "<cents>") { v throws(UsageError) in
-            UInt64(try Parse.integer(v, option: "--amount", in: 0...999_999_999_999))
+            UInt64(try Parse.integer(v, option: "--amount", in: 0...Int(EMVAmount.maximum)))
         }
         paths = arguments.remainingPositionals()
         try arguments.finish()

@@ -1,5 +1,6 @@
 import BERTLV
 import ISO7816
+import EMVDisplay
 
 /// `tapemu tlv decode HEX|-`: the tree of a BER-TLV blob with EMV names and decoded values.
 struct TLVDecodeCommand: TapemuCommand {

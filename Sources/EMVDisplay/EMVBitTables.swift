@@ -1,3 +1,5 @@
+import BERTLV
+
 // Bit meanings of the EMV bit-field data objects, byte by byte, bit 8 first (b8 … b1).
 // `nil` is RFU. Written from EMV 4.4 Book 3 Annex C and Book 4 Annex A, Book C-2 (Mastercard)
 // and Book C-3 (Visa).

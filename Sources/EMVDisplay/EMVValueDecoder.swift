@@ -1,3 +1,5 @@
+public import BERTLV
+
 /// A data object's value decoded for people: a one-line text, further lines (the set bits of a
 /// bit field, the rules of a CVM list, the entries of an AFL or DOL) and a structured form for
 /// JSON. PANs and track data appear masked (first 6 + last 4), never in full.
