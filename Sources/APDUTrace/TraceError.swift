@@ -7,7 +7,7 @@ public struct TraceError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong. Open: new codes may be added.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let name: String
-        public init(_ name: String) { self.name = name }
+        private init(_ name: String) { self.name = name }
         public var description: String { name }
 
         /// The file could not be read (or written).
@@ -48,23 +48,28 @@ public struct TraceError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let noExchanges = Code("noExchanges")
     }
 
-    public var code: Code
-    public var reason: String
+    private struct Backing: Sendable {
+        var code: Code
+        var reason: String
+        var path: String?
+        var lineNumber: Int?
+        var file: String
+        var line: Int
+    }
+    private var backing: Backing
+
+    public var code: Code { backing.code }
+    public var reason: String { backing.reason }
     /// The trace or capture file, when known.
-    public var path: String?
+    public var path: String? { backing.path }
     /// The 1-based line in ``path`` (text formats), when known.
-    public var lineNumber: Int?
-    public var file: String
-    public var line: Int
+    public var lineNumber: Int? { backing.lineNumber }
+    public var file: String { backing.file }
+    public var line: Int { backing.line }
 
     public init(_ code: Code, _ reason: String, path: String? = nil, lineNumber: Int? = nil,
                 file: String = #fileID, line: Int = #line) {
-        self.code = code
-        self.reason = reason
-        self.path = path
-        self.lineNumber = lineNumber
-        self.file = file
-        self.line = line
+        backing = Backing(code: code, reason: reason, path: path, lineNumber: lineNumber, file: file, line: line)
     }
 
     public var description: String {
@@ -76,8 +81,7 @@ public struct TraceError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.code == rhs.code && lhs.reason == rhs.reason && lhs.path == rhs.path && lhs.lineNumber == rhs.lineNumber
-    }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code); hasher.combine(lineNumber) }
+    /// Equal when the codes are: the reason, the place in the file and in the source are for people.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

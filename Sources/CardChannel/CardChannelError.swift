@@ -8,7 +8,7 @@ public struct CardChannelError: Error, Sendable, CustomStringConvertible {
     /// What went wrong. Open: new codes may be added; unknown backends' codes are kept.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let name: String
-        public init(_ name: String) { self.name = name }
+        private init(_ name: String) { self.name = name }
         public var description: String { name }
 
         /// The card left the field (a tear), before or during an exchange.
@@ -43,23 +43,28 @@ public struct CardChannelError: Error, Sendable, CustomStringConvertible {
         public static let closed = Code("closed")
     }
 
-    public var code: Code
-    public var reason: String
+    private struct Backing: Sendable {
+        var code: Code
+        var reason: String
+        var detail: String?
+        var hint: String?
+        var file: String
+        var line: Int
+    }
+    private var backing: Backing
+
+    public var code: Code { backing.code }
+    public var reason: String { backing.reason }
     /// Backend-specific detail (a PC/SC constant name, a trace line, …), when any.
-    public var detail: String?
+    public var detail: String? { backing.detail }
     /// How to get out of it, when there is something to say (e.g. how to start pcscd).
-    public var hint: String?
-    public var file: String
-    public var line: Int
+    public var hint: String? { backing.hint }
+    public var file: String { backing.file }
+    public var line: Int { backing.line }
 
     public init(_ code: Code, _ reason: String, detail: String? = nil, hint: String? = nil,
                 file: String = #fileID, line: Int = #line) {
-        self.code = code
-        self.reason = reason
-        self.detail = detail
-        self.hint = hint
-        self.file = file
-        self.line = line
+        backing = Backing(code: code, reason: reason, detail: detail, hint: hint, file: file, line: line)
     }
 
     public var description: String {
@@ -71,7 +76,7 @@ public struct CardChannelError: Error, Sendable, CustomStringConvertible {
 }
 
 extension CardChannelError: Hashable {
-    /// Errors are equal when their codes are: the reason, detail and place are for people.
+    /// Equal when the codes are: the reason, detail and place are for people.
     public static func == (a: CardChannelError, b: CardChannelError) -> Bool { a.code == b.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
