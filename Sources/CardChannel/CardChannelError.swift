@@ -8,7 +8,9 @@ public struct CardChannelError: Error, Sendable, CustomStringConvertible {
     /// What went wrong. Open: new codes may be added; unknown backends' codes are kept.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let name: String
-        private init(_ name: String) { self.name = name }
+        /// Package-wide: a backend module of tapemu names its own codes (the trace library's
+        /// replay codes live in `APDUTrace`); callers outside cannot make codes up.
+        package init(_ name: String) { self.name = name }
         public var description: String { name }
 
         /// The card left the field (a tear), before or during an exchange.
@@ -35,10 +37,6 @@ public struct CardChannelError: Error, Sendable, CustomStringConvertible {
         public static let sharingViolation = Code("sharingViolation")
         /// The card in the field is not an ISO 14443-4 payment card (e.g. a MIFARE tag).
         public static let notAPaymentCard = Code("notAPaymentCard")
-        /// A replayed trace received a command other than the recorded one.
-        public static let traceMismatch = Code("traceMismatch")
-        /// A replayed trace has no more exchanges.
-        public static let traceEnded = Code("traceEnded")
         /// The channel was used after it was closed.
         public static let closed = Code("closed")
     }

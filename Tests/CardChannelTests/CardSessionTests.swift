@@ -3,6 +3,7 @@ import ISO7816
 import Synchronization
 @testable import CardChannel
 import Timing
+import APDUTrace
 
 /// A channel that answers from a script, in order, and records what it was sent (the session
 /// tests and the recorder tests).

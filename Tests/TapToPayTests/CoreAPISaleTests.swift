@@ -7,6 +7,7 @@ import TapToPay
 import Testing
 import VirtualCard
 import Timing
+import APDUTrace
 
 /// `processSale` and `processRefund`: every callback for the cause the seeds name.
 @Suite struct CoreAPISaleTests {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import tapemu
 import Timing
+import APDUTrace
 
 /// `tapemu` with `stdin` on its standard input.
 func runCLI(_ args: [String], stdin: String) async -> (status: Int32, out: String, err: String) {

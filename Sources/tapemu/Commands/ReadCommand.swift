@@ -3,6 +3,7 @@ import CardChannel
 import EMVKernel
 import ISO7816
 import Timing
+import APDUTrace
 
 /// `tapemu read`: runs the EMV contactless kernel on a card and shows what it read.
 struct ReadCommand: TapemuCommand {
