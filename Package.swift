@@ -50,16 +50,23 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .target(name: "PaymentGateway", dependencies: ["CSQLite", "BERTLV", "VirtualCard"],
                 swiftSettings: swiftSettings),
+        // The device's durable store of pending payments (leases, recovery lock). It shares the
+        // SQLite wrapper, FileLock and the data directory's layout with the ledger: those stay in
+        // PaymentGateway with `package` access, and their errors become DeviceStoreError here.
+        .target(name: "DeviceStore", dependencies: ["PaymentGateway"], swiftSettings: swiftSettings),
         .target(name: "TapToPay",
-                dependencies: ["EMVKernel", "PaymentGateway", "CardChannel", "BERTLV", "ISO7816"],
+                dependencies: ["EMVKernel", "PaymentGateway", "DeviceStore", "CardChannel", "BERTLV", "ISO7816"],
                 swiftSettings: swiftSettings),
         // HTTP messages and the server (the only module that imports libmicrohttpd).
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: swiftSettings),
+        // TAPEMU_TEST_HOOKS compiles in the crash switches (TAPEMU_KILL_AT) the crash tests and
+        // scripts/chaos use: debug builds only (scripts/chaos passes -Xswiftc -DTAPEMU_TEST_HOOKS
+        // to its release build). See Sources/tapemu/CLI/TestHooks.swift.
         .executableTarget(
             name: "tapemu",
-            dependencies: ["TapToPay", "EMVKernel", "PaymentGateway", "CardChannel", "PCSC",
+            dependencies: ["TapToPay", "EMVKernel", "PaymentGateway", "DeviceStore", "CardChannel", "PCSC",
                            "VirtualCard", "BERTLV", "ISO7816"],
-            swiftSettings: swiftSettings),
+            swiftSettings: swiftSettings + [.define("TAPEMU_TEST_HOOKS", .when(configuration: .debug))]),
         // The benchmark's baseline: a plain C SCardTransmit loop (no Swift module but PCSC imports
         // libpcsclite).
         .target(name: "CPCSCBaseline", dependencies: ["CPCSCLite"]),
@@ -74,26 +81,30 @@ let package = Package(
                 dependencies: ["BERTLV", "ISO7816", "CardChannel", "VirtualCard", "EMVKernel", "PaymentGateway"],
                 path: "Fuzz/FuzzTargets", swiftSettings: swiftSettings),
 
-        .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"], swiftSettings: swiftSettings),
-        .testTarget(name: "BERTLVTests", dependencies: ["BERTLV"], swiftSettings: swiftSettings),
-        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816", "BERTLV"],
+        // What the test targets share (one copy each): temporary directories removed after each
+        // test, the scripted card channel, the seeded generator, counters and a wall clock.
+        .target(name: "TestSupport", dependencies: ["CardChannel", "ISO7816"], path: "Tests/TestSupport",
+                swiftSettings: swiftSettings),
+        .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "BERTLVTests", dependencies: ["BERTLV", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816", "BERTLV", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "CardChannelTests",
-                    dependencies: ["CardChannel", "VirtualCard", "ISO7816", "EMVKernel"],
+                    dependencies: ["CardChannel", "VirtualCard", "ISO7816", "EMVKernel", "TestSupport"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "PCSCTests", dependencies: ["PCSC", "CardChannel", "VirtualCard", "ISO7816", "EMVKernel"],
+        .testTarget(name: "PCSCTests", dependencies: ["PCSC", "CardChannel", "VirtualCard", "ISO7816", "EMVKernel", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "EMVKernelTests",
-                    dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "BERTLV", "ISO7816"],
+                    dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "BERTLV", "ISO7816", "TestSupport"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel"],
+        .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel", "TestSupport"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "TapemuCLITests", dependencies: ["tapemu", "PaymentGateway", "VirtualCard", "CardChannel"],
+        .testTarget(name: "TapemuCLITests", dependencies: ["tapemu", "PaymentGateway", "DeviceStore", "VirtualCard", "CardChannel", "TestSupport"],
                     swiftSettings: swiftSettings),
         // Every input that once broke a harness (Fuzz/regressions/) and every seed (Fuzz/corpus/).
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "TapToPayTests",
-                    dependencies: ["TapToPay", "PaymentGateway", "EMVKernel", "CardChannel", "VirtualCard"],
+                    dependencies: ["TapToPay", "PaymentGateway", "DeviceStore", "EMVKernel", "CardChannel", "VirtualCard", "TestSupport"],
                     swiftSettings: swiftSettings),
     ]
 )

@@ -2,6 +2,7 @@ import Testing
 import BERTLV
 import ISO7816
 @testable import CardChannel
+import TestSupport
 
 @Suite("Recording and redaction")
 struct TraceRecordingTests {

@@ -3,6 +3,7 @@ import BERTLV
 import Foundation
 @testable import PaymentGateway
 import Testing
+import TestSupport
 
 @Suite("Authorisation")
 struct AuthorisationTests {

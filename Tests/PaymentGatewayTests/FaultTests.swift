@@ -2,6 +2,7 @@ import CardChannel
 import Foundation
 @testable import PaymentGateway
 import Testing
+import TestSupport
 
 @Suite("Faults")
 struct FaultTests {

@@ -33,22 +33,24 @@ struct CommandConfiguration: Sendable {
     var commandName: String
     /// One line for the command list.
     var abstract: String
-    /// The arguments after the command name, e.g. `"[--json] [--strict] <hex>|-"`.
-    var usage: String
+    /// The arguments after the command name, e.g. `"[--strict] <hex>|- [--json]"`.
+    let usage: String
     /// Paragraphs shown by `--help` after the abstract.
     var discussion: String
     /// Options and arguments, one line each, for `--help`.
-    var options: [OptionHelp]
+    let options: [OptionHelp]
     /// Exit statuses other than 0 and 64, for `--help`.
     var exitCodes: [(code: Int32, meaning: String)]
 
-    init(commandName: String, abstract: String, usage: String, discussion: String = "",
-         options: [OptionHelp] = [], exitCodes: [(code: Int32, meaning: String)] = []) {
+    /// The usage line and the option help both come from `arguments`, each declared once
+    /// (``CommandArgument``), in usage order.
+    init(commandName: String, abstract: String, arguments: [any CommandArgument] = [], discussion: String = "",
+         exitCodes: [(code: Int32, meaning: String)] = []) {
         self.commandName = commandName
         self.abstract = abstract
-        self.usage = usage
+        self.usage = arguments.map(\.usage).joined(separator: " ")
         self.discussion = discussion
-        self.options = options
+        self.options = arguments.flatMap(\.helpRows)
         self.exitCodes = exitCodes
     }
 
@@ -57,16 +59,6 @@ struct CommandConfiguration: Sendable {
 
     /// `tapemu tlv decode [--json] …`
     var usageLine: String { "tapemu \(commandName) \(usage)".trimmingTrailingSpaces }
-}
-
-/// One line of a command's option help: `--json` — what it does.
-struct OptionHelp: Sendable {
-    var names: String
-    var help: String
-    init(_ names: String, _ help: String) {
-        self.names = names
-        self.help = help
-    }
 }
 
 extension String {

@@ -7,7 +7,7 @@ struct APDUDecodeCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "apdu decode",
         abstract: "Explain a command APDU (or a response APDU with --response).",
-        usage: "[--response] [--json] <hex>|-",
+        arguments: [Self.response] + OutputOptions.arguments + [Self.input],
         discussion: """
             A command is explained field by field: its ISO 7816 case and encoding (short or
             extended), CLA, the instruction's name, what P1 and P2 mean for SELECT, READ RECORD,
@@ -15,12 +15,12 @@ struct APDUDecodeCommand: TapemuCommand {
             and Le. With --response the bytes are data + SW1 SW2: the data is decoded as TLV and
             the status word is named. The bytes are read as a command unless --response is given.
             """,
-        options: [
-            OptionHelp("<hex>|-", "The APDU in hex, or '-' to read it from stdin."),
-            OptionHelp("--response", "The bytes are a response APDU (data + SW1 SW2)."),
-        ] + OutputOptions.help,
         exitCodes: [(ExitCode.dataError, "the input is not valid hex or not a well-formed APDU, or it is larger than \(HexInput.limit / 1024) KiB of hex"),
                     (ExitCode.ioError, "stdin cannot be read")])
+
+    static let input = Positional("<hex>|-", help: "The APDU in hex, or '-' to read it from stdin.",
+                                  missing: "<hex> (or '-' for stdin)")
+    static let response = Flag("--response", "-r", help: "The bytes are a response APDU (data + SW1 SW2).")
 
     var input: String
     var response: Bool
@@ -28,8 +28,8 @@ struct APDUDecodeCommand: TapemuCommand {
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
-        response = arguments.flag("--response", "-r")
-        input = try arguments.positional("<hex> (or '-' for stdin)")
+        response = arguments.isSet(Self.response)
+        input = try arguments.value(Self.input)
         try arguments.finish()
     }
 

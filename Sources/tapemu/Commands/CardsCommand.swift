@@ -7,13 +7,12 @@ struct CardsCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "cards",
         abstract: "List the built-in virtual card profiles (for --card).",
-        usage: "[--json]",
+        arguments: OutputOptions.arguments,
         discussion: """
             One line per profile: its name and what it shows. Use a name with --card, e.g. \
             `tapemu read --card mastercard-mchip`; --card also takes the path of a JSON profile file \
             (`tapemu cards show NAME --json` prints one to start from, `tapemu cards schema` its format).
-            """,
-        options: OutputOptions.help)
+            """)
 
     var output: OutputOptions
 
@@ -50,7 +49,7 @@ struct CardsShowCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "cards show",
         abstract: "Show a card profile; --json prints it as a profile file to edit and load with --card FILE.json.",
-        usage: "[--json] <profile>",
+        arguments: OutputOptions.arguments + [Self.profile],
         discussion: """
             Without --json: the profile's applications (AID, label, kernel, where the cryptogram \
             comes from, PDOL, AFL and records) and behaviour, the PAN masked. With --json: the \
@@ -59,16 +58,17 @@ struct CardsShowCommand: TapemuCommand {
             card's definition, so it holds the profile's PAN in full; the built-in profiles' PANs \
             are test card numbers.
             """,
-        options: [OptionHelp("<profile>", "A built-in profile (see `tapemu cards`) or a .json profile file.")]
-            + OutputOptions.help,
         exitCodes: [(ExitCode.dataError, "the profile file cannot be read or is not valid (the error names the JSON path)")])
+
+    static let profile = Positional("<profile>", help: "A built-in profile (see `tapemu cards`) or a .json profile file.",
+                                    missing: "<profile> (see `tapemu cards`)")
 
     var name: String
     var output: OutputOptions
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
-        name = try arguments.positional("<profile> (see `tapemu cards`)")
+        name = try arguments.value(Self.profile)
         try arguments.finish()
     }
 
@@ -137,7 +137,6 @@ struct CardsSchemaCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "cards schema",
         abstract: "Print the JSON Schema of card profile files (for --card FILE.json).",
-        usage: "",
         discussion: """
             The schema (JSON Schema draft 2020-12) gives every field of a profile file with its \
             type, bounds and meaning. Start from a built-in profile with `tapemu cards show NAME \

@@ -1,3 +1,4 @@
+import DeviceStore
 import Foundation
 import PaymentGateway
 import TapToPay
@@ -7,7 +8,7 @@ struct PendingCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "pending",
         abstract: "List the pending sales stored on the device (outcome unknown; resolve them with `tapemu resolve`).",
-        usage: "[--all] [--data-dir <dir>] [--json]",
+        arguments: [Self.all] + GatewayOptions.arguments + OutputOptions.arguments,
         discussion: """
             An attempt is stored on the device before its authorisation starts leaving, keeps the \
             gateway's answer once it comes, and leaves once the result has been handed over (printed); \
@@ -17,10 +18,10 @@ struct PendingCommand: TapemuCommand {
             and the records closed with `tapemu pending close` (audit entries). A record owned by a \
             payment still running is marked "in progress". Reads only: works on a read-only or full disk.
             """,
-        options: [OptionHelp("--all", "Also list the MONEI-style pending payments and the closed records.")]
-            + GatewayOptions.help + OutputOptions.help,
         exitCodes: [(ExitCode.ioError, "some records cannot be read (listed by order id; the others are shown)")]
             + GatewayOptions.exitCodes)
+
+    static let all = Flag("--all", help: "Also list the MONEI-style pending payments and the closed records.")
 
     var all: Bool
     var gateway: GatewayOptions
@@ -28,7 +29,7 @@ struct PendingCommand: TapemuCommand {
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
-        all = arguments.flag("--all")
+        all = arguments.isSet(Self.all)
         gateway = try GatewayOptions(arguments: &arguments)
         try arguments.finish()
     }
@@ -92,7 +93,7 @@ struct PendingCloseCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "pending close",
         abstract: "Close a pending record without an answer (after contacting support), keeping it as an audit entry.",
-        usage: "<order-id> --reason <text> [--attempt <id>] [--data-dir <dir>] [--json]",
+        arguments: [Self.orderId, Self.reason, Self.attempt] + GatewayOptions.arguments + OutputOptions.arguments,
         discussion: """
             Seed 000's step 4: when no payment shows for an order and support has been contacted, \
             the record can be closed. It is not deleted: it stays as an audit entry with the reason \
@@ -100,12 +101,13 @@ struct PendingCloseCommand: TapemuCommand {
             by a payment still running cannot be closed. When the order has several open attempts, \
             name one with --attempt (`tapemu pending --all --json` lists their ids).
             """,
-        options: [
-            OptionHelp("--reason <text>", "Why it is closed (required), e.g. a support ticket."),
-            OptionHelp("--attempt <id>", "Which attempt, when the order has several open."),
-        ] + GatewayOptions.help + OutputOptions.help,
         exitCodes: [(ExitCode.noInput, "no open record for the order"),
                     (ExitCode.temporaryFailure, "a payment in progress owns the record")] + GatewayOptions.exitCodes)
+
+    static let orderId = Positional("<order-id>", help: "The order whose record is closed.")
+    static let reason = Option<String>("--reason", value: "<text>", help: "Why it is closed (required), e.g. a support ticket.",
+                                       required: true)
+    static let attempt = Option<String>("--attempt", value: "<id>", help: "Which attempt, when the order has several open.")
 
     var orderId: String
     var reason: String
@@ -116,12 +118,12 @@ struct PendingCloseCommand: TapemuCommand {
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
         gateway = try GatewayOptions(arguments: &arguments)
-        guard let reason = try arguments.option("--reason", valueName: "<text>") else {
+        guard let reason = try arguments.value(Self.reason) else {
             throw UsageError("missing --reason <text> (closing a record is kept with its reason)")
         }
         self.reason = reason
-        attemptId = try arguments.option("--attempt", valueName: "<id>")
-        orderId = try arguments.positional("<order-id>")
+        attemptId = try arguments.value(Self.attempt)
+        orderId = try arguments.value(Self.orderId)
         try arguments.finish()
     }
 

@@ -8,7 +8,8 @@ struct ReadCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "read",
         abstract: "Read a card with the EMV contactless kernel: application, card data, cryptogram, exchanges.",
-        usage: "\(CardSourceOptions.usage) [--amount <cents>] [--wait <duration>] [--apdu-timeout <duration>] [--record <file> [--no-redact]] [--json]",
+        arguments: CardSourceOptions.arguments + [Self.amount, Self.wait, Self.apduTimeout, Self.record, Self.noRedact]
+            + OutputOptions.arguments,
         discussion: """
             Selects the payment application (PPSE, or the terminal's AIDs one by one when the card \
             has none), runs GET PROCESSING OPTIONS, reads every record the AFL names and, when the \
@@ -19,13 +20,6 @@ struct ReadCommand: TapemuCommand {
             A card that breaks the protocol gives one line on stderr naming the step (PPSE, SELECT \
             AID, GPO, READ RECORD n/SFI m, GENERATE AC) and the reason.
             """,
-        options: CardSourceOptions.help + [
-            OptionHelp("--amount <cents>", "The amount the card sees, in minor units (default 1000 = 10.00 EUR; with --trace, the amount the trace recorded)."),
-            OptionHelp("--wait <duration>", "How long to wait for a card to be presented (default 30s)."),
-            OptionHelp("--apdu-timeout <duration>", "How long one APDU may take (default 2s)."),
-            OptionHelp("--record <file>", "Record the session as a .apdu trace (redacted when the card is on a real reader)."),
-            OptionHelp("--no-redact", "With --record: keep the PAN, track 2 and name (never commit such a trace)."),
-        ] + OutputOptions.help,
         exitCodes: [
             (2, "the card declined offline (AAC); the card data is still shown"),
             (ExitCode.dataError, "the card broke the protocol (malformed or missing data, wrong status word) or has no supported application; or the --trace or --card file is not valid"),
@@ -36,6 +30,16 @@ struct ReadCommand: TapemuCommand {
         ])
 
     static let declinedOffline: Int32 = 2
+
+    static let amount = Option<Int>.integer(
+        "--amount", value: "<cents>",
+        help: "The amount the card sees, in minor units (default 1000 = 10.00 EUR; with --trace, the amount the trace recorded).",
+        in: 0...999_999_999_999)
+    static let wait = Option<Duration>.duration("--wait", help: "How long to wait for a card to be presented (default 30s).")
+    static let apduTimeout = Option<Duration>.duration("--apdu-timeout", help: "How long one APDU may take (default 2s).")
+    static let record = Option<String>(
+        "--record", value: "<file>", help: "Record the session as a .apdu trace (redacted when the card is on a real reader).")
+    static let noRedact = Flag("--no-redact", help: "With --record: keep the PAN, track 2 and name (never commit such a trace).")
 
     var source: CardSourceOptions
     /// nil: 1000, or with --trace the amount the trace's reader sent (so any trace reads as recorded).
@@ -49,17 +53,11 @@ struct ReadCommand: TapemuCommand {
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
         source = try CardSourceOptions(arguments: &arguments)
-        amount = try arguments.option("--amount", valueName: "<cents>") { v throws(UsageError) in
-            try Parse.integer(v, option: "--amount", in: 0...999_999_999_999)
-        }.map(UInt64.init)
-        wait = try arguments.option("--wait", valueName: "<duration>") { v throws(UsageError) in
-            try Parse.duration(v, option: "--wait")
-        } ?? .seconds(30)
-        apduTimeout = try arguments.option("--apdu-timeout", valueName: "<duration>") { v throws(UsageError) in
-            try Parse.duration(v, option: "--apdu-timeout")
-        } ?? .seconds(2)
-        record = try arguments.option("--record", valueName: "<file>")
-        noRedact = arguments.flag("--no-redact")
+        amount = try arguments.value(Self.amount).map(UInt64.init)
+        wait = try arguments.value(Self.wait, default: .seconds(30))
+        apduTimeout = try arguments.value(Self.apduTimeout, default: .seconds(2))
+        record = try arguments.value(Self.record)
+        noRedact = arguments.isSet(Self.noRedact)
         try arguments.finish()
     }
 

@@ -10,7 +10,7 @@ struct ReplayCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
         abstract: "Run the EMV kernel against recorded traces and report pass or the divergence for each.",
-        usage: "[--mode strict|masked|structural] [--paced] [--apdu-timeout <duration>] [--amount <cents>] [--json] <file|dir>...",
+        arguments: [Self.mode, Self.paced, Self.apduTimeout, Self.amount] + OutputOptions.arguments + [Self.paths],
         discussion: """
             Each trace plays the card: every command the kernel sends is matched against the next \
             recorded one. A trace passes when the kernel's run follows it to its end (or to a \
@@ -26,15 +26,24 @@ struct ReplayCommand: TapemuCommand {
             card that took longer (a trace recorded with `read --apdu-timeout 5s`) needs as much.
             Ends with a line `N passed, N failed`.
             """,
-        options: [
-            OptionHelp("<file|dir>...", "Traces, or directories holding .apdu traces."),
-            OptionHelp("--mode <mode>", "strict (byte for byte), masked (default, or the trace's @match: ignore unpredictable number, date, time), structural (same instruction, P1/P2 and lengths)."),
-            OptionHelp("--paced", "Reproduce the recorded card timing (default: as fast as possible)."),
-            OptionHelp("--apdu-timeout <duration>", "How long one APDU may take (default 2s); a paced replay waits the recorded card time."),
-            OptionHelp("--amount <cents>", "Run with this amount instead of the recorded one; masked then ignores amount and currency."),
-        ] + OutputOptions.help,
         exitCodes: [(ExitCode.failure, "at least one trace failed"),
                     (ExitCode.noInput, "no trace found")])
+
+    static let paths = Positional("<file|dir>", help: "Traces, or directories holding .apdu traces.", required: false,
+                                  repeats: true)
+    static let mode = Option<TraceMatchMode>(
+        "--mode", value: "strict|masked|structural",
+        help: "strict (byte for byte), masked (default, or the trace's @match: ignore unpredictable number, date, time), structural (same instruction, P1/P2 and lengths).") {
+        text, _ throws(UsageError) in
+        guard let m = TraceMatchMode(rawValue: text) else { throw UsageError("--mode is strict, masked or structural, not '\(text)'") }
+        return m
+    }
+    static let paced = Flag("--paced", help: "Reproduce the recorded card timing (default: as fast as possible).")
+    static let apduTimeout = Option<Duration>.duration(
+        "--apdu-timeout", help: "How long one APDU may take (default 2s); a paced replay waits the recorded card time.")
+    static let amount = Option<Int>.integer(
+        "--amount", value: "<cents>",
+        help: "Run with this amount instead of the recorded one; masked then ignores amount and currency.", in: 0...999_999_999_999)
 
     var paths: [String]
     var mode: TraceMatchMode?
@@ -47,19 +56,10 @@ struct ReplayCommand: TapemuCommand {
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
-        paced = arguments.flag("--paced")
-        apduTimeout = try arguments.option("--apdu-timeout", valueName: "<duration>") { v throws(UsageError) in
-            try Parse.duration(v, option: "--apdu-timeout")
-        } ?? .seconds(2)
-        mode = try arguments.option("--mode", valueName: "<mode>") { v throws(UsageError) in
-            guard let m = TraceMatchMode(rawValue: v) else {
-                throw UsageError("--mode is strict, masked or structural, not '\(v)'")
-            }
-            return m
-        }
-        amount = try arguments.option("--amount", valueName: "<cents>") { v throws(UsageError) in
-            UInt64(try Parse.integer(v, option: "--amount", in: 0...999_999_999_999))
-        }
+        paced = arguments.isSet(Self.paced)
+        apduTimeout = try arguments.value(Self.apduTimeout, default: .seconds(2))
+        mode = try arguments.value(Self.mode)
+        amount = try arguments.value(Self.amount).map(UInt64.init)
         paths = arguments.remainingPositionals()
         try arguments.finish()
     }

@@ -6,19 +6,19 @@ struct TLVDecodeCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "tlv decode",
         abstract: "Decode BER-TLV: the tree with EMV tag names and decoded values.",
-        usage: "[--json] [--strict] <hex>|-",
+        arguments: OutputOptions.arguments + [Self.strict, Self.input],
         discussion: """
             Reads hex (spaces and colons between bytes are fine) from the argument, or from
             stdin when it is '-'. Prints each data object as tag, name, length and its decoded
             value, indented by depth. PANs and track data are always shown masked (first 6 and
             last 4 digits); their raw bytes are never printed.
             """,
-        options: [
-            OptionHelp("<hex>|-", "The TLV bytes in hex, or '-' to read them from stdin."),
-            OptionHelp("--strict", "Reject 00 padding and non-minimal lengths (default: EMV rules)."),
-        ] + OutputOptions.help,
         exitCodes: [(ExitCode.dataError, "the input is not valid hex or not valid BER-TLV, or it is larger than \(HexInput.limit / 1024) KiB of hex"),
                     (ExitCode.ioError, "stdin cannot be read")])
+
+    static let input = Positional("<hex>|-", help: "The TLV bytes in hex, or '-' to read them from stdin.",
+                                  missing: "<hex> (or '-' for stdin)")
+    static let strict = Flag("--strict", help: "Reject 00 padding and non-minimal lengths (default: EMV rules).")
 
     var input: String
     var strict: Bool
@@ -26,8 +26,8 @@ struct TLVDecodeCommand: TapemuCommand {
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
-        strict = arguments.flag("--strict")
-        input = try arguments.positional("<hex> (or '-' for stdin)")
+        strict = arguments.isSet(Self.strict)
+        input = try arguments.value(Self.input)
         try arguments.finish()
     }
 

@@ -9,7 +9,7 @@ struct TraceImportCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "trace import",
         abstract: "Convert a pcsc-spy log or a Proxmark3 tracelog into a tapemu .apdu trace.",
-        usage: "[--from pcsc-spy|proxmark3] [-o <out.apdu>] [--no-redact] [--json] <file>",
+        arguments: [Self.from, Self.outputFile, Self.noRedact] + OutputOptions.arguments + [Self.input],
         discussion: """
             pcsc-spy: the raw log libpcscspy writes to the ~/pcsc-spy FIFO (`cat ~/pcsc-spy > LOG` \
             while the program runs; wall-clock timing), or the printed output of `pcsc-spy -n LOG` \
@@ -21,17 +21,21 @@ struct TraceImportCommand: TapemuCommand {
             same shape, `@redacted yes`): captures come from real cards. --no-redact keeps \
             everything; never commit such a trace.
             """,
-        options: [
-            OptionHelp("<file>", "The capture to import."),
-            OptionHelp("--from <kind>", "pcsc-spy or proxmark3 (default: proxmark3 for *.trace, pcsc-spy otherwise)."),
-            OptionHelp("-o, --output <file>", "Where to write the trace (default: stdout)."),
-            OptionHelp("--no-redact", "Keep the PAN, track 2 and name as captured."),
-        ] + OutputOptions.help,
         exitCodes: [(ExitCode.dataError, "the capture is malformed or holds no exchange"),
                     (ExitCode.noInput, "the capture cannot be read"),
                     (ExitCode.ioError, "the trace cannot be written")])
 
     enum Kind: String { case pcscSpy = "pcsc-spy", proxmark3 }
+
+    static let input = Positional("<file>", help: "The capture to import.", missing: "<file> (the capture to import)")
+    static let from = Option<Kind>(
+        "--from", value: "pcsc-spy|proxmark3",
+        help: "pcsc-spy or proxmark3 (default: proxmark3 for *.trace, pcsc-spy otherwise).") { text, _ throws(UsageError) in
+        guard let k = Kind(rawValue: text) else { throw UsageError("--from is pcsc-spy or proxmark3, not '\(text)'") }
+        return k
+    }
+    static let outputFile = Option<String>("-o", "--output", value: "<file>", help: "Where to write the trace (default: stdout).")
+    static let noRedact = Flag("--no-redact", help: "Keep the PAN, track 2 and name as captured.")
 
     var input: String
     var kind: Kind?
@@ -41,13 +45,10 @@ struct TraceImportCommand: TapemuCommand {
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
-        redact = !arguments.flag("--no-redact")
-        kind = try arguments.option("--from", valueName: "<kind>") { v throws(UsageError) in
-            guard let k = Kind(rawValue: v) else { throw UsageError("--from is pcsc-spy or proxmark3, not '\(v)'") }
-            return k
-        }
-        outputPath = try arguments.option("-o", "--output", valueName: "<file>")
-        input = try arguments.positional("<file> (the capture to import)")
+        redact = !arguments.isSet(Self.noRedact)
+        kind = try arguments.value(Self.from)
+        outputPath = try arguments.value(Self.outputFile)
+        input = try arguments.value(Self.input)
         try arguments.finish()
     }
 
@@ -124,7 +125,7 @@ struct TraceShowCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "trace show",
         abstract: "Show a .apdu trace: headers, then each exchange with its instruction, status and timing.",
-        usage: "[--hex] [--json] <file>",
+        arguments: [Self.hex] + OutputOptions.arguments + [Self.path],
         discussion: """
             Each line: exchange number, time since connect, the card's time, the instruction \
             (SELECT PPSE, GET PROCESSING OPTIONS, READ RECORD 1 SFI 2, …) and the status word with \
@@ -133,13 +134,12 @@ struct TraceShowCommand: TapemuCommand {
             with `number`, `time` and `cardTime` (seconds), `command`, `instruction`, and \
             `response`, `sw`, `status` — or the recorded `event`; bytes are hex, PANs masked.
             """,
-        options: [
-            OptionHelp("<file>", "The trace."),
-            OptionHelp("--hex", "Also show the command and response bytes (PANs masked)."),
-        ] + OutputOptions.help,
         exitCodes: [(ExitCode.dataError, "the trace is malformed (the error names the line)"),
                     (ExitCode.noInput, "the trace file does not exist"),
                     (ExitCode.ioError, "the trace file cannot be read (a directory, no permission)")])
+
+    static let path = Positional("<file>", help: "The trace.", missing: "<file> (the trace to show)")
+    static let hex = Flag("--hex", help: "Also show the command and response bytes (PANs masked).")
 
     var path: String
     var hex: Bool
@@ -147,8 +147,8 @@ struct TraceShowCommand: TapemuCommand {
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
-        hex = arguments.flag("--hex")
-        path = try arguments.positional("<file> (the trace to show)")
+        hex = arguments.isSet(Self.hex)
+        path = try arguments.value(Self.path)
         try arguments.finish()
     }
 

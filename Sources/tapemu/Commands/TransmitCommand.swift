@@ -11,7 +11,8 @@ struct TransmitCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "transmit",
         abstract: "Send APDUs (arguments, a script file or stdin) to a card and explain each answer, as scriptor does.",
-        usage: "\(CardSourceOptions.usage) [-f <script>] [--raw | --json] [--no-auto-response] [--wait <duration>] [--apdu-timeout <duration>] [<apdu>...|-]",
+        arguments: CardSourceOptions.arguments + [Self.file, OneOf([Self.raw, Self.json]), Self.noAutoResponse, Self.wait,
+                                                   Self.apduTimeout, Self.script],
         discussion: """
             Each argument is one line of a script; with none (or '-'), the script is read from \
             stdin; -f reads it from a file. The syntax is pcsc-tools scriptor's: one APDU in hex \
@@ -30,16 +31,6 @@ struct TransmitCommand: TapemuCommand {
             `reset` on a virtual card powers it on again (its ATC goes on), on a trace it starts \
             the trace again.
             """,
-        options: [
-            OptionHelp("<apdu>...", "Script lines: APDUs in hex, or reset / exit; '-' (or none): read the script from stdin."),
-            OptionHelp("-f, --file <script>", "Read the script from this file ('-': stdin)."),
-            OptionHelp("--raw", "Print only each answer's bytes in hex (data + SW1 SW2, PANs masked), one line each; a reset prints the ATR."),
-            OptionHelp("--no-auto-response", "Send each APDU once and show 61xx / 6Cxx as the card gave them."),
-            OptionHelp("--wait <duration>", "How long to wait for a card in the reader (default 30s)."),
-            OptionHelp("--apdu-timeout <duration>", "How long one APDU may take (default 2s)."),
-        ] + CardSourceOptions.help + [
-            OptionHelp("--json", "Print one JSON document: the card, and each step with its command, answer, status and TLV."),
-        ],
         exitCodes: [
             (ExitCode.dataError, "a script line is not an APDU (bad hex, not a command), the --card or --trace file is not valid, or the trace expected another command"),
             (ExitCode.noInput, "the script, --card or --trace file does not exist"),
@@ -47,6 +38,19 @@ struct TransmitCommand: TapemuCommand {
             (ExitCode.ioError, "stdin or the --card or --trace file cannot be read"),
             (ExitCode.temporaryFailure, "no card came within --wait, the card was removed, it did not answer within --apdu-timeout, or the reader failed mid-exchange"),
         ])
+
+    static let script = Positional(
+        "<apdu>...|-", help: "Script lines: APDUs in hex, or reset / exit; '-' (or none): read the script from stdin.",
+        required: false)
+    static let file = Option<String>("-f", "--file", value: "<script>", help: "Read the script from this file ('-': stdin).")
+    static let raw = Flag(
+        "--raw", help: "Print only each answer's bytes in hex (data + SW1 SW2, PANs masked), one line each; a reset prints the ATR.")
+    static let json = Flag(
+        "--json", help: "Print one JSON document: the card, and each step with its command, answer, status and TLV.")
+    static let noAutoResponse = Flag(
+        "--no-auto-response", help: "Send each APDU once and show 61xx / 6Cxx as the card gave them.")
+    static let wait = Option<Duration>.duration("--wait", help: "How long to wait for a card in the reader (default 30s).")
+    static let apduTimeout = Option<Duration>.duration("--apdu-timeout", help: "How long one APDU may take (default 2s).")
 
     var source: CardSourceOptions
     var arguments: [String]
@@ -60,17 +64,13 @@ struct TransmitCommand: TapemuCommand {
     var clock: MonotonicClock = .continuous
 
     init(arguments: inout Arguments) throws(UsageError) {
-        output = OutputOptions(arguments: &arguments)
+        output = OutputOptions(json: arguments.isSet(Self.json))
         source = try CardSourceOptions(arguments: &arguments)
-        file = try arguments.option("-f", "--file", valueName: "<script>")
-        raw = arguments.flag("--raw")
-        autoResponse = !arguments.flag("--no-auto-response")
-        wait = try arguments.option("--wait", valueName: "<duration>") { v throws(UsageError) in
-            try Parse.duration(v, option: "--wait")
-        } ?? .seconds(30)
-        apduTimeout = try arguments.option("--apdu-timeout", valueName: "<duration>") { v throws(UsageError) in
-            try Parse.duration(v, option: "--apdu-timeout")
-        } ?? .seconds(2)
+        file = try arguments.value(Self.file)
+        raw = arguments.isSet(Self.raw)
+        autoResponse = !arguments.isSet(Self.noAutoResponse)
+        wait = try arguments.value(Self.wait, default: .seconds(30))
+        apduTimeout = try arguments.value(Self.apduTimeout, default: .seconds(2))
         self.arguments = arguments.remainingPositionals()
         try arguments.finish()
     }
