@@ -190,14 +190,6 @@ struct OneOf: CommandArgument {
     var helpRows: [OptionHelp] { members.flatMap(\.helpRows) }
 }
 
-/// Text in the usage line that is no argument of its own (`[--]`), with no help line.
-struct UsageText: CommandArgument {
-    let bareUsage: String
-    init(_ text: String) { bareUsage = text }
-    var isRequired: Bool { true }
-    var helpRows: [OptionHelp] { [] }
-}
-
 // MARK: - Reading them
 
 extension Arguments {
