@@ -47,6 +47,8 @@ public struct TemporaryDirectories: SuiteTrait, TestTrait, TestScoping {
         }
     }
 
+    public init() {}
+
     public var isRecursive: Bool { true }
 
     public func provideScope(for test: Test, testCase: Test.Case?,
