@@ -63,16 +63,23 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .target(name: "PaymentGateway", dependencies: ["CSQLite", "BERTLV", "VirtualCard", "Timing"],
                 swiftSettings: swiftSettings),
+        // The device's durable store of pending payments (leases, recovery lock). It shares the
+        // SQLite wrapper, FileLock and the data directory's layout with the ledger: those stay in
+        // PaymentGateway with `package` access, and their errors become DeviceStoreError here.
+        .target(name: "DeviceStore", dependencies: ["PaymentGateway"], swiftSettings: swiftSettings),
         .target(name: "TapToPay",
-                dependencies: ["EMVKernel", "PaymentGateway", "CardChannel", "Timing", "BERTLV", "ISO7816"],
+                dependencies: ["EMVKernel", "PaymentGateway", "DeviceStore", "CardChannel", "Timing", "BERTLV", "ISO7816"],
                 swiftSettings: swiftSettings),
         // HTTP messages and the server (the only module that imports libmicrohttpd).
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: swiftSettings),
+        // TAPEMU_TEST_HOOKS compiles in the crash switches (TAPEMU_KILL_AT) the crash tests and
+        // scripts/chaos use: debug builds only (scripts/chaos passes -Xswiftc -DTAPEMU_TEST_HOOKS
+        // to its release build). See Sources/tapemu/CLI/TestHooks.swift.
         .executableTarget(
             name: "tapemu",
-            dependencies: ["TapToPay", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "CardChannel", "APDUTrace",
-                           "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816"],
-            swiftSettings: swiftSettings),
+            dependencies: ["TapToPay", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "DeviceStore", "CardChannel",
+                           "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816"],
+            swiftSettings: swiftSettings + [.define("TAPEMU_TEST_HOOKS", .when(configuration: .debug))]),
         // The benchmark's baseline: a plain C SCardTransmit loop (no Swift module but PCSC imports
         // libpcsclite).
         .target(name: "CPCSCBaseline", dependencies: ["CPCSCLite"]),
@@ -89,30 +96,36 @@ let package = Package(
                                "PaymentGateway"],
                 path: "Fuzz/FuzzTargets", swiftSettings: swiftSettings),
 
-        .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"], swiftSettings: swiftSettings),
+        // What the test targets share (one copy each): temporary directories removed after each
+        // test, the scripted card channel, the seeded generator, counters and a wall clock.
+        .target(name: "TestSupport", dependencies: ["CardChannel", "APDUTrace", "Timing", "ISO7816"], path: "Tests/TestSupport",
+                swiftSettings: swiftSettings),
+        .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816", "TestSupport"], swiftSettings: swiftSettings),
         // The bytes layer and its display (EMVDecoderTests) share their fixtures.
-        .testTarget(name: "BERTLVTests", dependencies: ["BERTLV", "EMVDisplay"], swiftSettings: swiftSettings),
-        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "CardChannel", "Timing", "ISO7816", "BERTLV"],
+        .testTarget(name: "BERTLVTests", dependencies: ["BERTLV", "EMVDisplay", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "CardChannel", "Timing", "ISO7816", "BERTLV", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "CardChannelTests",
-                    dependencies: ["CardChannel", "APDUTrace", "Timing", "VirtualCard", "ISO7816", "EMVKernel"],
+                    dependencies: ["CardChannel", "APDUTrace", "Timing", "VirtualCard", "ISO7816", "EMVKernel", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PCSCTests", dependencies: ["PCSC", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "ISO7816",
-                                                    "EMVKernel"],
+                                                    "EMVKernel", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "EMVKernelTests",
                     dependencies: ["EMVKernel", "BenchTiming", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "BERTLV",
-                                   "ISO7816"],
+                                   "ISO7816", "TestSupport"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel", "Timing"],
+        .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel", "Timing", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapemuCLITests",
-                    dependencies: ["tapemu", "PaymentGateway", "VirtualCard", "CardChannel", "APDUTrace", "Timing"],
+                    dependencies: ["tapemu", "PaymentGateway", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
+                                   "TestSupport"],
                     swiftSettings: swiftSettings),
         // Every input that once broke a harness (Fuzz/regressions/) and every seed (Fuzz/corpus/).
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "TapToPayTests",
-                    dependencies: ["TapToPay", "PaymentGateway", "EMVKernel", "CardChannel", "APDUTrace", "Timing", "VirtualCard"],
+                    dependencies: ["TapToPay", "PaymentGateway", "DeviceStore", "EMVKernel", "CardChannel", "APDUTrace", "Timing",
+                                   "VirtualCard", "TestSupport"],
                     swiftSettings: swiftSettings),
     ]
 )

@@ -1,5 +1,6 @@
 public import Foundation
 import BERTLV
+public import DeviceStore
 public import PaymentGateway
 
 // The CoreAPI-style SDK of seeds `002` and `003` ("Handle errors"), in Swift spellings.
@@ -463,7 +464,7 @@ public struct CoreTerminal: Sendable {
     /// How long a gateway request may take. Default 30 s.
     public var requestTimeout: Duration
     /// A fault to inject into the `RestConnector` requests and refunds (tests, `tapemu resolve
-    /// --gateway-fault`). Sales take theirs from `TapToPay.Configuration.gatewayFault`.
+    /// --gateway-fault`). Sales take theirs from `PaymentConfiguration.gatewayFault`.
     public var requestFault: GatewayFault?
 
     public init(gateway: any Gateway, token: String?, currency: String = "EUR",

@@ -139,12 +139,14 @@ public final class DeadlineWatchdog: Sendable {
     /// The timer lives in the state: it is armed under the lock only.
     private let state: Mutex<State>
 
-    private init() {
+    /// - Parameter ticks: whether the timer fires the deadlines; a test that calls
+    ///   ``takeDue(at:)`` with instants of its own makes one that does not.
+    init(ticks: Bool = true) {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "tapemu.deadlines"))
         timer.schedule(deadline: .distantFuture)
         state = Mutex(State(timer: timer))
         state.withLock { s in
-            s.timer.setEventHandler { [unowned self] in self.tick() }
+            if ticks { s.timer.setEventHandler { [unowned self] in self.tick() } }
             s.timer.activate()
         }
     }
@@ -172,18 +174,22 @@ public final class DeadlineWatchdog: Sendable {
     }
 
     private func tick() {
-        let now = ContinuousClock.now
-        let due = state.withLock { s -> [Entry] in
+        // Decide from a task on the global executor, as a sleeping timer task would: work
+        // already waiting for the cooperative pool (a starved pool, a loaded machine) runs first
+        // and is not timed out by a clock it never had a chance to beat.
+        for fire in takeDue(at: ContinuousClock.now) { Task { fire() } }
+    }
+
+    /// Removes the deadlines that have come at `now` and returns their work, earliest deadline
+    /// first; re-arms the timer for the next one. (The timer's tick, and tests with a set `now`.)
+    func takeDue(at now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
+        state.withLock { s -> [@Sendable () -> Void] in
             let due = s.entries.filter { $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
             if !due.isEmpty { s.entries.removeAll { $0.deadline <= now } }
             s.armedFor = s.entries.lazy.map(\.deadline).min()
             if let next = s.armedFor { Self.arm(s.timer, at: next) }
-            return due
+            return due.map(\.fire)
         }
-        // Decide from a task on the global executor, as a sleeping timer task would: work
-        // already waiting for the cooperative pool (a starved pool, a loaded machine) runs first
-        // and is not timed out by a clock it never had a chance to beat.
-        for entry in due { Task { entry.fire() } }
     }
 
     private static func arm(_ timer: any DispatchSourceTimer, at deadline: ContinuousClock.Instant) {

@@ -1,5 +1,6 @@
 import CardChannel
 import EMVKernel
+import DeviceStore
 import Foundation
 import ISO7816
 import PCSC

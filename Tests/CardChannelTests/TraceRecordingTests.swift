@@ -4,6 +4,7 @@ import ISO7816
 @testable import CardChannel
 import Timing
 @testable import APDUTrace
+import TestSupport
 
 @Suite("Recording and redaction")
 struct TraceRecordingTests {

@@ -4,6 +4,7 @@ import Foundation
 @testable import PaymentGateway
 import Testing
 import Timing
+import TestSupport
 
 @Suite("Authorisation")
 struct AuthorisationTests {

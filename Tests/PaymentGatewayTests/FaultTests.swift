@@ -3,6 +3,7 @@ import Foundation
 @testable import PaymentGateway
 import Testing
 import Timing
+import TestSupport
 
 @Suite("Faults")
 struct FaultTests {

@@ -1,3 +1,4 @@
+import DeviceStore
 import CardChannel
 import Foundation
 import PaymentGateway

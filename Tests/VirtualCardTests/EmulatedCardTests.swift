@@ -4,6 +4,7 @@ import ISO7816
 import Testing
 import VirtualCard
 import CardChannel
+import TestSupport
 
 let ppseName = Array("2PAY.SYS.DDF01".utf8)
 

@@ -1,4 +1,5 @@
 public import Foundation
+public import PaymentGateway
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -215,20 +216,24 @@ public final class PendingPaymentStore: Sendable {
     /// store when they are not there; `.existing` needs the directory; `.readOnly` writes nothing.
     /// Checks the schema version and the file's integrity (a quick check when read only, a full
     /// one otherwise: a store about to act on money is checked whole).
-    public init(dataDirectory: String, access: Access = .create, busyTimeout: Duration = .seconds(5)) throws(GatewayError) {
+    public init(dataDirectory: String, access: Access = .create, busyTimeout: Duration = .seconds(5)) throws(DeviceStoreError) {
         self.dataDirectory = dataDirectory
         self.access = access
         let layout = DataDirectoryLayout(path: dataDirectory)
         path = layout.file(Self.fileName)
-        var conn = try layout.open(Self.layoutStore, access: access, busyTimeout: busyTimeout)
-        if access == .readOnly, let c = conn, try c.userVersion < Self.schemaVersion {
-            // A store an older tapemu wrote: it is upgraded once, by the first command that may
-            // write (a query included, when the disk lets it); on a read-only disk it cannot be.
-            conn = try layout.open(Self.layoutStore, access: .existing, busyTimeout: busyTimeout)
-        }
-        if let conn {
-            try Self.migrate(conn, path: path, writable: conn.mode != .readOnly)
-            try conn.checkIntegrity(full: access != .readOnly)
+        let path = path
+        let conn = try DeviceStoreError.mapping { () throws(GatewayError) -> SQLiteConnection? in
+            var conn = try layout.open(Self.layoutStore, access: access, busyTimeout: busyTimeout)
+            if access == .readOnly, let c = conn, try c.userVersion < Self.schemaVersion {
+                // A store an older tapemu wrote: it is upgraded once, by the first command that may
+                // write (a query included, when the disk lets it); on a read-only disk it cannot be.
+                conn = try layout.open(Self.layoutStore, access: .existing, busyTimeout: busyTimeout)
+            }
+            if let conn {
+                try Self.migrate(conn, path: path, writable: conn.mode != .readOnly)
+                try conn.checkIntegrity(full: access != .readOnly)
+            }
+            return conn
         }
         connection = Mutex(conn)
     }
@@ -308,46 +313,50 @@ public final class PendingPaymentStore: Sendable {
 
     // MARK: Writing
 
-    private func withConnection<T: Sendable>(_ body: (SQLiteConnection) throws(GatewayError) -> T) throws(GatewayError) -> T {
-        try connection.withLock { (conn: inout SQLiteConnection?) throws(GatewayError) -> T in
+    private func withConnection<T: Sendable>(_ body: (SQLiteConnection) throws(DeviceStoreError) -> T) throws(DeviceStoreError) -> T {
+        try connection.withLock { (conn: inout SQLiteConnection?) throws(DeviceStoreError) -> T in
             guard let c = conn else {
-                throw GatewayError(.storeMissing, "no device store in \(dataDirectory): nothing was ever stored there")
+                throw DeviceStoreError(.storeMissing, "no device store in \(dataDirectory): nothing was ever stored there")
             }
             return try body(c)
         }
     }
 
-    private static func encode(_ payment: PendingPayment) throws(GatewayError) -> String {
+    private static func encode(_ payment: PendingPayment) throws(DeviceStoreError) -> String {
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             encoder.dateEncodingStrategy = .iso8601
             return String(decoding: try encoder.encode(payment), as: UTF8.self)
         } catch {
-            throw GatewayError(.storage, "cannot encode the pending payment: \(error)")
+            throw DeviceStoreError(.storage, "cannot encode the pending payment: \(error)")
         }
     }
 
-    private func write(_ payment: PendingPayment, _ c: SQLiteConnection) throws(GatewayError) {
-        try c.run("INSERT OR REPLACE INTO attempts (attempt_id, order_id, state, body, created_at) VALUES (?, ?, ?, ?, ?)",
-                  [.text(payment.attemptId), .text(payment.orderId), .text(payment.state.rawValue),
-                   .text(try Self.encode(payment)), .integer(Ledger.millis(payment.createdAt))])
+    private func write(_ payment: PendingPayment, _ c: SQLiteConnection) throws(DeviceStoreError) {
+        let body = try Self.encode(payment)
+        let createdAt = Int64((payment.createdAt.timeIntervalSince1970 * 1000).rounded(.down))
+        _ = try DeviceStoreError.mapping { () throws(GatewayError) in
+            try c.run("INSERT OR REPLACE INTO attempts (attempt_id, order_id, state, body, created_at) VALUES (?, ?, ?, ?, ?)",
+                      [.text(payment.attemptId), .text(payment.orderId), .text(payment.state.rawValue),
+                       .text(body), .integer(createdAt)])
+        }
     }
 
     /// Writes (or replaces) a record without taking its lease: as a process that wrote it and
     /// ended would leave it. Durable when it returns.
-    public func save(_ payment: PendingPayment) throws(GatewayError) {
-        try withConnection { c throws(GatewayError) in try write(payment, c) }
+    public func save(_ payment: PendingPayment) throws(DeviceStoreError) {
+        try withConnection { c throws(DeviceStoreError) in try write(payment, c) }
     }
 
     /// Takes the attempt's lease, then writes its record durably: from then on the record is
     /// there for recovery, which leaves it alone while the lease is held.
-    public func begin(_ payment: PendingPayment) throws(GatewayError) -> PendingLease {
+    public func begin(_ payment: PendingPayment) throws(DeviceStoreError) -> PendingLease {
         var payment = payment
         payment.ownerProcess = getpid()
         let lease = try lockLease(payment.attemptId, wait: false)
         guard let lease else {
-            throw GatewayError(.busy, "the attempt \(payment.attemptId) is already owned by a live process")
+            throw DeviceStoreError(.busy, "the attempt \(payment.attemptId) is already owned by a live process")
         }
         try save(payment)
         return PendingLease(store: self, record: payment, lock: lease)
@@ -356,7 +365,7 @@ public final class PendingPaymentStore: Sendable {
     /// Takes over a record whose owner is gone; nil while its owner (a payment in progress, or
     /// another recovery) is alive. The record is read again under the lease: nil too when it
     /// left meanwhile.
-    public func claim(_ attemptId: String) throws(GatewayError) -> PendingLease? {
+    public func claim(_ attemptId: String) throws(DeviceStoreError) -> PendingLease? {
         guard let lock = try lockLease(attemptId, wait: false) else { return nil }
         guard let record = try record(attemptId: attemptId) else {
             lock.releaseAndRemove()
@@ -366,7 +375,7 @@ public final class PendingPaymentStore: Sendable {
     }
 
     /// Whether a live process holds the attempt's lease.
-    public func isOwned(_ attemptId: String) throws(GatewayError) -> Bool {
+    public func isOwned(_ attemptId: String) throws(DeviceStoreError) -> Bool {
         guard let lock = try lockLease(attemptId, wait: false, create: false) else {
             return FileManager.default.fileExists(atPath: leasePath(attemptId))
         }
@@ -376,12 +385,12 @@ public final class PendingPaymentStore: Sendable {
 
     /// Runs `body` as the only recovery on this data directory: a second one waits for the
     /// first to finish, then sees what it left (so each reports each record once, truthfully).
-    public func withRecovery<T>(_ body: () async throws(GatewayError) -> T) async throws(GatewayError) -> T {
+    public func withRecovery<T>(_ body: () async throws(DeviceStoreError) -> T) async throws(DeviceStoreError) -> T {
         let lock: FileLock
         do {
             lock = try await FileLock.acquire((dataDirectory as NSString).appendingPathComponent(Self.recoveryLockName))
         } catch {
-            throw GatewayError(error.isReadOnly ? .readOnlyStorage : .storage, "cannot take the recovery lock: \(error.reason)")
+            throw DeviceStoreError(error.isReadOnly ? .readOnlyStorage : .storage, "cannot take the recovery lock: \(error.reason)")
         }
         defer { lock.release() }
         return try await body()
@@ -392,9 +401,9 @@ public final class PendingPaymentStore: Sendable {
             .appendingPathComponent(attemptId + ".lock")
     }
 
-    private func lockLease(_ attemptId: String, wait: Bool, create: Bool = true) throws(GatewayError) -> FileLock? {
+    private func lockLease(_ attemptId: String, wait: Bool, create: Bool = true) throws(DeviceStoreError) -> FileLock? {
         guard !attemptId.isEmpty, attemptId.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
-            throw GatewayError(.storage, "'\(attemptId)' is not an attempt id")
+            throw DeviceStoreError(.storage, "'\(attemptId)' is not an attempt id")
         }
         let path = leasePath(attemptId)
         if !create && !FileManager.default.fileExists(atPath: path) {
@@ -403,21 +412,24 @@ public final class PendingPaymentStore: Sendable {
         }
         let dir = (path as NSString).deletingLastPathComponent
         if mkdir(dir, 0o700) != 0 && errno != EEXIST {
-            throw DataDirectoryLayout.posixError("cannot create \(dir)")
+            throw DeviceStoreError(DataDirectoryLayout.posixError("cannot create \(dir)"))
         }
         do {
             return wait ? try FileLock.acquire(path) : try FileLock.tryAcquire(path)
         } catch {
-            throw GatewayError(error.isReadOnly ? .readOnlyStorage : .storage, error.reason)
+            throw DeviceStoreError(error.isReadOnly ? .readOnlyStorage : .storage, error.reason)
         }
     }
 
-    fileprivate func update(_ payment: PendingPayment) throws(GatewayError) {
-        try withConnection { c throws(GatewayError) in
-            let changed = try c.run("UPDATE attempts SET state = ?, body = ? WHERE attempt_id = ?",
-                                    [.text(payment.state.rawValue), .text(try Self.encode(payment)), .text(payment.attemptId)])
+    fileprivate func update(_ payment: PendingPayment) throws(DeviceStoreError) {
+        let body = try Self.encode(payment)
+        try withConnection { c throws(DeviceStoreError) in
+            let changed = try DeviceStoreError.mapping { () throws(GatewayError) in
+                try c.run("UPDATE attempts SET state = ?, body = ? WHERE attempt_id = ?",
+                          [.text(payment.state.rawValue), .text(body), .text(payment.attemptId)])
+            }
             guard changed == 1 else {
-                throw GatewayError(.storage, "the record of attempt \(payment.attemptId) (order \(payment.orderId)) is gone")
+                throw DeviceStoreError(.storage, "the record of attempt \(payment.attemptId) (order \(payment.orderId)) is gone")
             }
         }
     }
@@ -425,7 +437,7 @@ public final class PendingPaymentStore: Sendable {
     /// Deletes the attempt's record, and — once its order's result is handed over — the other
     /// open attempts of that order asking for the same amount and card that nobody owns: the
     /// gateway holds one sale per order id, so their outcome is the one just handed over.
-    fileprivate func delete(_ payment: PendingPayment, supersedingSiblings: Bool) throws(GatewayError) {
+    fileprivate func delete(_ payment: PendingPayment, supersedingSiblings: Bool) throws(DeviceStoreError) {
         var siblings: [(PendingPayment, FileLock)] = []
         defer { for (_, lock) in siblings { lock.release() } }
         if supersedingSiblings {
@@ -436,8 +448,8 @@ public final class PendingPaymentStore: Sendable {
                 if let lock = try lockLease(other.attemptId, wait: false) { siblings.append((other, lock)) }
             }
         }
-        try withConnection { c throws(GatewayError) in
-            try c.transaction { () throws(GatewayError) in
+        try withConnection { c throws(DeviceStoreError) in
+            try DeviceStoreError.mapping { () throws(GatewayError) in try c.transaction { () throws(GatewayError) in
                 let changed = try c.run("DELETE FROM attempts WHERE attempt_id = ?", [.text(payment.attemptId)])
                 guard changed == 1 else {
                     throw GatewayError(.storage, "the record of attempt \(payment.attemptId) (order \(payment.orderId)) is gone")
@@ -445,7 +457,7 @@ public final class PendingPaymentStore: Sendable {
                 for (other, _) in siblings {
                     try c.run("DELETE FROM attempts WHERE attempt_id = ?", [.text(other.attemptId)])
                 }
-            }
+            } }
         }
         for (_, lock) in siblings { lock.releaseAndRemove() }
         siblings = []
@@ -484,17 +496,17 @@ public final class PendingPaymentStore: Sendable {
         }
     }
 
-    private func rows(_ whereClause: String, _ bindings: [SQLValue]) throws(GatewayError) -> [SQLRow] {
-        try connection.withLock { (conn: inout SQLiteConnection?) throws(GatewayError) -> [SQLRow] in
+    private func rows(_ whereClause: String, _ bindings: [SQLValue]) throws(DeviceStoreError) -> [SQLRow] {
+        try connection.withLock { (conn: inout SQLiteConnection?) throws(DeviceStoreError) -> [SQLRow] in
             guard let c = conn else { return [] }
-            return try c.query("SELECT attempt_id, order_id, body FROM attempts \(whereClause) ORDER BY created_at, attempt_id",
-                               bindings)
+            return try DeviceStoreError.mapping { () throws(GatewayError) in try c.query("SELECT attempt_id, order_id, body FROM attempts \(whereClause) ORDER BY created_at, attempt_id",
+                               bindings) }
         }
     }
 
     /// Every record that reads back, oldest first, and those that do not. Closed records (audit
     /// entries) only with `includingClosed`.
-    public func scan(includingClosed: Bool = false) throws(GatewayError) -> PendingScan {
+    public func scan(includingClosed: Bool = false) throws(DeviceStoreError) -> PendingScan {
         var scan = PendingScan(records: [], unreadable: [])
         for row in try rows(includingClosed ? "" : "WHERE state != 'closed'", []) {
             switch Self.decode(row) {
@@ -506,32 +518,32 @@ public final class PendingPaymentStore: Sendable {
     }
 
     /// Every open record that reads back (pending or answered), oldest first.
-    public func all() throws(GatewayError) -> [PendingPayment] {
+    public func all() throws(DeviceStoreError) -> [PendingPayment] {
         try scan().records
     }
 
     /// The open records of an order, oldest first.
-    public func records(orderId: String) throws(GatewayError) -> [PendingPayment] {
+    public func records(orderId: String) throws(DeviceStoreError) -> [PendingPayment] {
         try rows("WHERE order_id = ? AND state != 'closed'", [.text(orderId)]).compactMap { try? Self.decode($0).get() }
     }
 
     /// The newest open record of an order, if any.
-    public func get(orderId: String) throws(GatewayError) -> PendingPayment? {
+    public func get(orderId: String) throws(DeviceStoreError) -> PendingPayment? {
         try records(orderId: orderId).last
     }
 
     /// One record by attempt id (closed ones included).
-    public func record(attemptId: String) throws(GatewayError) -> PendingPayment? {
+    public func record(attemptId: String) throws(DeviceStoreError) -> PendingPayment? {
         guard let row = try rows("WHERE attempt_id = ?", [.text(attemptId)]).first else { return nil }
         switch Self.decode(row) {
         case .success(let p): return p
-        case .failure(let u): throw GatewayError(.corruptLedger, "the record of order \(u.orderId) (attempt \(u.attemptId)): \(u.reason)")
+        case .failure(let u): throw DeviceStoreError(.corruptStore, "the record of order \(u.orderId) (attempt \(u.attemptId)): \(u.reason)")
         }
     }
 
     /// Forgets every open record of an order that nobody owns. Returns whether one was there.
     @discardableResult
-    public func remove(orderId: String) throws(GatewayError) -> Bool {
+    public func remove(orderId: String) throws(DeviceStoreError) -> Bool {
         var removed = false
         for p in try records(orderId: orderId) {
             guard let lease = try claim(p.attemptId) else { continue }
@@ -544,18 +556,18 @@ public final class PendingPaymentStore: Sendable {
     /// Closes a record without an answer — after the seed's "contact support" — as a deliberate,
     /// recorded act: the record stays as an audit entry (``PendingPayment/closure``), shown with
     /// the closed ones. `attemptId` picks one attempt when the order has several open.
-    public func close(orderId: String, attemptId: String? = nil, reason: String, at date: Date = Date()) throws(GatewayError) -> PendingPayment {
+    public func close(orderId: String, attemptId: String? = nil, reason: String, at date: Date = Date()) throws(DeviceStoreError) -> PendingPayment {
         let trimmed = reason.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { throw GatewayError(.invalidRequest, "a reason is needed to close a record") }
+        guard !trimmed.isEmpty else { throw DeviceStoreError(.invalidRequest, "a reason is needed to close a record") }
         let open = try records(orderId: orderId).filter { attemptId == nil || $0.attemptId == attemptId }
         guard let target = open.first else {
-            throw GatewayError(.notFound, "no open record for order \(orderId)\(attemptId.map { " with attempt \($0)" } ?? "")")
+            throw DeviceStoreError(.notFound, "no open record for order \(orderId)\(attemptId.map { " with attempt \($0)" } ?? "")")
         }
         guard open.count == 1 else {
-            throw GatewayError(.invalidRequest, "order \(orderId) has \(open.count) open attempts (\(open.map(\.attemptId).joined(separator: ", "))): name one")
+            throw DeviceStoreError(.invalidRequest, "order \(orderId) has \(open.count) open attempts (\(open.map(\.attemptId).joined(separator: ", "))): name one")
         }
         guard let lease = try claim(target.attemptId) else {
-            throw GatewayError(.busy, "the record of order \(orderId) is owned by a payment in progress")
+            throw DeviceStoreError(.busy, "the record of order \(orderId) is owned by a payment in progress")
         }
         return try lease.close(reason: trimmed, at: date)
     }
@@ -582,7 +594,7 @@ public final class PendingLease: Sendable {
 
     /// Stores the gateway's answer in the record (durable when it returns), so a process that
     /// ends before handing the result over leaves it for recovery to report.
-    public func recordAnswer(_ response: AuthorisationResponse, at date: Date) throws(GatewayError) {
+    public func recordAnswer(_ response: AuthorisationResponse, at date: Date) throws(DeviceStoreError) {
         var p = record
         p.answer = .init(response, at: date)
         try store.update(p)
@@ -591,20 +603,20 @@ public final class PendingLease: Sendable {
 
     /// The result is handed over (or the record is resolved): the record leaves, with the
     /// order's other unowned attempts for the same amount and card, and the lease is let go.
-    public func complete() throws(GatewayError) {
+    public func complete() throws(DeviceStoreError) {
         let p = record
         try store.delete(p, supersedingSiblings: p.answer != nil)
         lock.withLock { $0?.releaseAndRemove(); $0 = nil }
     }
 
     /// Deletes the record of an attempt that never left (cancelled before the submission point).
-    public func discard() throws(GatewayError) {
+    public func discard() throws(DeviceStoreError) {
         try store.delete(record, supersedingSiblings: false)
         lock.withLock { $0?.releaseAndRemove(); $0 = nil }
     }
 
     /// Closes the record without an answer, keeping it as an audit entry.
-    func close(reason: String, at date: Date) throws(GatewayError) -> PendingPayment {
+    func close(reason: String, at date: Date) throws(DeviceStoreError) -> PendingPayment {
         var p = record
         p.closure = .init(reason: reason, closedAt: date)
         try store.update(p)
