@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // tapemu — the Tap-to-Pay payment stack, emulated on Linux.
-// Layers (DESIGN.md), top to bottom: tapemu CLI → TapToPay → PaymentGateway / EMVKernel →
-// CardChannel (+ PCSC) → VirtualCard → ISO7816 / BERTLV → C shims.
+// Layers (README "Layout"), top to bottom: tapemu CLI → TapToPay → PaymentGateway / EMVKernel →
+// PCSC / VirtualCard / APDUTrace → CardChannel → Timing, ISO7816 / BERTLV → C shims.
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -36,22 +36,39 @@ let package = Package(
         // Bytes.
         .target(name: "ISO7816", swiftSettings: swiftSettings),
         .target(name: "BERTLV", swiftSettings: swiftSettings),
-        // Emulated EMV cards (pure: bytes in, bytes out) and the crypto they share with the issuer.
-        .target(name: "VirtualCard", dependencies: ["ISO7816", "BERTLV", "COpenSSL"],
+        // EMV values decoded for people (amounts, dates, bit fields by name, CVM lists, DOLs).
+        .target(name: "EMVDisplay", dependencies: ["BERTLV"], swiftSettings: swiftSettings),
+        // One clock type, deadlines, the one resume-once primitive (no dependencies).
+        .target(name: "Timing", swiftSettings: swiftSettings),
+        // The channel: one protocol, the session (timing, deadlines, GET RESPONSE / resend-with-Le
+        // in one place), its errors, and the card-side responder every in-process card plays through.
+        .target(name: "CardChannel", dependencies: ["ISO7816", "Timing"], swiftSettings: swiftSettings),
+        // The trace library: format, parser/writer, matching, redaction, recorder, importers,
+        // the trace's card side (in process and for vpcd).
+        .target(name: "APDUTrace", dependencies: ["CardChannel", "ISO7816", "BERTLV", "Timing"],
                 swiftSettings: swiftSettings),
-        // One channel protocol, its backends (virtual card, trace replay, recorder), and the
-        // GET RESPONSE / resend-with-Le logic in one place.
-        .target(name: "CardChannel", dependencies: ["ISO7816", "BERTLV", "VirtualCard"],
+        // Emulated EMV cards (pure: bytes in, bytes out), their channel, and the crypto they share
+        // with the issuer.
+        .target(name: "VirtualCard", dependencies: ["ISO7816", "BERTLV", "COpenSSL", "CardChannel", "Timing"],
                 swiftSettings: swiftSettings),
         // The only module that imports libpcsclite.
-        .target(name: "PCSC", dependencies: ["CPCSCLite", "CardChannel", "ISO7816", "VirtualCard"],
+        .target(name: "PCSC", dependencies: ["CPCSCLite", "CardChannel", "ISO7816", "Timing"],
                 swiftSettings: swiftSettings),
-        .target(name: "EMVKernel", dependencies: ["ISO7816", "BERTLV", "CardChannel"],
+        // The contactless kernel: no OpenSSL, no benchmark code.
+        .target(name: "EMVKernel", dependencies: ["ISO7816", "BERTLV", "CardChannel", "Timing"],
                 swiftSettings: swiftSettings),
-        .target(name: "PaymentGateway", dependencies: ["CSQLite", "BERTLV", "VirtualCard"],
+        // Read timings for `tapemu bench` and tapemu-bench: exchange kinds, the on-air floor,
+        // percentiles, replay set-up.
+        .target(name: "BenchTiming", dependencies: ["EMVKernel", "CardChannel", "APDUTrace", "ISO7816", "BERTLV"],
                 swiftSettings: swiftSettings),
+        .target(name: "PaymentGateway", dependencies: ["CSQLite", "BERTLV", "VirtualCard", "Timing"],
+                swiftSettings: swiftSettings),
+        // The device's durable store of pending payments (leases, recovery lock). It shares the
+        // SQLite wrapper, FileLock and the data directory's layout with the ledger: those stay in
+        // PaymentGateway with `package` access, and their errors become DeviceStoreError here.
+        .target(name: "DeviceStore", dependencies: ["PaymentGateway"], swiftSettings: swiftSettings),
         .target(name: "TapToPay",
-                dependencies: ["EMVKernel", "PaymentGateway", "CardChannel", "BERTLV", "ISO7816"],
+                dependencies: ["EMVKernel", "PaymentGateway", "DeviceStore", "CardChannel", "Timing", "BERTLV", "ISO7816"],
                 swiftSettings: swiftSettings),
         // HTTP messages and the server (the only module that imports libmicrohttpd).
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: swiftSettings),
@@ -65,20 +82,24 @@ let package = Package(
         .target(name: "GatewayWeb", dependencies: ["HTTPServer", "GraphQL", "GatewayGraphQL", "PaymentGateway"],
                 swiftSettings: swiftSettings),
         // The gateway as a network service (router, terminal API, merchant REST, CoreAPI REST,
-        // faults) and RemoteGateway, the `Gateway` that talks to it.
+        // faults, webhook delivery over HTTP) and RemoteGateway, the `Gateway` that talks to it.
         .target(name: "GatewayService", dependencies: ["HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV"],
                 swiftSettings: swiftSettings),
+        // TAPEMU_TEST_HOOKS compiles in the crash switches (TAPEMU_KILL_AT) the crash tests and
+        // scripts/chaos use: debug builds only (scripts/chaos passes -Xswiftc -DTAPEMU_TEST_HOOKS
+        // to its release build). See Sources/tapemu/CLI/TestHooks.swift.
         .executableTarget(
             name: "tapemu",
-            dependencies: ["TapToPay", "EMVKernel", "PaymentGateway", "CardChannel", "PCSC",
-                           "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb"],
-            swiftSettings: swiftSettings),
+            dependencies: ["TapToPay", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "DeviceStore", "CardChannel",
+                           "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb"],
+            swiftSettings: swiftSettings + [.define("TAPEMU_TEST_HOOKS", .when(configuration: .debug))]),
         // The benchmark's baseline: a plain C SCardTransmit loop (no Swift module but PCSC imports
         // libpcsclite).
         .target(name: "CPCSCBaseline", dependencies: ["CPCSCLite"]),
         .executableTarget(
             name: "tapemu-bench",
-            dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "PCSC", "BERTLV", "ISO7816", "CPCSCBaseline"],
+            dependencies: ["EMVKernel", "BenchTiming", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "PCSC",
+                           "BERTLV", "ISO7816", "CPCSCBaseline"],
             swiftSettings: swiftSettings),
         // Durable authorisations per second over HTTP, beside the embedded gateway and a raw
         // durable SQLite commit loop (prints figures, asserts nothing).
@@ -89,38 +110,49 @@ let package = Package(
         // fuzz` compiles Fuzz/Main against these modules with -sanitize=fuzzer) and the regression
         // tests. Built and tested like any target: no fuzzing flags here.
         .target(name: "FuzzTargets",
-                dependencies: ["BERTLV", "ISO7816", "CardChannel", "VirtualCard", "EMVKernel", "PaymentGateway",
-                               "GraphQL", "GatewayGraphQL"],
+                dependencies: ["BERTLV", "EMVDisplay", "ISO7816", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "EMVKernel", "BenchTiming",
+                               "PaymentGateway", "GraphQL", "GatewayGraphQL"],
                 path: "Fuzz/FuzzTargets", swiftSettings: swiftSettings),
 
-        .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"], swiftSettings: swiftSettings),
-        .testTarget(name: "BERTLVTests", dependencies: ["BERTLV"], swiftSettings: swiftSettings),
-        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "ISO7816", "BERTLV"],
+        // What the test targets share (one copy each): temporary directories removed after each
+        // test, the scripted card channel, the seeded generator, counters and a wall clock.
+        .target(name: "TestSupport", dependencies: ["CardChannel", "APDUTrace", "Timing", "ISO7816"], path: "Tests/TestSupport",
+                swiftSettings: swiftSettings),
+        .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816", "TestSupport"], swiftSettings: swiftSettings),
+        // The bytes layer and its display (EMVDecoderTests) share their fixtures.
+        .testTarget(name: "BERTLVTests", dependencies: ["BERTLV", "EMVDisplay", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "CardChannel", "Timing", "ISO7816", "BERTLV", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "CardChannelTests",
-                    dependencies: ["CardChannel", "VirtualCard", "ISO7816", "EMVKernel"],
+                    dependencies: ["CardChannel", "APDUTrace", "Timing", "VirtualCard", "ISO7816", "EMVKernel", "TestSupport"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "PCSCTests", dependencies: ["PCSC", "CardChannel", "VirtualCard", "ISO7816", "EMVKernel"],
+        .testTarget(name: "PCSCTests", dependencies: ["PCSC", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "ISO7816",
+                                                    "EMVKernel", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "EMVKernelTests",
-                    dependencies: ["EMVKernel", "CardChannel", "VirtualCard", "BERTLV", "ISO7816"],
+                    dependencies: ["EMVKernel", "BenchTiming", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "BERTLV",
+                                   "ISO7816", "TestSupport"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel"],
+        .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel", "Timing", "TestSupport"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "TapemuCLITests", dependencies: ["tapemu", "PaymentGateway", "VirtualCard", "CardChannel"],
+        .testTarget(name: "TapemuCLITests",
+                    dependencies: ["tapemu", "PaymentGateway", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
+                                   "TestSupport"],
                     swiftSettings: swiftSettings),
         // Every input that once broke a harness (Fuzz/regressions/) and every seed (Fuzz/corpus/).
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "GatewayServiceTests",
-                    dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "TapToPay", "BERTLV",
-                                   "VirtualCard", "CardChannel", "EMVKernel", "tapemu"],
+                    dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "DeviceStore", "TapToPay",
+                                   "BERTLV", "VirtualCard", "CardChannel", "EMVKernel", "Timing", "tapemu", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "GraphQLTests", dependencies: ["GraphQL"], swiftSettings: swiftSettings),
         .testTarget(name: "GatewayWebTests",
-                    dependencies: ["GatewayWeb", "GatewayGraphQL", "GraphQL", "HTTPServer", "PaymentGateway", "BERTLV"],
+                    dependencies: ["GatewayWeb", "GatewayGraphQL", "GraphQL", "HTTPServer", "PaymentGateway", "BERTLV",
+                                   "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapToPayTests",
-                    dependencies: ["TapToPay", "PaymentGateway", "EMVKernel", "CardChannel", "VirtualCard"],
+                    dependencies: ["TapToPay", "PaymentGateway", "DeviceStore", "EMVKernel", "CardChannel", "APDUTrace", "Timing",
+                                   "VirtualCard", "TestSupport"],
                     swiftSettings: swiftSettings),
     ]
 )

@@ -4,6 +4,7 @@ import EMVKernel
 import ISO7816
 import Synchronization
 import VirtualCard
+import Timing
 
 /// Cards: profiles from files, the emulated card, and the kernel reading a card.
 enum CardHarnesses {
@@ -41,7 +42,7 @@ enum CardHarnesses {
             case .response(let bytes, let time):
                 try expect(bytes.count >= 2, "the card answered \(bytes.count) byte(s), without SW1 SW2")
                 try expect(time >= .zero, "the card took a negative time")
-            case .removed, .mute:
+            case .removed, .mute, .failure:
                 card.powerOn()
             }
         }
@@ -80,7 +81,7 @@ enum CardHarnesses {
     /// The transaction a kernel input's first byte chooses: low 3 bits the amount (around the
     /// default contactless limits), next 2 bits the type.
     static func transaction(_ selector: UInt8) -> Transaction {
-        let amounts: [UInt64] = [1250, 0, 1, 5_000, 20_000, 100_000, 999_999_999_999, 3_000]
+        let amounts: [UInt64] = [1250, 0, 1, 5_000, 20_000, 100_000, EMVAmount.maximum, 3_000]
         let types = TransactionType.allCases
         return Transaction(amount: amounts[Int(selector & 0x07)], type: types[Int(selector >> 3) % types.count])
     }
@@ -133,24 +134,26 @@ enum CardHarnesses {
 /// A card whose answers are the fuzz input: each command gets the next message of the input
 /// (an answer shorter than SW1 SW2 is a malformed response); when the input ends, the card
 /// leaves the field.
-final class FuzzCardChannel: ImmediateCardChannel {
+final class FuzzCardChannel: CardChannel {
     private let input: Mutex<FuzzInput>
 
     init(input: FuzzInput) { self.input = Mutex(input) }
 
     var atr: [UInt8] { ContactlessATR.typeA(historicalBytes: []) }
 
-    func transmitImmediately(_ command: CommandAPDU) -> ImmediateReply {
+    func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
         guard let bytes = input.withLock({ $0.next() }) else {
-            return .failure(CardChannelError(.cardRemoved, "the fuzz input has no more responses"))
+            throw CardChannelError(.cardRemoved, "the fuzz input has no more responses")
         }
         guard let response = try? ResponseAPDU(bytes: bytes) else {
-            return .failure(CardChannelError(.malformedResponse, "a response of \(bytes.count) byte(s)"))
+            throw CardChannelError(.malformedResponse, "a response of \(bytes.count) byte(s)")
         }
-        return .response(response)
+        return response
     }
 
-    func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
-        try await transmitImmediately(command).get()
+    /// Answers at once: nothing to race against the deadline.
+    func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
+                  onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {
+        try await transmit(command)
     }
 }

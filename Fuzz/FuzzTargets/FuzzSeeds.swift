@@ -4,6 +4,7 @@ import Foundation
 import ISO7816
 import PaymentGateway
 import VirtualCard
+import APDUTrace
 
 /// The seed inputs of every harness, made from the repository's real traces and captures
 /// (`apdu-traces/`, whose `captures/` holds the Proxmark3 sniffs of `/work/shared/real-traces`

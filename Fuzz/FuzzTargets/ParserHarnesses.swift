@@ -1,5 +1,6 @@
 import BERTLV
 import ISO7816
+import EMVDisplay
 
 /// The byte-level parsers: BER-TLV with the EMV value decoder, data object lists, APDUs.
 enum ParserHarnesses {

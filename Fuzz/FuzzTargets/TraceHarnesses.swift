@@ -2,6 +2,8 @@ import BERTLV
 import CardChannel
 import EMVKernel
 import ISO7816
+import APDUTrace
+import BenchTiming
 
 /// Trace files and the captures the importers read.
 enum TraceHarnesses {

@@ -15,6 +15,13 @@ public enum ISOCodes {
         /// Digits after the decimal point (2 for EUR, 0 for JPY, 3 for KWD).
         public var exponent: Int
         public var name: String
+
+        public init(numeric: Int, code: String, exponent: Int, name: String) {
+            self.numeric = numeric
+            self.code = code
+            self.exponent = exponent
+            self.name = name
+        }
     }
 
     public static func country(_ numeric: Int) -> Country? { countryTable[numeric] }

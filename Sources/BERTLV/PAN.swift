@@ -38,13 +38,13 @@ public struct PAN: Hashable, Sendable, CustomStringConvertible, CustomDebugStrin
     public var isLuhnValid: Bool { Luhn.isValid(digits) }
 
     /// The last four digits.
-    public var last4: String { String(digits.suffix(4)) }
+    public var last4: String { String(digits.suffix(SensitiveData.visibleTrailingDigits)) }
     /// The first six digits (the BIN).
-    public var first6: String { String(digits.prefix(6)) }
+    public var first6: String { String(digits.prefix(SensitiveData.visibleLeadingDigits)) }
 
     /// First 6 + last 4 with the middle masked: `476173******0119`.
     public var masked: String {
-        first6 + String(repeating: "*", count: digits.count - 10) + last4
+        first6 + String(repeating: "*", count: digits.count - first6.count - last4.count) + last4
     }
 
     public var description: String { masked }

@@ -18,10 +18,70 @@ public enum SensitiveData {
         tag == Tag(0x9F5E) || (EMVTagDictionary.info(tag)?.isSensitive ?? false)
     }
 
-    /// Tags that hold the cardholder's name (5F20, 9F0B): personal data a ledger does not keep,
-    /// though not a secret a display must hide.
+    /// Tags that hold the cardholder's name (5F20, 9F0B): personal data a ledger does not keep
+    /// and a redacted trace replaces, though not a secret a display must hide.
+    public static let cardholderNameTags: Set<Tag> = [Tag(0x5F20), Tag(0x9F0B)]
+
+    /// Whether `tag` holds the cardholder's name (``cardholderNameTags``).
     public static func isCardholderName(_ tag: Tag) -> Bool {
-        tag == Tag(0x5F20) || tag == Tag(0x9F0B)
+        cardholderNameTags.contains(tag)
+    }
+
+    /// How many leading and trailing digits of a PAN stay visible (the PCI DSS maximum: the
+    /// first 6 and the last 4).
+    public static let visibleLeadingDigits = 6
+    public static let visibleTrailingDigits = 4
+
+    /// Whether `text` may show a PAN in the clear: it holds a run of 12 or more digits (a masked
+    /// PAN shows at most 6 in a row).
+    public static func mayShowPAN(_ text: String) -> Bool {
+        var run = 0
+        for c in text {
+            if c.isASCII && c.isNumber {
+                run += 1
+                if run >= 12 { return true }
+            } else {
+                run = 0
+            }
+        }
+        return false
+    }
+
+    /// Masks the value of sensitive `tag` (``isSensitive(_:)``) at `value` (byte offsets) in
+    /// `chars`, the hex of the bytes (two characters a byte). The PAN 5A keeps its shape
+    /// (`476173******0010`); track 2 (57, 9F6B) shows its PAN that way, then `D`, expiry and
+    /// service code, and `*` for the discretionary data; every other sensitive object is
+    /// masked whole.
+    public static func maskValue(in chars: inout [Character], value: Range<Int>, tag: Tag) {
+        let lo = value.lowerBound * 2, hi = value.upperBound * 2
+        guard lo < hi else { return }
+        switch tag {
+        case .pan:
+            maskBCDNumber(&chars, lo..<hi)
+        case .track2EquivalentData, .track2Data:
+            let sep = chars[lo..<hi].firstIndex(of: "D") ?? hi
+            maskBCDNumber(&chars, lo..<sep)
+            // After D: YYMM and the service code stay; discretionary data goes.
+            var i = min(sep + 8, hi)
+            while i < hi {
+                if chars[i] != "F" { chars[i] = "*" }
+                i += 1
+            }
+        default:
+            for i in lo..<hi { chars[i] = "*" }
+        }
+    }
+
+    /// Keeps the first 6 and last 4 digits (F padding aside) of a BCD number.
+    private static func maskBCDNumber(_ chars: inout [Character], _ range: Range<Int>) {
+        var end = range.upperBound
+        while end > range.lowerBound, chars[end - 1] == "F" { end -= 1 }
+        let keepFront = range.lowerBound + visibleLeadingDigits, keepBack = end - visibleTrailingDigits
+        guard keepFront < keepBack else {
+            for i in range.lowerBound..<end { chars[i] = "*" }   // too short to show anything
+            return
+        }
+        for i in keepFront..<keepBack { chars[i] = "*" }
     }
 
     /// The shortest and longest PAN (ISO/IEC 7812).
@@ -113,7 +173,7 @@ public enum SensitiveData {
             for length in preferredLengths where offset + length <= n {
                 guard offset <= 4 || n - (offset + length) <= 4,
                       luhn(digits[offset..<(offset + length)]) else { continue }
-                out += (offset + 6)..<(offset + length - 4)
+                out += (offset + visibleLeadingDigits)..<(offset + length - visibleTrailingDigits)
                 free = offset + length
                 break
             }

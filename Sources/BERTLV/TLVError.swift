@@ -36,19 +36,24 @@ public struct TLVError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let badValue = Code("badValue")
     }
 
-    public var code: Code
-    public var reason: String
+    private struct Backing: Sendable {
+        var code: Code
+        var reason: String
+        var offset: Int?
+        var file: String
+        var line: Int
+    }
+    private var backing: Backing
+
+    public var code: Code { backing.code }
+    public var reason: String { backing.reason }
     /// Offset in the input where the problem was found, when known.
-    public var offset: Int?
-    public var file: String
-    public var line: Int
+    public var offset: Int? { backing.offset }
+    public var file: String { backing.file }
+    public var line: Int { backing.line }
 
     public init(_ code: Code, _ reason: String, offset: Int? = nil, file: String = #fileID, line: Int = #line) {
-        self.code = code
-        self.reason = reason
-        self.offset = offset
-        self.file = file
-        self.line = line
+        backing = Backing(code: code, reason: reason, offset: offset, file: file, line: line)
     }
 
     /// Whether the input simply ended too early: more bytes could make it valid (a streaming
@@ -62,8 +67,7 @@ public struct TLVError: Error, Hashable, Sendable, CustomStringConvertible {
         return reason
     }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.code == rhs.code && lhs.reason == rhs.reason && lhs.offset == rhs.offset
-    }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code); hasher.combine(offset) }
+    /// Equal when the codes are: the reason, the offset and the place are for people.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

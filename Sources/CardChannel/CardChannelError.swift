@@ -8,7 +8,9 @@ public struct CardChannelError: Error, Sendable, CustomStringConvertible {
     /// What went wrong. Open: new codes may be added; unknown backends' codes are kept.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let name: String
-        public init(_ name: String) { self.name = name }
+        /// Package-wide: a backend module of tapemu names its own codes (the trace library's
+        /// replay codes live in `APDUTrace`); callers outside cannot make codes up.
+        package init(_ name: String) { self.name = name }
         public var description: String { name }
 
         /// The card left the field (a tear), before or during an exchange.
@@ -35,31 +37,32 @@ public struct CardChannelError: Error, Sendable, CustomStringConvertible {
         public static let sharingViolation = Code("sharingViolation")
         /// The card in the field is not an ISO 14443-4 payment card (e.g. a MIFARE tag).
         public static let notAPaymentCard = Code("notAPaymentCard")
-        /// A replayed trace received a command other than the recorded one.
-        public static let traceMismatch = Code("traceMismatch")
-        /// A replayed trace has no more exchanges.
-        public static let traceEnded = Code("traceEnded")
         /// The channel was used after it was closed.
         public static let closed = Code("closed")
     }
 
-    public var code: Code
-    public var reason: String
+    private struct Backing: Sendable {
+        var code: Code
+        var reason: String
+        var detail: String?
+        var hint: String?
+        var file: String
+        var line: Int
+    }
+    private var backing: Backing
+
+    public var code: Code { backing.code }
+    public var reason: String { backing.reason }
     /// Backend-specific detail (a PC/SC constant name, a trace line, …), when any.
-    public var detail: String?
+    public var detail: String? { backing.detail }
     /// How to get out of it, when there is something to say (e.g. how to start pcscd).
-    public var hint: String?
-    public var file: String
-    public var line: Int
+    public var hint: String? { backing.hint }
+    public var file: String { backing.file }
+    public var line: Int { backing.line }
 
     public init(_ code: Code, _ reason: String, detail: String? = nil, hint: String? = nil,
                 file: String = #fileID, line: Int = #line) {
-        self.code = code
-        self.reason = reason
-        self.detail = detail
-        self.hint = hint
-        self.file = file
-        self.line = line
+        backing = Backing(code: code, reason: reason, detail: detail, hint: hint, file: file, line: line)
     }
 
     public var description: String {
@@ -68,4 +71,10 @@ public struct CardChannelError: Error, Sendable, CustomStringConvertible {
         if let hint { s += " — \(hint)" }
         return s
     }
+}
+
+extension CardChannelError: Hashable {
+    /// Equal when the codes are: the reason, detail and place are for people.
+    public static func == (a: CardChannelError, b: CardChannelError) -> Bool { a.code == b.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -1,11 +1,12 @@
 public import ISO7816
+public import Timing
 
 /// A way to talk to one card: send a command APDU, get the response.
 ///
-/// Implementations: the PC/SC reader channel (module `PCSC`), ``VirtualCardChannel``,
-/// ``TraceReplayChannel`` and ``RecordingChannel``. They pass responses through as the card
-/// sent them — 61xx and 6Cxx included; ``CardSession`` handles GET RESPONSE and resend-with-Le
-/// once, for every backend.
+/// Implementations: the PC/SC reader channel (module `PCSC`), ``ResponderChannel`` (a card side
+/// in this process: a virtual card, a replayed trace) and the trace recorder (module
+/// `APDUTrace`). They pass responses through as the card sent them — 61xx and 6Cxx included;
+/// ``CardSession`` handles GET RESPONSE and resend-with-Le once, for every backend.
 ///
 /// Errors: implementations throw only ``CardChannelError``:
 /// `.cardRemoved` (a tear), `.readerRemoved`, `.transmitFailed` (with the backend's code in
@@ -16,18 +17,46 @@ public protocol CardChannel: Sendable {
     /// The answer to reset of the card in the field (empty when the backend has none).
     var atr: [UInt8] { get }
 
+    /// Whether the card may be a real one whose data belongs to someone (a reader: yes; a
+    /// virtual card or a replayed trace: no). A recorder redacts by default when it may.
+    /// Default: true.
+    var mayHoldRealCard: Bool { get }
+
     /// Sends one command APDU and returns the card's response, unprocessed.
     func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU
-}
 
-/// A channel that keeps an APDU deadline itself, more cheaply than ``withDeadline(_:on:onTimeout:_:)``'s
-/// race of two tasks (the PC/SC channel: one continuation resumed from its thread, or by one
-/// shared timer at the deadline). ``CardSession`` uses it when the channel offers it.
-public protocol DeadlineCardChannel: CardChannel {
     /// Sends one command APDU and returns the card's response, unprocessed — or, when `deadline`
     /// (an offset on `clock`) comes first, stops waiting and throws `onTimeout()`, even if the
     /// underlying call cannot be interrupted (its late result is dropped). Cancellation of the
     /// calling task throws `.cancelled` promptly.
+    ///
+    /// Default: ``transmit(_:)`` raced against the deadline (``withDeadline(_:on:onTimeout:_:)``).
+    /// A channel that can keep the deadline more cheaply (the PC/SC channel: one continuation
+    /// resumed from its thread or by a timer; an in-process card that answers on the spot)
+    /// implements it. ``CardSession`` calls this one.
     func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
                   onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU
+}
+
+extension CardChannel {
+    public var mayHoldRealCard: Bool { true }
+
+    public func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
+                         onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {
+        try await withDeadline(deadline, on: clock, onTimeout: onTimeout) { () async throws(CardChannelError) -> ResponseAPDU in
+            try await self.transmit(command)
+        }
+    }
+}
+
+/// ``Timing/withDeadline(_:on:onTimeout:onCancel:_:)`` for card work: cancellation of the
+/// calling task throws `.cancelled`.
+public func withDeadline<T: Sendable>(
+    _ deadline: Duration, on clock: MonotonicClock,
+    onTimeout: @escaping @Sendable () -> CardChannelError,
+    _ operation: @escaping @Sendable () async throws(CardChannelError) -> T
+) async throws(CardChannelError) -> T {
+    try await Timing.withDeadline(
+        deadline, on: clock, onTimeout: onTimeout,
+        onCancel: { CardChannelError(.cancelled, "cancelled while waiting for the card") }, operation)
 }

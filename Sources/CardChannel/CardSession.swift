@@ -1,4 +1,5 @@
 public import ISO7816
+public import Timing
 import Synchronization
 
 /// One exchange on the wire: a command, what came back, and when. Its description shows the
@@ -48,10 +49,6 @@ public final class CardSession: Sendable {
     /// Deadline for each APDU, command out to response in.
     public let apduTimeout: Duration
     public let clock: MonotonicClock
-    /// The channel, when it can answer on the spot.
-    private let immediate: (any ImmediateCardChannel)?
-    /// The channel, when it keeps the deadline itself.
-    private let deadlineChannel: (any DeadlineCardChannel)?
     private let log = Mutex<[Exchange]>([])
 
     /// - Parameters:
@@ -61,8 +58,6 @@ public final class CardSession: Sendable {
     public init(channel: any CardChannel, apduTimeout: Duration = .seconds(2),
                 clock: MonotonicClock = .continuous) {
         self.channel = channel
-        self.immediate = channel as? any ImmediateCardChannel
-        self.deadlineChannel = channel as? any DeadlineCardChannel
         self.apduTimeout = apduTimeout
         self.clock = clock
     }
@@ -110,30 +105,16 @@ public final class CardSession: Sendable {
         try await exchange(command)
     }
 
-    /// One timed exchange on the wire, within the APDU deadline, logged. A channel that answers
-    /// on the spot (``ImmediateCardChannel``) is not raced against the deadline: only an answer
-    /// that needs waiting is; a ``DeadlineCardChannel`` keeps the deadline itself.
+    /// One timed exchange on the wire, within the APDU deadline, logged. The channel keeps the
+    /// deadline (``CardChannel/transmit(_:deadline:on:onTimeout:)``): an in-process card that
+    /// answers on the spot is not raced against it, the PC/SC channel keeps it on its thread.
     private func exchange(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
         let start = clock.now
         do throws(CardChannelError) {
-            let response: ResponseAPDU
-            switch immediate?.transmitImmediately(command) {
-            case .response(let r)?: response = r
-            case .failure(let e)?: throw e
-            case .later(let wait)?: response = try await withinDeadline(from: start, wait)
-            case nil:
-                if let deadlineChannel {
-                    let timeout = apduTimeout
-                    response = try await deadlineChannel.transmit(
-                        command, deadline: start + timeout, on: clock,
-                        onTimeout: { CardChannelError(.timeout, "the card did not answer within \(timeout.readable)") })
-                    break
-                }
-                let channel = self.channel
-                response = try await withinDeadline(from: start) { () async throws(CardChannelError) -> ResponseAPDU in
-                    try await channel.transmit(command)
-                }
-            }
+            let timeout = apduTimeout
+            let response = try await channel.transmit(
+                command, deadline: start + timeout, on: clock,
+                onTimeout: { CardChannelError(.timeout, "the card did not answer within \(timeout.readable)") })
             let end = clock.now
             log.withLock { $0.append(Exchange(command: command, response: response, start: start, duration: end - start)) }
             return response
@@ -143,33 +124,6 @@ public final class CardSession: Sendable {
                 $0.append(Exchange(command: command, response: nil, failure: error.code, start: start, duration: end - start))
             }
             throw error
-        }
-    }
-
-    /// `operation` raced against the APDU deadline that started at `start`.
-    private func withinDeadline(
-        from start: Duration, _ operation: @escaping @Sendable () async throws(CardChannelError) -> ResponseAPDU
-    ) async throws(CardChannelError) -> ResponseAPDU {
-        let timeout = apduTimeout
-        return try await withDeadline(
-            start + timeout, on: clock,
-            onTimeout: { CardChannelError(.timeout, "the card did not answer within \(timeout.readable)") }, operation)
-    }
-}
-
-extension Duration {
-    /// For messages: `1 ns`, `250 µs`, `10 ms`, `2 s`, `1.5 s` (not Swift's `1e-09 seconds`).
-    public var readable: String {
-        let (s, atto) = components
-        let ns = Double(s) * 1e9 + Double(atto) / 1e9
-        func trim(_ v: Double) -> String {
-            v == v.rounded() ? String(Int64(v)) : String(format: "%.3g", v)
-        }
-        switch abs(ns) {
-        case ..<1_000: return "\(trim(ns)) ns"
-        case ..<1_000_000: return "\(trim(ns / 1e3)) µs"
-        case ..<1_000_000_000: return "\(trim(ns / 1e6)) ms"
-        default: return "\(trim(ns / 1e9)) s"
         }
     }
 }

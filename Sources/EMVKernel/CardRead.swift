@@ -2,70 +2,9 @@ public import BERTLV
 public import CardChannel
 import ISO7816
 
-/// The payment network of an application, from its registered application provider (RID).
-public enum CardBrand: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
-    case visa, mastercard, maestro, amex, discover, jcb, unionpay, interac
-    case cartesBancaires = "cb"
-    case girocard, eftpos, rupay, mir
-    case unknown
-
-    /// The brand of `aid` (Maestro apart from Mastercard by its PIX).
-    public init(aid: [UInt8]) {
-        let rid = Array(aid.prefix(5))
-        switch rid {
-        case [0xA0, 0x00, 0x00, 0x00, 0x03]: self = .visa
-        case [0xA0, 0x00, 0x00, 0x00, 0x04]:
-            self = aid.dropFirst(5).starts(with: [0x30, 0x60]) ? .maestro : .mastercard
-        case [0xA0, 0x00, 0x00, 0x00, 0x25]: self = .amex
-        case [0xA0, 0x00, 0x00, 0x01, 0x52], [0xA0, 0x00, 0x00, 0x03, 0x24]: self = .discover
-        case [0xA0, 0x00, 0x00, 0x00, 0x65]: self = .jcb
-        case [0xA0, 0x00, 0x00, 0x03, 0x33]: self = .unionpay
-        case [0xA0, 0x00, 0x00, 0x02, 0x77]: self = .interac
-        case [0xA0, 0x00, 0x00, 0x00, 0x42]: self = .cartesBancaires
-        case [0xA0, 0x00, 0x00, 0x03, 0x59]: self = .girocard
-        case [0xA0, 0x00, 0x00, 0x03, 0x84]: self = .eftpos
-        case [0xA0, 0x00, 0x00, 0x05, 0x24]: self = .rupay
-        case [0xA0, 0x00, 0x00, 0x06, 0x58]: self = .mir
-        default: self = .unknown
-        }
-    }
-
-    /// The EMV contactless kernel (Book B) that serves this brand when the card names none.
-    public var defaultKernelID: UInt8 {
-        switch self {
-        case .mastercard, .maestro: return 2
-        case .visa: return 3
-        case .amex: return 4
-        case .jcb: return 5
-        case .discover: return 6
-        case .unionpay: return 7
-        // Domestic schemes run domestic kernels (or name one in 9F2A): EMV rules, the CVM list.
-        case .interac, .cartesBancaires, .girocard, .eftpos, .rupay, .mir, .unknown: return 0
-        }
-    }
-
-    /// For people: `Visa`, `Mastercard`, `American Express`.
-    public var displayName: String {
-        switch self {
-        case .visa: return "Visa"
-        case .mastercard: return "Mastercard"
-        case .maestro: return "Maestro"
-        case .amex: return "American Express"
-        case .discover: return "Discover"
-        case .jcb: return "JCB"
-        case .unionpay: return "UnionPay"
-        case .interac: return "Interac"
-        case .cartesBancaires: return "CB"
-        case .girocard: return "girocard"
-        case .eftpos: return "eftpos"
-        case .rupay: return "RuPay"
-        case .mir: return "Mir"
-        case .unknown: return "unknown brand"
-        }
-    }
-
-    public var description: String { rawValue }
-}
+/// The payment network of an application, from its registered application provider (RID):
+/// the one registry, ``BERTLV/PaymentNetwork``.
+public typealias CardBrand = PaymentNetwork
 
 /// The application the kernel selected.
 public struct ApplicationInfo: Hashable, Sendable {

@@ -229,7 +229,7 @@ public struct Transaction: Hashable, Sendable {
     public var type: TransactionType
 
     public init(amount: UInt64, otherAmount: UInt64 = 0, type: TransactionType = .purchase) {
-        precondition(amount <= 999_999_999_999 && otherAmount <= 999_999_999_999, "amount beyond 12 digits")
+        precondition(amount <= EMVAmount.maximum && otherAmount <= EMVAmount.maximum, "amount beyond 12 digits")
         self.amount = amount
         self.otherAmount = otherAmount
         self.type = type

@@ -1,5 +1,6 @@
 public import CardChannel
 import ISO7816
+public import Timing
 
 /// Runs an ``EMVKernel`` over a card: sends each command through a ``CardSession`` (which times
 /// every exchange and handles 61xx / 6Cxx) and returns the ``CardRead`` with every exchange.

@@ -32,11 +32,11 @@ public enum KernelStep: Hashable, Sendable, CustomStringConvertible {
 /// failed. Names the step and the reason. Tests compare ``code`` (and ``step``) only.
 ///
 /// Never holds a full PAN or track 2: reasons name tags, not values.
-public struct KernelError: Error, Sendable, CustomStringConvertible {
+public struct KernelError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong. Open: new codes may be added.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let name: String
-        public init(_ name: String) { self.name = name }
+        private init(_ name: String) { self.name = name }
         public var description: String { name }
 
         /// A response that is not what the command calls for: bad BER-TLV, the wrong template,
@@ -60,29 +60,43 @@ public struct KernelError: Error, Sendable, CustomStringConvertible {
         public static let channelFailed = Code("channelFailed")
     }
 
-    public var code: Code
+    private struct Backing: Sendable {
+        var code: Code
+        var step: KernelStep
+        var reason: String
+        var statusWord: StatusWord?
+        var channelError: CardChannelError?
+        var partial: PartialCardRead?
+        var file: String
+        var line: Int
+    }
+    private var backing: Backing
+
+    public var code: Code { backing.code }
     /// The step that failed.
-    public var step: KernelStep
-    public var reason: String
+    public var step: KernelStep { backing.step }
+    public var reason: String { backing.reason }
     /// The status word the card answered, when it matters to the error.
-    public var statusWord: StatusWord?
+    public var statusWord: StatusWord? { backing.statusWord }
     /// The card channel's error, for ``Code/channelFailed``: `error.channelError?.code == .cardRemoved`.
-    public var channelError: CardChannelError?
+    public var channelError: CardChannelError? { backing.channelError }
     /// What was read before the failure, with every exchange (set by ``EMVReader``).
-    public var partial: PartialCardRead?
-    public var file: String
-    public var line: Int
+    public var partial: PartialCardRead? {
+        get { backing.partial }
+        set { backing.partial = newValue }
+    }
+    public var file: String { backing.file }
+    public var line: Int { backing.line }
 
     public init(_ code: Code, step: KernelStep, _ reason: String, statusWord: StatusWord? = nil,
                 channelError: CardChannelError? = nil, file: String = #fileID, line: Int = #line) {
-        self.code = code
-        self.step = step
-        self.reason = reason
-        self.statusWord = statusWord
-        self.channelError = channelError
-        self.file = file
-        self.line = line
+        backing = Backing(code: code, step: step, reason: reason, statusWord: statusWord,
+                          channelError: channelError, partial: nil, file: file, line: line)
     }
+
+    /// Equal when the codes are: the step, the reason and the rest are for people and handling.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     /// The card answered `sw` where the step does not accept it.
     static func unexpected(_ sw: StatusWord, step: KernelStep, file: String = #fileID, line: Int = #line) -> KernelError {

@@ -3,12 +3,11 @@ public import ISO7816
 
 /// Hex of APDU bytes with the cardholder's secrets masked, for tables, JSON and logs.
 ///
-/// In BCD the hex of a PAN reads as its digits, so masking keeps the shape: the PAN 5A shows
-/// `476173******0010`, track 2 (57, 9F6B) shows its PAN that way, then `D`, expiry and service
-/// code, and `*` for the discretionary data; the other sensitive objects (``SensitiveData``:
-/// track 1, track discretionary data, PIN data, DS ID) are masked whole. Then, by content, every
-/// PAN-like digit run anywhere in the bytes (``SensitiveData/maskBCDRuns(_:)``, ASCII too), and
-/// the given PANs wherever they appear.
+/// Every rule comes from ``SensitiveData``, the one policy: the sensitive objects by tag
+/// (``SensitiveData/maskValue(in:value:tag:)``: the PAN 5A shows `476173******0010`, track 2
+/// keeps its shape, the others are masked whole), then, by content, every PAN-like digit run
+/// anywhere in the bytes (``SensitiveData/maskPANs(in:bytes:range:tag:)``, ASCII too), and the
+/// given PANs wherever they appear.
 public enum Redaction {
 
     /// Data of an APDU (BER-TLV, as cards answer) as upper-case hex with secrets masked;
@@ -36,7 +35,7 @@ public enum Redaction {
             for o in objects.flattened where !o.isConstructed {
                 let value = o.value.startIndex..<o.value.endIndex
                 if SensitiveData.isSensitive(o.tag) {
-                    mask(&chars, value: value, tag: o.tag)
+                    SensitiveData.maskValue(in: &chars, value: value, tag: o.tag)
                 } else {
                     SensitiveData.maskPANs(in: &chars, bytes: bytes, range: value, tag: o.tag)
                 }
@@ -49,37 +48,5 @@ public enum Redaction {
             text = text.replacing(pan.digits, with: pan.masked)
         }
         return text
-    }
-
-    private static func mask(_ chars: inout [Character], value: Range<Int>, tag: Tag) {
-        let lo = value.lowerBound * 2, hi = value.upperBound * 2
-        guard lo < hi else { return }
-        switch tag {
-        case .pan:
-            maskDigits(&chars, lo..<hi)
-        case .track2EquivalentData, .track2Data:
-            let sep = chars[lo..<hi].firstIndex(of: "D") ?? hi
-            maskDigits(&chars, lo..<sep)
-            // After D: YYMM and the service code stay; discretionary data goes.
-            var i = min(sep + 8, hi)
-            while i < hi {
-                if chars[i] != "F" { chars[i] = "*" }
-                i += 1
-            }
-        default:
-            for i in lo..<hi { chars[i] = "*" }
-        }
-    }
-
-    /// Keeps the first 6 and last 4 digits (F padding aside) of a BCD number.
-    private static func maskDigits(_ chars: inout [Character], _ range: Range<Int>) {
-        var end = range.upperBound
-        while end > range.lowerBound, chars[end - 1] == "F" { end -= 1 }
-        let keepFront = range.lowerBound + 6, keepBack = end - 4
-        guard keepFront < keepBack else {
-            for i in range.lowerBound..<end { chars[i] = "*" }   // too short to show anything
-            return
-        }
-        for i in keepFront..<keepBack { chars[i] = "*" }
     }
 }

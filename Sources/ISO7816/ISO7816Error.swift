@@ -22,20 +22,26 @@ public struct ISO7816Error: Error, Hashable, Sendable, CustomStringConvertible {
         public static let badHex = Code("badHex")
     }
 
-    public var code: Code
-    public var reason: String
-    public var file: String
-    public var line: Int
+    private struct Backing: Sendable {
+        var code: Code
+        var reason: String
+        var file: String
+        var line: Int
+    }
+    private var backing: Backing
+
+    public var code: Code { backing.code }
+    public var reason: String { backing.reason }
+    public var file: String { backing.file }
+    public var line: Int { backing.line }
 
     public init(_ code: Code, _ reason: String, file: String = #fileID, line: Int = #line) {
-        self.code = code
-        self.reason = reason
-        self.file = file
-        self.line = line
+        backing = Backing(code: code, reason: reason, file: file, line: line)
     }
 
     public var description: String { reason }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code && lhs.reason == rhs.reason }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code); hasher.combine(reason) }
+    /// Equal when the codes are: the reason and the place are for people.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -1,5 +1,6 @@
 public import CardChannel
 import ISO7816
+public import Timing
 
 /// The PC/SC entry points the command line and the payment flow use.
 public enum PCSC {

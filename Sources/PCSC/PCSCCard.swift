@@ -1,4 +1,5 @@
 import Synchronization
+import Timing
 
 /// A connection to the card in one reader (`SCARDHANDLE`), on its context's thread.
 ///
@@ -61,11 +62,11 @@ public final class PCSCCard: Sendable {
         }
     }
 
-    /// Sends `command` like ``transmit(_:)``, but stops waiting at `deadline`: nil then (the
+    /// Sends `command` like ``transmit(_:)``, but stops waiting at `deadline` on `clock`: nil then (the
     /// call finishes on the context's thread later, its result dropped).
-    func transmit(_ command: [UInt8], until deadline: ContinuousClock.Instant) async -> Result<[UInt8], PCSCError>? {
+    func transmit(_ command: [UInt8], until deadline: Duration, on clock: MonotonicClock) async -> Result<[UInt8], PCSCError>? {
         let lite = context.lite, handle = self.handle, proto = activeProtocol
-        return await context.thread.perform(.transmit, until: deadline) { () throws(PCSCError) -> [UInt8] in
+        return await context.thread.perform(.transmit, until: deadline, on: clock) { () throws(PCSCError) -> [UInt8] in
             try lite.transmit(handle, protocol: proto, command)
         }
     }

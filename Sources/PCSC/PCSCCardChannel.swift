@@ -1,6 +1,7 @@
 public import CardChannel
 public import ISO7816
 import Synchronization
+public import Timing
 
 /// A ``CardChannel`` to the card in a PC/SC reader.
 ///
@@ -10,7 +11,7 @@ import Synchronization
 /// `.noService`, `.sharingViolation`, `.malformedResponse` for fewer than 2 bytes, `.cancelled`
 /// (at once, even while `SCardTransmit` blocks on a mute card), and `.transmitFailed` with the
 /// PC/SC constant in `detail` for anything else.
-public final class PCSCCardChannel: DeadlineCardChannel {
+public final class PCSCCardChannel: CardChannel {
     public let card: PCSCCard
     /// The reader's name.
     public var reader: String { card.reader }
@@ -56,20 +57,14 @@ public final class PCSCCardChannel: DeadlineCardChannel {
         return try await response(bytes)
     }
 
-    /// Sends `command`, waiting at most until `deadline` on `clock`: on the continuous clock
-    /// through one continuation resumed from the PC/SC thread or by ``DeadlineWatchdog`` (no
-    /// task per exchange); on any other clock (a ``ManualClock`` in tests) through
-    /// ``withDeadline(_:on:onTimeout:_:)``.
+    /// Sends `command`, waiting at most until `deadline` on `clock`, through one continuation
+    /// resumed from the PC/SC thread or by the clock's timer (no task per exchange), on every
+    /// clock alike.
     public func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
                          onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {
-        guard let instant = clock.continuousInstant(deadline) else {
-            return try await withDeadline(deadline, on: clock, onTimeout: onTimeout) { () async throws(CardChannelError) -> ResponseAPDU in
-                try await self.transmit(command)
-            }
-        }
         try check(command)
         let bytes: [UInt8]
-        switch await card.transmit(command.bytes, until: instant) {
+        switch await card.transmit(command.bytes, until: deadline, on: clock) {
         case nil: throw onTimeout()
         case .failure(let error)?: throw CardChannelError(error, during: .exchange, reader: reader)
         case .success(let b)?: bytes = b

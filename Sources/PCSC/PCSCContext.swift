@@ -1,5 +1,6 @@
-public import CardChannel
+import CardChannel
 import Synchronization
+public import Timing
 
 /// A PC/SC context: a connection to pcscd, owned by a thread of its own.
 ///
@@ -23,7 +24,11 @@ public final class PCSCContext: Sendable {
     /// Throws `.noService` when pcscd is not running. While ``PCSCTestHook/forcedResults`` is
     /// bound, the context (and every card connected through it) uses those forced results.
     public static func establish() async throws(PCSCError) -> PCSCContext {
+        #if DEBUG
         let lite = PCSCLite(forced: PCSCTestHook.forcedResults)
+        #else
+        let lite = PCSCLite(forced: nil)
+        #endif
         let thread = PCSCThread(name: "tapemu.pcsc")
         do {
             let handle = try await thread.perform(.establishContext) { () throws(PCSCError) -> Int in

@@ -6,9 +6,11 @@
 public struct PCSCError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A pcsc-lite return code (`LONG`). The named codes are in `PCSCLite.swift`, built from the
     /// C constants (pcsc-lite's values differ from Windows', so never from numbers).
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let rawValue: Int
-        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// Internal: every code comes from libpcsclite (``PCSCLite``) or is one of the names
+        /// below; callers cannot make codes up.
+        init(rawValue: Int) { self.rawValue = rawValue }
 
         /// The C constant, e.g. `SCARD_E_NO_SERVICE`; `0x…` for a code pcsc-lite does not define.
         public var name: String {
@@ -24,14 +26,29 @@ public struct PCSCError: Error, Hashable, Sendable, CustomStringConvertible {
         public var description: String { name }
     }
 
-    public var code: Code
-    /// The libpcsclite call that returned the code.
-    public var function: PCSCFunction
-
-    public init(_ code: Code, function: PCSCFunction) {
-        self.code = code
-        self.function = function
+    private struct Backing: Sendable {
+        var code: Code
+        var function: PCSCFunction
+        var file: String
+        var line: Int
     }
+    private var backing: Backing
+
+    public var code: Code { backing.code }
+    /// The libpcsclite call that returned the code.
+    public var function: PCSCFunction { backing.function }
+    /// What the code means (``Code/message``): the reason, for people.
+    public var reason: String { code.message }
+    public var file: String { backing.file }
+    public var line: Int { backing.line }
+
+    public init(_ code: Code, function: PCSCFunction, file: String = #fileID, line: Int = #line) {
+        backing = Backing(code: code, function: function, file: file, line: line)
+    }
+
+    /// Equal when the codes are: the call and the place are for people.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     /// How to get out of it, when there is something to say.
     public var hint: String? {

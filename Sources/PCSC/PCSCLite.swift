@@ -272,15 +272,18 @@ public struct PCSCFunction: Hashable, Sendable, CustomStringConvertible {
     public static let transmit = PCSCFunction("SCardTransmit")
 }
 
+// Test hooks: internal (tests reach them through `@testable import PCSC`); the switch that turns
+// them on is compiled in debug builds only, like swift-system's mocking.
+
 /// Return codes to force at the C edge, per function, instead of calling libpcsclite (tests).
 ///
 /// Each call of a listed function takes the next code of its list; the last code of a list stays
 /// in force. A forced call never reaches libpcsclite: a forced `.success` leaves the outputs
 /// empty (no readers, handle 0, an empty response).
-public final class PCSCForcedResults: Sendable {
+final class PCSCForcedResults: Sendable {
     private let table: Mutex<[PCSCFunction: [PCSCError.Code]]>
 
-    public init(_ results: [PCSCFunction: [PCSCError.Code]]) {
+    init(_ results: [PCSCFunction: [PCSCError.Code]]) {
         table = Mutex(results)
     }
 
@@ -294,6 +297,7 @@ public final class PCSCForcedResults: Sendable {
     }
 }
 
+#if DEBUG
 /// The way to force PC/SC return codes in tests: contexts established while
 /// ``forcedResults`` is bound keep those forced results for their whole life.
 ///
@@ -302,9 +306,10 @@ public final class PCSCForcedResults: Sendable {
 ///     try await PCSCContext.establish()   // throws PCSCError(.noService)
 /// }
 /// ```
-public enum PCSCTestHook {
-    @TaskLocal public static var forcedResults: PCSCForcedResults?
+enum PCSCTestHook {
+    @TaskLocal static var forcedResults: PCSCForcedResults?
 }
+#endif
 
 // MARK: - The calls
 

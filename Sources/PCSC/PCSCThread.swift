@@ -1,7 +1,8 @@
-import CardChannel
+import Timing
 import Dispatch
 import Foundation
 import Synchronization
+import Timing
 
 /// A dedicated thread that owns one PC/SC context and runs every call on it, in order.
 ///
@@ -89,15 +90,12 @@ final class PCSCThread: Sendable {
         onCancel: (@Sendable () -> Void)? = nil,
         _ body: @escaping @Sendable () throws(PCSCError) -> T
     ) async throws(PCSCError) -> T {
-        let once = OnceContinuation<Result<T, PCSCError>>()
+        let once = ResumeOnce<Result<T, PCSCError>>()
         let cancelled = Result<T, PCSCError>.failure(PCSCError(.cancelled, function: function))
         if abandonOnCancel && Task.isCancelled { throw PCSCError(.cancelled, function: function) }
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Result<T, PCSCError>, Never>) in
-                once.set(c)
-                submit {
-                    once.resume(Result { () throws(PCSCError) -> T in try body() })
-                }
+        let result = await once.wait {
+            submit {
+                once.resume(Result { () throws(PCSCError) -> T in try body() })
             }
         } onCancel: {
             onCancel?()
@@ -108,64 +106,28 @@ final class PCSCThread: Sendable {
 }
 
 extension PCSCThread {
-    /// Runs `body` on this thread and returns its result, or nil when `deadline` comes first:
-    /// the caller stops waiting then (the call goes on and its result is dropped). A cancelled
-    /// task gets `.cancelled` at once; an already cancelled one does not run `body`.
+    /// Runs `body` on this thread and returns its result, or nil when `deadline` (an offset on
+    /// `clock`) comes first: the caller stops waiting then (the call goes on and its result is
+    /// dropped). A cancelled task gets `.cancelled` at once; an already cancelled one does not
+    /// run `body`.
     ///
-    /// One continuation, resumed from this thread or by ``DeadlineWatchdog`` at the deadline:
-    /// no task is made for the deadline.
+    /// One continuation, resumed from this thread or by the clock's timer at the deadline (on
+    /// the continuous clock the shared ``DeadlineWatchdog``: no task is made for the deadline).
     func perform<T: Sendable>(
-        _ function: PCSCFunction, until deadline: ContinuousClock.Instant,
+        _ function: PCSCFunction, until deadline: Duration, on clock: MonotonicClock,
         _ body: @escaping @Sendable () throws(PCSCError) -> T
     ) async -> Result<T, PCSCError>? {
         let cancelled = Result<T, PCSCError>.failure(PCSCError(.cancelled, function: function))
         if Task.isCancelled { return cancelled }
-        let once = OnceContinuation<Result<T, PCSCError>?>()
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Result<T, PCSCError>?, Never>) in
-                once.set(c)
-                let token = DeadlineWatchdog.shared.schedule(at: deadline) { once.resume(nil) }
-                submit {
-                    let result = Result { () throws(PCSCError) -> T in try body() }
-                    DeadlineWatchdog.shared.cancel(token)
-                    once.resume(result)
-                }
+        let once = ResumeOnce<Result<T, PCSCError>?>()
+        return await once.wait {
+            let timer = clock.schedule(at: deadline) { once.resume(nil) }
+            once.onResume { timer.cancel() }
+            submit {
+                once.resume(Result { () throws(PCSCError) -> T in try body() })
             }
         } onCancel: {
             once.resume(cancelled)
         }
-    }
-}
-
-/// A continuation resumed at most once, by whichever side comes first; a value that comes before
-/// the continuation is registered is kept for it.
-final class OnceContinuation<T: Sendable>: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<T, Never>?
-        var early: T?
-        var done = false
-    }
-    private let state = Mutex(State())
-
-    init() {}
-
-    func set(_ c: CheckedContinuation<T, Never>) {
-        let early = state.withLock { s -> T? in
-            if let e = s.early { s.early = nil; return e }
-            s.continuation = c
-            return nil
-        }
-        if let early { c.resume(returning: early) }
-    }
-
-    func resume(_ value: T) {
-        let c = state.withLock { s -> CheckedContinuation<T, Never>? in
-            guard !s.done else { return nil }
-            s.done = true
-            if let c = s.continuation { s.continuation = nil; return c }
-            s.early = value
-            return nil
-        }
-        c?.resume(returning: value)
     }
 }

@@ -1,3 +1,4 @@
+public import CardChannel
 import Dispatch
 import Foundation
 import Glibc
@@ -217,7 +218,8 @@ public final class VPCDCardServer: Sendable {
                 }
                 exchanges += 1
                 onEvent(.exchange(command: payload, response: bytes, cardTime: cardTime))
-            case .removed:
+            case .removed, .failure:
+                // vpcd cannot carry an error: a failing card side leaves the field.
                 return .torn(exchanges)
             case .mute:
                 onEvent(.mute(command: payload))

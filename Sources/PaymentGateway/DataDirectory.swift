@@ -56,20 +56,34 @@ public struct DataDirectoryLayout: Sendable {
     static let lockName = ".tapemu.lock"
 
     /// One kind of store.
-    struct Store: Sendable {
-        var fileName: String
+    package struct Store: Sendable {
+        package var fileName: String
         /// SQLite `PRAGMA application_id` of this kind of file.
-        var applicationId: Int
+        package var applicationId: Int
         /// What it holds, for messages.
-        var holds: String
+        package var holds: String
         /// Writes the schema into a new, empty file and stamps it with the directory's id.
-        var create: @Sendable (SQLiteConnection, _ directoryId: String) throws(GatewayError) -> Void
+        package var create: @Sendable (SQLiteConnection, _ directoryId: String) throws(GatewayError) -> Void
         /// The directory id stamped in an existing file (nil: not stamped yet, an older tapemu's).
-        var readId: @Sendable (SQLiteConnection) throws(GatewayError) -> String?
+        package var readId: @Sendable (SQLiteConnection) throws(GatewayError) -> String?
         /// Whether a file not stamped yet (an older tapemu's) has this kind's tables.
-        var recognises: @Sendable (_ tables: Set<String>) -> Bool
+        package var recognises: @Sendable (_ tables: Set<String>) -> Bool
         /// Stamps an adopted older file.
-        var stamp: @Sendable (SQLiteConnection, _ directoryId: String) throws(GatewayError) -> Void
+        package var stamp: @Sendable (SQLiteConnection, _ directoryId: String) throws(GatewayError) -> Void
+
+        package init(fileName: String, applicationId: Int, holds: String,
+                     create: @escaping @Sendable (SQLiteConnection, _ directoryId: String) throws(GatewayError) -> Void,
+                     readId: @escaping @Sendable (SQLiteConnection) throws(GatewayError) -> String?,
+                     recognises: @escaping @Sendable (_ tables: Set<String>) -> Bool,
+                     stamp: @escaping @Sendable (SQLiteConnection, _ directoryId: String) throws(GatewayError) -> Void) {
+            self.fileName = fileName
+            self.applicationId = applicationId
+            self.holds = holds
+            self.create = create
+            self.readId = readId
+            self.recognises = recognises
+            self.stamp = stamp
+        }
     }
 
     /// How a command opens a store.
@@ -94,11 +108,11 @@ public struct DataDirectoryLayout: Sendable {
 
     public init(path: String) { self.path = path }
 
-    func file(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
+    package func file(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
 
     /// Opens `store` under the rules above; nil when the store was never created here and
     /// `access` does not create.
-    func open(_ store: Store, access: Access, busyTimeout: Duration) throws(GatewayError) -> SQLiteConnection? {
+    package func open(_ store: Store, access: Access, busyTimeout: Duration) throws(GatewayError) -> SQLiteConnection? {
         guard !path.isEmpty else { throw GatewayError(.storage, "the data directory path is empty") }
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
@@ -274,7 +288,7 @@ public struct DataDirectoryLayout: Sendable {
         guard fsync(fd) == 0 else { throw Self.posixError("cannot sync \(path)") }
     }
 
-    static func posixError(_ doing: String, errno e: Int32 = errno) -> GatewayError {
+    package static func posixError(_ doing: String, errno e: Int32 = errno) -> GatewayError {
         GatewayError(e == EROFS ? .readOnlyStorage : .storage, "\(doing): \(String(cString: strerror(e)))")
     }
 

@@ -1,6 +1,7 @@
 import BERTLV
 public import Foundation
 import Synchronization
+public import Timing
 
 /// The emulated acquirer, in-process: decides by ``TestTriggers``, checks the cryptograms of
 /// cards whose issuer key it knows, keeps a durable ``Ledger``, writes signed webhooks to the
@@ -13,8 +14,9 @@ public final class EmbeddedGateway: Gateway {
     public struct Configuration: Sendable {
         /// Where the ledger lives (created if needed).
         public var dataDirectory: String
-        /// The clock of every timeout and delay.
-        public var clock: any Clock<Duration>
+        /// The clock of every timeout and delay: tapemu's one clock type (module `Timing`), made
+        /// from the clock given to the initialiser (a `ManualClock` in tests).
+        public var clock: MonotonicClock
         /// How long a caller waits when the request does not say (``GatewayRequestOptions/timeout``).
         public var requestTimeout: Duration
         /// The delay of amount trigger `93` (slow answer).
@@ -43,7 +45,7 @@ public final class EmbeddedGateway: Gateway {
                     busyTimeout: Duration = .seconds(5),
                     access: DataDirectoryLayout.Access = .create) {
             self.dataDirectory = dataDirectory
-            self.clock = clock
+            self.clock = MonotonicClock(clock)
             self.requestTimeout = requestTimeout
             self.slowAnswerDelay = slowAnswerDelay
             self.now = now
@@ -178,7 +180,7 @@ public final class EmbeddedGateway: Gateway {
             throw invalid("the orderId must be 1 to 128 printable characters")
         }
         guard r.amount > 0 else { throw invalid("the amount must be more than 0 (got \(r.amount))") }
-        guard r.amount <= 999_999_999_999 else { throw invalid("the amount does not fit 12 digits") }
+        guard r.amount <= Int(EMVAmount.maximum) else { throw invalid("the amount does not fit 12 digits") }
         guard r.currency.utf8.count == 3, r.currency.utf8.allSatisfy({ (65...90).contains($0) }) else {
             throw invalid("the currency must be an ISO 4217 code of three upper-case letters")
         }

@@ -12,15 +12,15 @@ import Glibc
 /// A lock file may be removed by its holder (``releaseAndRemove()``); a process that opened the
 /// old file before it went checks, once it holds the lock, that the path still names the file
 /// it locked, and starts again if not.
-final class FileLock: @unchecked Sendable {
+package final class FileLock: @unchecked Sendable {
     /// Why a lock could not be taken or made.
-    struct Failure: Error, Sendable {
-        var reason: String
-        var errno: Int32
-        var isReadOnly: Bool { errno == EROFS }
+    package struct Failure: Error, Sendable {
+        package var reason: String
+        package var errno: Int32
+        package var isReadOnly: Bool { errno == EROFS }
     }
 
-    let path: String
+    package let path: String
     private var fd: Int32
 
     private init(path: String, fd: Int32) {
@@ -31,7 +31,7 @@ final class FileLock: @unchecked Sendable {
     deinit { release() }
 
     /// Takes the lock, waiting for its holder to let go. Blocks the calling thread.
-    static func acquire(_ path: String) throws(Failure) -> FileLock {
+    package static func acquire(_ path: String) throws(Failure) -> FileLock {
         guard let lock = try take(path, wait: true) else {
             throw Failure(reason: "the lock was not granted", errno: EAGAIN)
         }
@@ -40,7 +40,7 @@ final class FileLock: @unchecked Sendable {
 
     /// Takes the lock on a thread of its own, so a long wait never holds a thread of Swift's
     /// cooperative pool.
-    static func acquire(_ path: String) async throws(Failure) -> FileLock {
+    package static func acquire(_ path: String) async throws(Failure) -> FileLock {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<FileLock, Failure>, Never>) in
             let thread = Thread {
                 do throws(Failure) {
@@ -56,7 +56,7 @@ final class FileLock: @unchecked Sendable {
     }
 
     /// Takes the lock if nobody holds it; nil when a live holder has it.
-    static func tryAcquire(_ path: String) throws(Failure) -> FileLock? {
+    package static func tryAcquire(_ path: String) throws(Failure) -> FileLock? {
         try take(path, wait: false)
     }
 
@@ -87,14 +87,14 @@ final class FileLock: @unchecked Sendable {
     }
 
     /// Lets go of the lock (idempotent).
-    func release() {
+    package func release() {
         guard fd >= 0 else { return }
         close(fd)
         fd = -1
     }
 
     /// Removes the lock file while still holding it, then lets go.
-    func releaseAndRemove() {
+    package func releaseAndRemove() {
         guard fd >= 0 else { return }
         unlink(path)
         release()

@@ -82,16 +82,21 @@ public struct GatewayError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let storeMissing = Code("storeMissing")
     }
 
-    public var code: Code
-    public var reason: String
-    public var file: String
-    public var line: Int
+    private struct Backing: Sendable {
+        var code: Code
+        var reason: String
+        var file: String
+        var line: Int
+    }
+    private var backing: Backing
+
+    public var code: Code { backing.code }
+    public var reason: String { backing.reason }
+    public var file: String { backing.file }
+    public var line: Int { backing.line }
 
     public init(_ code: Code, _ reason: String, file: String = #fileID, line: Int = #line) {
-        self.code = code
-        self.reason = reason
-        self.file = file
-        self.line = line
+        backing = Backing(code: code, reason: reason, file: file, line: line)
     }
 
     /// A transport fault: the request may or may not have been recorded.
@@ -101,6 +106,7 @@ public struct GatewayError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(code): \(reason)" }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code && lhs.reason == rhs.reason }
+    /// Equal when the codes are: the reason and the place are for people.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -5,16 +5,16 @@ import Glibc
 #endif
 
 /// A value bound to or read from a statement.
-enum SQLValue: Sendable, Hashable {
+package enum SQLValue: Sendable, Hashable {
     case null
     case integer(Int64)
     case text(String)
     case blob([UInt8])
 
-    var int64: Int64? { if case .integer(let v) = self { return v }; return nil }
-    var int: Int? { int64.flatMap { Int(exactly: $0) } }
-    var string: String? { if case .text(let s) = self { return s }; return nil }
-    var bytes: [UInt8]? {
+    package var int64: Int64? { if case .integer(let v) = self { return v }; return nil }
+    package var int: Int? { int64.flatMap { Int(exactly: $0) } }
+    package var string: String? { if case .text(let s) = self { return s }; return nil }
+    package var bytes: [UInt8]? {
         switch self {
         case .blob(let b): return b
         case .text(let s): return Array(s.utf8)
@@ -24,29 +24,29 @@ enum SQLValue: Sendable, Hashable {
 }
 
 extension SQLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
-    init(stringLiteral value: String) { self = .text(value) }
-    init(integerLiteral value: Int64) { self = .integer(value) }
-    init(_ s: String?) { self = s.map { .text($0) } ?? .null }
-    init(_ i: Int) { self = .integer(Int64(i)) }
-    init(_ i: Int64?) { self = i.map { .integer($0) } ?? .null }
-    init(_ b: Bool) { self = .integer(b ? 1 : 0) }
+    package init(stringLiteral value: String) { self = .text(value) }
+    package init(integerLiteral value: Int64) { self = .integer(value) }
+    package init(_ s: String?) { self = s.map { .text($0) } ?? .null }
+    package init(_ i: Int) { self = .integer(Int64(i)) }
+    package init(_ i: Int64?) { self = i.map { .integer($0) } ?? .null }
+    package init(_ b: Bool) { self = .integer(b ? 1 : 0) }
 }
 
 /// One row of a result, by column position.
-struct SQLRow: Sendable {
-    var values: [SQLValue]
-    subscript(_ i: Int) -> SQLValue { i < values.count ? values[i] : .null }
+package struct SQLRow: Sendable {
+    package var values: [SQLValue]
+    package subscript(_ i: Int) -> SQLValue { i < values.count ? values[i] : .null }
 }
 
 /// One SQLite connection with a cache of prepared statements. Not thread-safe: the ledger
 /// keeps it inside a mutex.
-final class SQLiteConnection {
+package final class SQLiteConnection {
     private var db: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
-    let path: String
+    package let path: String
 
     /// How a connection opens its file.
-    enum OpenMode: Sendable, Equatable {
+    package enum OpenMode: Sendable, Equatable {
         /// Read and write; the file is created when missing (only the data directory creates).
         case readWriteCreate
         /// Read and write an existing file.
@@ -58,7 +58,7 @@ final class SQLiteConnection {
 
     /// Opens the database at `path` in WAL mode with durable commits (`synchronous=FULL`) and a
     /// busy timeout. A file that is not a database throws `corruptLedger`.
-    init(path: String, busyTimeout: Duration, mode: OpenMode = .readWriteCreate) throws(GatewayError) {
+    package init(path: String, busyTimeout: Duration, mode: OpenMode = .readWriteCreate) throws(GatewayError) {
         self.path = path
         self.mode = mode
         do {
@@ -118,7 +118,7 @@ final class SQLiteConnection {
         return immutable ? out + "?immutable=1" : out
     }
 
-    let mode: OpenMode
+    package let mode: OpenMode
 
     deinit {
         for s in statements.values { sqlite3_finalize(s) }
@@ -126,7 +126,7 @@ final class SQLiteConnection {
     }
 
     /// Runs SQL text that may hold several statements and returns no rows (schema, pragmas).
-    func execute(_ sql: String) throws(GatewayError) {
+    package func execute(_ sql: String) throws(GatewayError) {
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(db, sql, nil, nil, &message)
         defer { sqlite3_free(message) }
@@ -138,7 +138,7 @@ final class SQLiteConnection {
 
     /// Runs one statement and returns every row.
     @discardableResult
-    func query(_ sql: String, _ bindings: [SQLValue] = []) throws(GatewayError) -> [SQLRow] {
+    package func query(_ sql: String, _ bindings: [SQLValue] = []) throws(GatewayError) -> [SQLRow] {
         let stmt = try prepared(sql)
         defer {
             sqlite3_reset(stmt)
@@ -161,7 +161,7 @@ final class SQLiteConnection {
 
     /// Runs one statement that returns no rows; returns how many rows it changed.
     @discardableResult
-    func run(_ sql: String, _ bindings: [SQLValue] = []) throws(GatewayError) -> Int {
+    package func run(_ sql: String, _ bindings: [SQLValue] = []) throws(GatewayError) -> Int {
         try query(sql, bindings)
         return Int(sqlite3_changes(db))
     }
@@ -169,7 +169,7 @@ final class SQLiteConnection {
     /// Runs `body` in an immediate transaction (the write lock is taken at once, so two
     /// processes never interleave a read-check-write). Commits when `body` returns; rolls
     /// back when it throws.
-    func transaction<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
+    package func transaction<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
         try execute("BEGIN IMMEDIATE")
         let result: T
         do {
@@ -187,7 +187,7 @@ final class SQLiteConnection {
         return result
     }
 
-    var userVersion: Int {
+    package var userVersion: Int {
         get throws(GatewayError) { try query("PRAGMA user_version").first?[0].int ?? 0 }
     }
 
@@ -240,7 +240,7 @@ final class SQLiteConnection {
 
     /// The one place that turns a SQLite result code into a ``GatewayError``. Where the
     /// operating system said why (a full disk, a read-only file system), its words lead.
-    static func error(_ rc: Int32, _ message: String, systemErrno: Int32 = 0) -> GatewayError {
+    package static func error(_ rc: Int32, _ message: String, systemErrno: Int32 = 0) -> GatewayError {
         let os = systemErrno != 0 ? String(cString: strerror(systemErrno)) : nil
         switch rc & 0xFF {
         case SQLITE_CORRUPT, SQLITE_NOTADB:
@@ -269,7 +269,7 @@ final class SQLiteConnection {
 
     /// `PRAGMA quick_check` (`full`: `integrity_check`): throws `corruptLedger` naming the
     /// first problem SQLite reports.
-    func checkIntegrity(full: Bool) throws(GatewayError) {
+    package func checkIntegrity(full: Bool) throws(GatewayError) {
         let rows = try query(full ? "PRAGMA integrity_check(5)" : "PRAGMA quick_check(5)")
         let lines = rows.compactMap { $0[0].string }
         guard lines != ["ok"] else { return }
@@ -277,11 +277,11 @@ final class SQLiteConnection {
     }
 
     /// The names of the tables in the file.
-    func tableNames() throws(GatewayError) -> Set<String> {
+    package func tableNames() throws(GatewayError) -> Set<String> {
         Set(try query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0[0].string })
     }
 
-    var applicationId: Int {
+    package var applicationId: Int {
         get throws(GatewayError) { try query("PRAGMA application_id").first?[0].int ?? 0 }
     }
 }

@@ -1,5 +1,6 @@
 public import Foundation
 import Synchronization
+public import Timing
 import VirtualCard
 
 /// What sends a webhook over the network. The gateway service plugs its HTTP client in; tests
@@ -126,8 +127,8 @@ public final class WebhookDeliverer: Sendable {
     public let timeout: Duration
     /// The wall clock for timestamps and due times.
     public let now: @Sendable () -> Date
-    /// The clock ``run()`` sleeps on between passes.
-    public let clock: any Clock<Duration>
+    /// The clock ``run()`` sleeps on between passes (the one clock type, as the gateway's).
+    public let clock: MonotonicClock
     /// How often ``run()`` looks for new webhooks when none is due (another process may add some).
     public let pollInterval: Duration
     /// A number in [0, 1) for the jitter.
@@ -148,7 +149,7 @@ public final class WebhookDeliverer: Sendable {
         self.transport = transport
         self.policy = policy
         self.timeout = timeout
-        self.clock = clock
+        self.clock = MonotonicClock(clock)
         self.now = now
         self.pollInterval = pollInterval
         self.random = random

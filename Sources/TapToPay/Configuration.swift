@@ -1,7 +1,9 @@
 public import CardChannel
 public import EMVKernel
 public import Foundation
+public import DeviceStore
 public import PaymentGateway
+public import Timing
 
 /// The device tapemu pretends to be.
 public struct DeviceEnvironment: Sendable, Hashable {
@@ -59,72 +61,75 @@ public enum ResultHandOver: Sendable, Hashable {
     case acknowledged
 }
 
-extension TapToPay {
-    /// Everything a payment depends on. The embedded default: a virtual Visa qVSDC card and the
-    /// in-process gateway in a data directory.
-    public struct Configuration: Sendable {
-        /// Where cards come from.
-        public var cardSource: any CardSource
-        /// The acquirer.
-        public var gateway: any Gateway
-        /// The device's durable store of pending payments.
-        public var pendingStore: PendingPaymentStore
-        /// The clock of every timeout and timing.
-        public var clock: MonotonicClock
-        /// Wall time (token expiry, record timestamps).
-        public var now: @Sendable () -> Date
-        public var location: any LocationProvider
-        public var terms: any TermsProvider
-        public var pin: any PINProvider
-        public var device: DeviceEnvironment
-        /// This SDK's version string, which the gateway may block.
-        public var sdkVersion: String
-        public var timeouts: PaymentTimeouts
-        /// The reader kernel's terminal settings (country, currency, TTQ, CVM limit, AIDs).
-        public var terminal: TerminalConfiguration
-        /// ISO 4217 alphabetic currency of the amounts.
-        public var currency: String
-        /// Faults to inject per authorisation (the CLI's `--gateway-fault`).
-        public var gatewayFault: GatewayFault?
-        /// Start the authorisation as soon as the cryptogram and card data are known (qVSDC),
-        /// while the kernel goes on reading records. On by default, as real SDKs do.
-        public var submitsEarly: Bool
-        /// When the record of an answered payment leaves the device (default: on return).
-        public var resultHandOver: ResultHandOver
-        /// Called at each ``FlowCheckpoint``; a test can freeze the flow there.
-        public var checkpoint: @Sendable (FlowCheckpoint) async -> Void
-        /// Progress, for display.
-        public var onEvent: @Sendable (PaymentEvent) -> Void
+/// Everything a payment depends on, whichever SDK face runs it (``TapToPay``, ``CoreAPI``).
+/// The embedded default: a virtual Visa qVSDC card and the in-process gateway in a data directory.
+public struct PaymentConfiguration: Sendable {
+    /// Where cards come from.
+    public var cardSource: any CardSource
+    /// The acquirer.
+    public var gateway: any Gateway
+    /// The device's durable store of pending payments.
+    public var pendingStore: PendingPaymentStore
+    /// The clock of every timeout and timing.
+    public var clock: MonotonicClock
+    /// Wall time (token expiry, record timestamps).
+    public var now: @Sendable () -> Date
+    public var location: any LocationProvider
+    public var terms: any TermsProvider
+    public var pin: any PINProvider
+    public var device: DeviceEnvironment
+    /// This SDK's version string, which the gateway may block.
+    public var sdkVersion: String
+    public var timeouts: PaymentTimeouts
+    /// The reader kernel's terminal settings (country, currency, TTQ, CVM limit, AIDs).
+    public var terminal: TerminalConfiguration
+    /// ISO 4217 alphabetic currency of the amounts.
+    public var currency: String
+    /// Faults to inject per authorisation (the CLI's `--gateway-fault`).
+    public var gatewayFault: GatewayFault?
+    /// Start the authorisation as soon as the cryptogram and card data are known (qVSDC),
+    /// while the kernel goes on reading records. On by default, as real SDKs do.
+    public var submitsEarly: Bool
+    /// When the record of an answered payment leaves the device (default: on return).
+    public var resultHandOver: ResultHandOver
+    /// Called at each ``FlowCheckpoint``; a test can freeze the flow there.
+    public var checkpoint: @Sendable (FlowCheckpoint) async -> Void
+    /// Progress, for display.
+    public var onEvent: @Sendable (PaymentEvent) -> Void
 
-        public init(cardSource: any CardSource, gateway: any Gateway, pendingStore: PendingPaymentStore,
-                    clock: MonotonicClock = .continuous, now: @escaping @Sendable () -> Date = { Date() },
-                    location: any LocationProvider = FixedLocationProvider(),
-                    terms: any TermsProvider = FixedTermsProvider(accepts: true),
-                    pin: any PINProvider = ScriptedPINProvider(.cancel),
-                    device: DeviceEnvironment = DeviceEnvironment(), sdkVersion: String = TapToPay.sdkVersion,
-                    timeouts: PaymentTimeouts = .default, terminal: TerminalConfiguration = .default,
-                    currency: String = "EUR", gatewayFault: GatewayFault? = nil, submitsEarly: Bool = true,
-                    resultHandOver: ResultHandOver = .onReturn,
-                    checkpoint: @escaping @Sendable (FlowCheckpoint) async -> Void = { _ in },
-                    onEvent: @escaping @Sendable (PaymentEvent) -> Void = { _ in }) {
-            self.cardSource = cardSource
-            self.gateway = gateway
-            self.pendingStore = pendingStore
-            self.clock = clock
-            self.now = now
-            self.location = location
-            self.terms = terms
-            self.pin = pin
-            self.device = device
-            self.sdkVersion = sdkVersion
-            self.timeouts = timeouts
-            self.terminal = terminal
-            self.currency = currency
-            self.gatewayFault = gatewayFault
-            self.submitsEarly = submitsEarly
-            self.resultHandOver = resultHandOver
-            self.checkpoint = checkpoint
-            self.onEvent = onEvent
-        }
+    public init(cardSource: any CardSource, gateway: any Gateway, pendingStore: PendingPaymentStore,
+                clock: MonotonicClock = .continuous, now: @escaping @Sendable () -> Date = { Date() },
+                location: any LocationProvider = FixedLocationProvider(),
+                terms: any TermsProvider = FixedTermsProvider(accepts: true),
+                pin: any PINProvider = ScriptedPINProvider(.cancel),
+                device: DeviceEnvironment = DeviceEnvironment(), sdkVersion: String = TapToPay.sdkVersion,
+                timeouts: PaymentTimeouts = .default, terminal: TerminalConfiguration = .default,
+                currency: String = "EUR", gatewayFault: GatewayFault? = nil, submitsEarly: Bool = true,
+                resultHandOver: ResultHandOver = .onReturn,
+                checkpoint: @escaping @Sendable (FlowCheckpoint) async -> Void = { _ in },
+                onEvent: @escaping @Sendable (PaymentEvent) -> Void = { _ in }) {
+        self.cardSource = cardSource
+        self.gateway = gateway
+        self.pendingStore = pendingStore
+        self.clock = clock
+        self.now = now
+        self.location = location
+        self.terms = terms
+        self.pin = pin
+        self.device = device
+        self.sdkVersion = sdkVersion
+        self.timeouts = timeouts
+        self.terminal = terminal
+        self.currency = currency
+        self.gatewayFault = gatewayFault
+        self.submitsEarly = submitsEarly
+        self.resultHandOver = resultHandOver
+        self.checkpoint = checkpoint
+        self.onEvent = onEvent
     }
+}
+
+extension TapToPay {
+    /// The MONEI-style face's name for ``PaymentConfiguration`` (the seed's `TapToPay.Configuration`).
+    public typealias Configuration = PaymentConfiguration
 }

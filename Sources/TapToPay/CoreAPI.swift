@@ -2,6 +2,7 @@ import BERTLV
 import CardChannel
 import EMVKernel
 import Foundation
+public import DeviceStore
 public import PaymentGateway
 import Synchronization
 
@@ -40,7 +41,7 @@ public enum CoreRefundOutcome: Sendable, Hashable {
 /// submission, a killed process — is there to resolve with ``PendingSaleResolver`` (the seeds'
 /// five steps).
 public final class CoreAPI: Sendable {
-    public let configuration: TapToPay.Configuration
+    public let configuration: PaymentConfiguration
     /// The emulated iPhone (`APPLE_TTP_` conditions).
     public let environment: CoreDeviceEnvironment
     let deviceMonitor: (any CoreDeviceMonitor)?
@@ -54,16 +55,10 @@ public final class CoreAPI: Sendable {
         var ready = false
         /// The last device status reported to the listener.
         var deviceStatus: CoreDeviceStatus?
-        var busy = false
-        var currentOrderId: String?
-        var current: Task<(CoreSaleOutcome, PendingLease?), Never>?
-        var explicitCancel = false
-        /// Answered sales whose records wait for ``acknowledge(_:)`` (``ResultHandOver/acknowledged``).
-        var unacknowledged: [String: PendingLease] = [:]
-        /// The card of the sale in progress, once read: (masked PAN, brand).
-        var card: (maskedPAN: String, brand: String)?
     }
     private let session = Mutex(Session())
+    /// The sale in progress (busy, cancel) and the answered ones awaiting ``acknowledge(_:)``.
+    private let payment = PaymentSession<(CoreSaleOutcome, PendingLease?)>()
 
     /// - Parameters:
     ///   - configuration: the card source, gateway, pending store, clock, timeouts… shared with
@@ -72,7 +67,7 @@ public final class CoreAPI: Sendable {
     ///     linked, merchant not blocked.
     ///   - deviceMonitor: follows the reader's attach/detach (the CLI passes one over PC/SC);
     ///     nil: the device is always there (virtual cards, traces).
-    public init(configuration: TapToPay.Configuration, environment: CoreDeviceEnvironment? = nil,
+    public init(configuration: PaymentConfiguration, environment: CoreDeviceEnvironment? = nil,
                 deviceMonitor: (any CoreDeviceMonitor)? = nil) {
         self.configuration = configuration
         self.environment = environment ?? CoreDeviceEnvironment(device: configuration.device)
@@ -207,49 +202,17 @@ public final class CoreAPI: Sendable {
             deliver(outcome, to: listener)
             return outcome
         }
-        let started = session.withLock { s -> Bool in
-            if s.busy { return false }
-            s.busy = true
-            s.explicitCancel = false
-            s.currentOrderId = sale.orderId
-            s.card = nil
-            return true
-        }
-        guard started else {
+        let finished = await payment.run(orderId: sale.orderId) { await self.run(sale, terminal: terminal) }
+        guard let (outcome, lease) = finished else {
             let outcome = CoreSaleOutcome.error(.transactionInProgress, description: "a sale is already in progress")
             deliver(outcome, to: listener)
             return outcome
         }
-        let task = Task { await self.run(sale, terminal: terminal) }
-        let cancelNow = session.withLock { s -> Bool in
-            s.current = task
-            return s.explicitCancel
-        }
-        if cancelNow { task.cancel() }
-        let (outcome, lease) = await withTaskCancellationHandler {
-            await task.value
-        } onCancel: {
-            task.cancel()
-        }
-        session.withLock { s in
-            s.busy = false
-            s.current = nil
-            s.currentOrderId = nil
-            s.card = nil
-        }
         deliver(outcome, to: listener)
         // The listener has the response: the record, which kept the answer until now, leaves.
         if let lease {
-            switch configuration.resultHandOver {
-            case .onReturn:
-                TapToPay.complete(lease, onEvent: configuration.onEvent)
-            case .acknowledged:
-                let replaced = session.withLock { s in
-                    defer { s.unacknowledged[sale.orderId] = lease }
-                    return s.unacknowledged[sale.orderId]
-                }
-                replaced?.release()
-            }
+            payment.handOver(lease, orderId: sale.orderId, mode: configuration.resultHandOver,
+                             onEvent: configuration.onEvent)
         }
         return outcome
     }
@@ -259,19 +222,14 @@ public final class CoreAPI: Sendable {
     /// ``ResultHandOver/acknowledged``; a response never acknowledged stays on the device as a
     /// pending sale, and ``resolvePendingSales(variant:)`` resolves it (look-up, then reversal:
     /// the merchant never saw the approval).
-    public func acknowledge(_ response: CoreSaleResponse) throws(GatewayError) {
-        let lease = session.withLock { s in s.unacknowledged.removeValue(forKey: response.orderId) }
-        try lease?.complete()
+    public func acknowledge(_ response: CoreSaleResponse) throws(DeviceStoreError) {
+        try payment.acknowledge(orderId: response.orderId)
     }
 
     /// Cancels the sale in progress: before the submission point it ends with `onError(.cancelled)`;
     /// after it, with `onTransactionCommError(.cancelled)` (the sale stays pending).
     public func cancelSale() {
-        let task = session.withLock { s -> Task<(CoreSaleOutcome, PendingLease?), Never>? in
-            s.explicitCancel = true
-            return s.current
-        }
-        task?.cancel()
+        payment.cancel()
     }
 
     private func deliver(_ outcome: CoreSaleOutcome, to listener: (any CoreAPISaleListener)?) {
@@ -282,36 +240,31 @@ public final class CoreAPI: Sendable {
         }
     }
 
+    /// The sale's callback, and the lease of its record when the gateway answered.
     private func run(_ sale: CoreSale, terminal: CoreTerminal) async -> (CoreSaleOutcome, PendingLease?) {
-        let answered = LeaseSlot()
-        let outcome = await runSale(sale, terminal: terminal, answered: answered)
-        return (outcome, answered.take())
-    }
-
-    private func runSale(_ sale: CoreSale, terminal: CoreTerminal, answered: LeaseSlot) async -> CoreSaleOutcome {
         // 1. The sale, the terminal's settings, the token: before anything touches a card.
-        guard sale.amount > 0, sale.amount <= 999_999_999_999 else {
-            return .error(.invalidParameters, description: "the amount must be more than 0 and at most 12 digits (got \(sale.amount))")
+        guard PaymentArguments.isValidAmount(sale.amount) else {
+            return (.error(.invalidParameters, description: "the amount must be more than 0 and at most 12 digits (got \(sale.amount))"), nil)
         }
         let orderId = sale.orderId
-        guard TapToPay.isValidOrderId(orderId) else {
-            return .error(.invalidParameters, description: "the orderId must be 1 to 128 printable characters")
+        guard PaymentArguments.isValidOrderId(orderId) else {
+            return (.error(.invalidParameters, description: "the orderId must be 1 to 128 printable characters"), nil)
         }
         guard terminal.currency.uppercased() == configuration.currency.uppercased() else {
-            return .error(.terminalSettings,
-                          description: "the terminal's currency \(terminal.currency) is not the reader's \(configuration.currency)")
+            return (.error(.terminalSettings,
+                           description: "the terminal's currency \(terminal.currency) is not the reader's \(configuration.currency)"), nil)
         }
         guard sale.currency.uppercased() == terminal.currency.uppercased() else {
-            return .error(.terminalSettings,
-                          description: "the sale is in \(sale.currency), the terminal takes \(terminal.currency)")
+            return (.error(.terminalSettings,
+                           description: "the sale is in \(sale.currency), the terminal takes \(terminal.currency)"), nil)
         }
         let claims: TokenClaims
         do throws(CoreRestError) {
             claims = try await RestConnector.authenticate(terminal)
         } catch {
-            return .error(Task.isCancelled ? .cancelled : error.code, description: error.message)
+            return (.error(Task.isCancelled ? .cancelled : error.code, description: error.message), nil)
         }
-        if Task.isCancelled { return .error(.cancelled, description: "the sale was cancelled; no payment occurred") }
+        if Task.isCancelled { return (.error(.cancelled, description: "the sale was cancelled; no payment occurred"), nil) }
 
         // 2. The card and the authorisation, on the shared engine.
         var stored = sale
@@ -322,39 +275,27 @@ public final class CoreAPI: Sendable {
         let request = SaleRequest(orderId: orderId, amount: sale.amount, currency: stored.currency, callbackUrl: nil,
                                   accountId: claims.accountId, origin: .coreAPI,
                                   saleDictionary: stored.convertToDictionary())
-        var config = configuration
-        let forward = configuration.onEvent
-        config.onEvent = { event in
-            switch event {
-            case .reading:
-                self.deviceWorked()
-            case .cardRead(let brand, let masked, _):
-                self.session.withLock { $0.card = (masked, brand) }
-            default:
-                break
-            }
-            forward(event)
-        }
-        let engine = PaymentEngine(configuration: config)
-        do throws(SaleFailure) {
-            let outcome = try await engine.sale(request)
-            answered.put(outcome.lease)
+        let attempt = await PaymentEngine(configuration: configuration).sale(request)
+        // A card came through: the device is there.
+        if attempt.cardPresented { deviceWorked() }
+        switch attempt.result {
+        case .success(let outcome):
             let r = outcome.response
             stored.maskedPAN = r.maskedPAN
             stored.cardType = r.cardBrand.rawValue
             stored.uniqueRef = r.uniqueRef
-            return .response(CoreSaleResponse(
+            return (.response(CoreSaleResponse(
                 code: r.transactionCode.rawValue, sale: stored, orderId: r.orderId, uniqueRef: r.uniqueRef,
                 amount: r.amount, currency: r.currency, maskedPAN: r.maskedPAN, cardType: r.cardBrand.rawValue,
                 authCode: r.authorisationCode, responseCode: r.statusCode, responseText: r.statusMessage,
-                paymentId: r.paymentId))
-        } catch {
-            return outcome(for: error, sale: stored)
+                paymentId: r.paymentId)), outcome.lease)
+        case .failure(let failure):
+            return (outcome(for: failure, sale: stored, card: attempt.card), nil)
         }
     }
 
     /// The callback for a failed sale.
-    private func outcome(for failure: SaleFailure, sale: CoreSale) -> CoreSaleOutcome {
+    private func outcome(for failure: SaleFailure, sale: CoreSale, card: CardSummary?) -> CoreSaleOutcome {
         switch failure {
         case .beforeSubmission(let reason):
             switch reason {
@@ -384,7 +325,7 @@ public final class CoreAPI: Sendable {
             }
         case .afterSubmission(let orderId, let cause):
             var sale = sale
-            if let card = session.withLock({ $0.card }) {
+            if let card {
                 sale.maskedPAN = card.maskedPAN
                 sale.cardType = card.brand
             } else if let pending = try? configuration.pendingStore.get(orderId: orderId) {
@@ -460,24 +401,18 @@ public final class CoreAPI: Sendable {
 
     /// The sales stored on the device whose outcome is unknown, oldest first (the CoreAPI-style
     /// ones; the MONEI-style face's pending payments are left out).
-    public func pendingSales() throws(GatewayError) -> [CoreSale] {
+    public func pendingSales() throws(DeviceStoreError) -> [CoreSale] {
         try configuration.pendingStore.all().filter { $0.origin == .coreAPI }.compactMap(CoreSale.init(pending:))
     }
 
     /// Runs the seeds' recovery for every pending sale (except the one in progress), with the
     /// terminal given to `initialise` (without one, every request fails with
     /// ``CoreError/invalidTokenSettings`` and every sale stays pending).
-    public func resolvePendingSales(variant: SeedVariant = .seed002) async throws(GatewayError) -> [PendingSaleReport] {
-        let (terminal, inFlight) = session.withLock { s in (s.terminal, s.currentOrderId) }
+    public func resolvePendingSales(variant: SeedVariant = .seed002) async throws(DeviceStoreError) -> [PendingSaleReport] {
+        let terminal = session.withLock { $0.terminal }
+        let inFlight = payment.orderInProgress
         let resolver = PendingSaleResolver(terminal: terminal ?? self.terminal(token: nil),
                                            store: configuration.pendingStore, variant: variant)
         return try await resolver.resolvePending(skipping: inFlight.map { [$0] } ?? [])
     }
-}
-
-/// The lease of an answered sale, passed from the sale's task to ``CoreAPI/processSale(_:)``.
-private final class LeaseSlot: Sendable {
-    private let lease = Mutex<PendingLease?>(nil)
-    func put(_ l: PendingLease?) { lease.withLock { $0 = l } }
-    func take() -> PendingLease? { lease.withLock { s in defer { s = nil }; return s } }
 }

@@ -1,4 +1,6 @@
 public import Foundation
+import BERTLV
+public import DeviceStore
 public import PaymentGateway
 
 // The CoreAPI-style SDK of seeds `002` and `003` ("Handle errors"), in Swift spellings.
@@ -120,16 +122,7 @@ public struct CoreSale: Sendable, Hashable, Codable {
     /// Whether `text` can be a masked PAN: at most 4 digits in a row at its end, or no run of
     /// 12 or more digits anywhere.
     static func isMasked(_ text: String) -> Bool {
-        var run = 0
-        for c in text {
-            if c.isASCII && c.isNumber {
-                run += 1
-                if run >= 12 { return false }
-            } else {
-                run = 0
-            }
-        }
-        return true
+        !SensitiveData.mayShowPAN(text)
     }
 }
 
@@ -471,7 +464,7 @@ public struct CoreTerminal: Sendable {
     /// How long a gateway request may take. Default 30 s.
     public var requestTimeout: Duration
     /// A fault to inject into the `RestConnector` requests and refunds (tests, `tapemu resolve
-    /// --gateway-fault`). Sales take theirs from `TapToPay.Configuration.gatewayFault`.
+    /// --gateway-fault`). Sales take theirs from `PaymentConfiguration.gatewayFault`.
     public var requestFault: GatewayFault?
 
     public init(gateway: any Gateway, token: String?, currency: String = "EUR",

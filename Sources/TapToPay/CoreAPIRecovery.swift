@@ -1,3 +1,4 @@
+public import DeviceStore
 public import PaymentGateway
 
 /// Which seed's recovery process to run. They differ in step 2 and 3:
@@ -55,14 +56,14 @@ public struct PendingSaleReport: Sendable, Hashable {
     public var removedFromStore: Bool
     /// Why the record could not leave the store although the sale is resolved (it stays; a later
     /// run finds it again and reports what the gateway says then).
-    public var storeError: GatewayError?
+    public var storeError: DeviceStoreError?
     /// With ``ResultHandOver/acknowledged``: the lease of a resolved record, kept until
     /// ``acknowledge()``.
     var held: HeldRecord?
 
     /// The report has been handed over (written where it had to go): the resolved sale leaves
     /// the device. Only with ``ResultHandOver/acknowledged``; a no-op otherwise.
-    public func acknowledge() throws(GatewayError) {
+    public func acknowledge() throws(DeviceStoreError) {
         try held?.complete()
     }
 
@@ -180,8 +181,8 @@ public struct PendingSaleResolver: Sendable {
     /// each report is acknowledged (``PendingSaleReport/acknowledge()``) by a caller that must
     /// write them somewhere first; until then it stays, owned by this process.
     public func resolvePending(skipping: Set<String> = [],
-                               handOver: ResultHandOver = .onReturn) async throws(GatewayError) -> [PendingSaleReport] {
-        try await store.withRecovery { () async throws(GatewayError) -> [PendingSaleReport] in
+                               handOver: ResultHandOver = .onReturn) async throws(DeviceStoreError) -> [PendingSaleReport] {
+        try await store.withRecovery { () async throws(DeviceStoreError) -> [PendingSaleReport] in
             let scan = try store.scan()
             var reports: [PendingSaleReport] = scan.unreadable.map { u in
                 PendingSaleReport(sale: CoreSale(amount: 0, currency: "", orderId: u.orderId), variant: variant,

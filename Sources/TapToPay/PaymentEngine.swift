@@ -2,8 +2,10 @@ import BERTLV
 import CardChannel
 import EMVKernel
 import Foundation
+import DeviceStore
 import PaymentGateway
 import Synchronization
+import Timing
 
 /// What one sale needs, whichever SDK face asked for it.
 struct SaleRequest: Sendable {
@@ -35,7 +37,7 @@ enum SaleFailure: Error, Sendable {
         case pinTimeout
         case pinFailed
         /// The pending record could not be written, so nothing was sent.
-        case storage(GatewayError)
+        case storage(DeviceStoreError)
         /// The gateway refused the request before recording anything (invalid request, order
         /// conflict, blocked SDK version).
         case gateway(GatewayError)
@@ -61,13 +63,47 @@ struct SaleOutcome: Sendable {
     var lease: PendingLease?
 }
 
+/// The card a sale read: what a face may show of it (never the full PAN).
+struct CardSummary: Sendable, Hashable {
+    var maskedPAN: String
+    var brand: String
+}
+
+/// What one sale did, whichever way it ended: the faces learn the card from here, not from the
+/// progress events (which are for display only).
+struct SaleAttempt: Sendable {
+    /// A card was presented and the kernel began reading it (the reader works).
+    var cardPresented: Bool
+    /// The card, once read whole (also when the sale failed afterwards).
+    var card: CardSummary?
+    var result: Result<SaleOutcome, SaleFailure>
+}
+
 /// The engine under both SDK faces: wait for a card, read it with the kernel, write the pending
 /// record durably, send the authorisation (early when the card allows), and tell which side of
 /// the submission point any failure fell on.
 struct PaymentEngine: Sendable {
-    let configuration: TapToPay.Configuration
+    let configuration: PaymentConfiguration
 
-    func sale(_ sale: SaleRequest) async throws(SaleFailure) -> SaleOutcome {
+    /// Runs one sale; its result, and the card it read.
+    func sale(_ sale: SaleRequest) async -> SaleAttempt {
+        let progress = Progress()
+        let result: Result<SaleOutcome, SaleFailure>
+        do throws(SaleFailure) {
+            result = .success(try await run(sale, progress: progress))
+        } catch {
+            result = .failure(error)
+        }
+        let (presented, card) = progress.state.withLock { ($0.presented, $0.card) }
+        return SaleAttempt(cardPresented: presented, card: card, result: result)
+    }
+
+    /// What a sale has got to, for ``SaleAttempt``.
+    private final class Progress: Sendable {
+        let state = Mutex<(presented: Bool, card: CardSummary?)>((false, nil))
+    }
+
+    private func run(_ sale: SaleRequest, progress: Progress) async throws(SaleFailure) -> SaleOutcome {
         let config = configuration
         config.onEvent(.waitingForCard(source: config.cardSource.name))
         let channel: any CardChannel
@@ -87,6 +123,7 @@ struct PaymentEngine: Sendable {
             throw .beforeSubmission(error.code == .cancelled || Task.isCancelled ? .cancelled : .reader(error))
         }
         if Task.isCancelled { throw .beforeSubmission(.cancelled) }
+        progress.state.withLock { $0.presented = true }
         config.onEvent(.reading)
 
         let submission = Submission()
@@ -103,7 +140,9 @@ struct PaymentEngine: Sendable {
                     guard config.submitsEarly, partial.cvm != .onlinePIN, partial.cvm != .failed,
                           let card = partial.card, let cryptogram = partial.cryptogram,
                           let application = partial.application, cryptogram.kind == .arqc else { return }
-                    await self.submit(self.request(sale, card: card, cryptogram: cryptogram, brand: application.brand),
+                    await self.submit(self.request(sale, pan: card.pan, expiry: (card.expiry.year, card.expiry.month),
+                                                   panSequenceNumber: card.panSequenceNumber, brand: application.brand.rawValue,
+                                                   emvData: cryptogram.onlineDataBytes),
                                       sale: sale, early: true, into: submission)
                 })
         } catch {
@@ -120,6 +159,7 @@ struct PaymentEngine: Sendable {
             if Task.isCancelled { throw .beforeSubmission(.cancelled) }
             throw .beforeSubmission(error.code == .cardDeclinedOffline ? .cardDeclined : .kernel(error))
         }
+        progress.state.withLock { $0.card = CardSummary(maskedPAN: read.card.pan.masked, brand: read.application.brand.rawValue) }
         await config.checkpoint(.cardRead)
         config.onEvent(.cardRead(brand: read.application.brand.rawValue, maskedPAN: read.card.pan.masked,
                                  cvm: read.cvm.rawValue))
@@ -134,7 +174,9 @@ struct PaymentEngine: Sendable {
                 try await collectPIN(amount: sale.amount, maskedPAN: read.card.pan.masked)
             }
             if Task.isCancelled { throw .beforeSubmission(.cancelled) }
-            await submit(request(sale, card: read.card, cryptogram: read.cryptogram, brand: read.application.brand),
+            await submit(request(sale, pan: read.card.pan, expiry: (read.card.expiry.year, read.card.expiry.month),
+                                 panSequenceNumber: read.card.panSequenceNumber, brand: read.application.brand.rawValue,
+                                 emvData: read.cryptogram.onlineDataBytes),
                          sale: sale, early: false, into: submission)
             if let failure = submission.failureBeforeSubmission { throw .beforeSubmission(failure) }
         }
@@ -168,12 +210,14 @@ struct PaymentEngine: Sendable {
         }
     }
 
-    private func request(_ sale: SaleRequest, card: KernelCardData, cryptogram: Cryptogram,
-                         brand: KernelCardBrand) -> AuthorisationRequest {
-        let expiry = String(format: "%02d%02d", card.expiry.year % 100, card.expiry.month)
+    /// The authorisation for the card the kernel read. (It takes the kernel's card field by field:
+    /// the gateway names its own `CardData` and `CardBrand`, so only the gateway's are named here.)
+    private func request(_ sale: SaleRequest, pan: PAN, expiry: (year: Int, month: Int), panSequenceNumber: Int?,
+                         brand: String, emvData: [UInt8]) -> AuthorisationRequest {
         let gatewayCard = PaymentGateway.CardData(
-            pan: card.pan, expiry: expiry, panSequenceNumber: UInt8(clamping: card.panSequenceNumber ?? 0),
-            brand: PaymentGateway.CardBrand(rawValue: brand.rawValue), emvData: cryptogram.onlineDataBytes)
+            pan: pan, expiry: String(format: "%02d%02d", expiry.year % 100, expiry.month),
+            panSequenceNumber: UInt8(clamping: panSequenceNumber ?? 0),
+            brand: PaymentGateway.CardBrand(rawValue: brand), emvData: emvData)
         return AuthorisationRequest(orderId: sale.orderId, amount: sale.amount, currency: sale.currency,
                                     callbackUrl: sale.callbackUrl, card: gatewayCard,
                                     sdkVersion: configuration.sdkVersion, accountId: sale.accountId)
@@ -191,7 +235,10 @@ struct PaymentEngine: Sendable {
                                      sale: sale.saleDictionary)
         let lease: PendingLease
         do {
-            lease = try config.pendingStore.begin(pending)
+            // A synchronous=FULL write: on a thread of its own, off the cooperative pool. Awaited
+            // to the end, so the record is durable before the request leaves.
+            let store = config.pendingStore
+            lease = try await withBlockingCall { () throws(DeviceStoreError) -> PendingLease in try store.begin(pending) }
         } catch {
             submission.failBeforeSubmission(.storage(error))
             return

@@ -1,4 +1,5 @@
-public import PaymentGateway
+public import DeviceStore
+import PaymentGateway
 import BERTLV
 import CardChannel
 import EMVKernel
@@ -29,13 +30,10 @@ public final class TapToPay: Sendable {
     private struct Session {
         var claims: TokenClaims?
         var locationReady = false
-        var busy = false
-        var current: Task<PaymentResult, any Error>?
-        var explicitCancel = false
-        /// Answered payments whose records wait for ``acknowledge(_:)`` (``ResultHandOver/acknowledged``).
-        var unacknowledged: [String: PendingLease] = [:]
     }
     private let session = Mutex(Session())
+    /// The payment in progress (busy, cancel) and the answered ones awaiting ``acknowledge(_:)``.
+    private let payment = PaymentSession<Result<PaymentResult, TapToPayError>>()
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -87,39 +85,6 @@ public final class TapToPay: Sendable {
 
     // MARK: - acceptPayment
 
-    /// The gateway's rule for an order reference, checked before anything touches a card: 1 to
-    /// 128 characters, not only spaces, no control characters, no white space but the space.
-    /// (Refused by the gateway instead, the order would end unclear after the submission point.)
-    static func isValidOrderId(_ orderId: String) -> Bool {
-        !orderId.trimmingCharacters(in: .whitespaces).isEmpty && orderId.count <= 128
-            && orderId.unicodeScalars.allSatisfy { !$0.properties.isWhitespace || $0 == " " }
-            && !orderId.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value)
-                || $0.properties.generalCategory == .format }   // bidi overrides (U+202E), zero-width marks
-    }
-
-    /// What is wrong with the arguments of a payment, naming the field; nil when nothing is.
-    static func invalidArgument(amount: Int, orderId: String, callbackUrl: String?) -> String? {
-        // EMV carries the amount in 12 digits (9F02): anything larger cannot be sent to a card.
-        if amount <= 0 || amount > 999_999_999_999 {
-            return "amount \(amount): it must be more than 0 and at most 12 digits (999999999999)"
-        }
-        if !isValidOrderId(orderId) {
-            return "orderId: it must be 1 to 128 characters, not only spaces, without control characters or white space other than the space"
-        }
-        if let url = callbackUrl, !isValidCallbackUrl(url) {
-            return "callbackUrl '\(url.prefix(80))': it must be an http or https URL with a host, at most 2048 bytes"
-        }
-        return nil
-    }
-
-    /// The gateway's rule for a webhook address, checked before the card for the same reason:
-    /// an http or https URL with a host, at most 2048 bytes.
-    static func isValidCallbackUrl(_ url: String) -> Bool {
-        guard url.utf8.count <= 2048, let u = URL(string: url), let scheme = u.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = u.host else { return false }
-        return !host.isEmpty
-    }
-
     /// Reads a card and charges it.
     ///
     /// Returns the result when the gateway answered clearly — approved or declined (a decline is
@@ -130,66 +95,34 @@ public final class TapToPay: Sendable {
         async throws(TapToPayError) -> PaymentResult
     {
         guard isSupported else { throw .notSupported }
-        if let reason = Self.invalidArgument(amount: amount, orderId: orderId, callbackUrl: callbackUrl) {
+        if let reason = PaymentArguments.invalidArgument(amount: amount, orderId: orderId, callbackUrl: callbackUrl) {
             // The seed's error names no field: the event says which one is wrong.
             configuration.onEvent(.failed(reason: reason))
             throw .invalidArgument
         }
-        let started = session.withLock { s -> Bool in
-            if s.busy { return false }
-            s.busy = true
-            s.explicitCancel = false
-            return true
+        let outcome = await payment.run(orderId: orderId) { () async -> Result<PaymentResult, TapToPayError> in
+            do throws(TapToPayError) {
+                return .success(try await self.run(amount: amount, orderId: orderId, callbackUrl: callbackUrl))
+            } catch {
+                return .failure(error)
+            }
         }
-        guard started else { throw .busy }
-        defer { session.withLock { $0.busy = false; $0.current = nil } }
-
-        let task = Task { () async throws -> PaymentResult in
-            try await self.run(amount: amount, orderId: orderId, callbackUrl: callbackUrl)
-        }
-        session.withLock { $0.current = task }
-        if session.withLock({ $0.explicitCancel }) { task.cancel() }
-        let result = await withTaskCancellationHandler {
-            await task.result
-        } onCancel: {
-            task.cancel()
-        }
-        switch result {
-        case .success(let r): return r
-        case .failure(let e as TapToPayError): throw e
-        case .failure:
-            // `run` throws only TapToPayError; anything else is treated as the worst case.
-            throw .outcomeUnknown(orderId: orderId)
-        }
+        guard let outcome else { throw .busy }
+        return try outcome.get()
     }
 
     /// Says that `result` has been handed over (written where it had to go): the device's
     /// record of it, which kept the answer until now, leaves. Only with
     /// ``ResultHandOver/acknowledged``; a result never acknowledged stays on the device, and
     /// recovery (``resolveUnclearOutcomes()``) reports it from the stored answer.
-    public func acknowledge(_ result: PaymentResult) throws(GatewayError) {
-        let lease = session.withLock { s in s.unacknowledged.removeValue(forKey: result.orderId) }
-        try lease?.complete()
-    }
-
-    /// Removes the record of a result handed over; when that fails the record stays (recovery
-    /// reports the payment again) and the observer is told.
-    static func complete(_ lease: PendingLease, onEvent: @Sendable (PaymentEvent) -> Void) {
-        do {
-            try lease.complete()
-        } catch {
-            onEvent(.recordKept(reason: "the device's record of this payment could not be removed (\(error)); recovery will report it again"))
-        }
+    public func acknowledge(_ result: PaymentResult) throws(DeviceStoreError) {
+        try payment.acknowledge(orderId: result.orderId)
     }
 
     /// Cancels the payment in progress, as the user does on the payment sheet. Before the
     /// submission point it ends with `cancelled`; after it, with `outcomeUnknown`.
     public func cancel() {
-        let task = session.withLock { s -> Task<PaymentResult, any Error>? in
-            s.explicitCancel = true
-            return s.current
-        }
-        task?.cancel()
+        payment.cancel()
     }
 
     // MARK: - The flow
@@ -219,23 +152,14 @@ public final class TapToPay: Sendable {
                                accountId: claims.accountId, origin: .tapToPay)
         let outcome: SaleOutcome
         do throws(SaleFailure) {
-            outcome = try await engine.sale(sale)
+            outcome = try await engine.sale(sale).result.get()
         } catch {
             if let reason = Self.reason(for: error) { configuration.onEvent(.failed(reason: reason)) }
             throw Self.error(for: error)
         }
         let response = outcome.response
         if let lease = outcome.lease {
-            switch config.resultHandOver {
-            case .onReturn:
-                Self.complete(lease, onEvent: config.onEvent)
-            case .acknowledged:
-                let replaced = session.withLock { s in
-                    defer { s.unacknowledged[orderId] = lease }
-                    return s.unacknowledged[orderId]
-                }
-                replaced?.release()
-            }
+            payment.handOver(lease, orderId: orderId, mode: config.resultHandOver, onEvent: config.onEvent)
         }
         return PaymentResult(paymentId: response.paymentId,
                              status: response.status == .approved ? .approved : .declined,
@@ -248,8 +172,8 @@ public final class TapToPay: Sendable {
         switch failure {
         case .beforeSubmission(.reader(let e)): "\(e)"
         case .beforeSubmission(.kernel(let e)), .afterSubmission(_, .read(let e)): "\(e)"
-        case .beforeSubmission(.storage(let e)), .beforeSubmission(.gateway(let e)),
-             .afterSubmission(_, .gateway(let e)): "\(e)"
+        case .beforeSubmission(.storage(let e)): "\(e)"
+        case .beforeSubmission(.gateway(let e)), .afterSubmission(_, .gateway(let e)): "\(e)"
         case .beforeSubmission(.cancelled), .beforeSubmission(.cardDeclined), .beforeSubmission(.cvmFailed),
              .beforeSubmission(.pinCancelled), .beforeSubmission(.pinTimeout), .beforeSubmission(.pinFailed),
              .afterSubmission(_, .cancelled): nil

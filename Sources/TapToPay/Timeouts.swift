@@ -1,4 +1,4 @@
-import CardChannel
+import Timing
 
 /// Every timeout of a payment, each a `Duration` measured on the configured clock.
 public struct PaymentTimeouts: Sendable, Hashable {
@@ -39,14 +39,14 @@ enum Timed<T: Sendable>: Sendable {
 func withTimeout<T: Sendable>(_ timeout: Duration, clock: MonotonicClock,
                               _ operation: @escaping @Sendable () async throws -> T) async -> Timed<T> {
     let deadline = clock.now + timeout
-    do throws(CardChannelError) {
-        let value = try await withDeadline(deadline, on: clock, onTimeout: {
-            CardChannelError(.timeout, "timed out")
-        }) { () async throws(CardChannelError) -> Result<T, any Error> in
+    do throws(TimeoutStop) {
+        let value = try await withDeadline(
+            deadline, on: clock, onTimeout: { TimeoutStop.timedOut }, onCancel: { TimeoutStop.cancelled }
+        ) { () async throws(TimeoutStop) -> Result<T, any Error> in
             do {
                 return .success(try await operation())
             } catch is CancellationError {
-                throw CardChannelError(.cancelled, "cancelled")
+                throw .cancelled
             } catch {
                 return .failure(error)
             }
@@ -56,6 +56,12 @@ func withTimeout<T: Sendable>(_ timeout: Duration, clock: MonotonicClock,
         case .failure(let e): return .failed(e)
         }
     } catch {
-        return error.code == .timeout ? .timedOut : .cancelled
+        return error == .timedOut ? .timedOut : .cancelled
     }
+}
+
+/// Why ``withTimeout(_:clock:_:)`` stopped waiting.
+private enum TimeoutStop: Error {
+    case timedOut
+    case cancelled
 }

@@ -1,3 +1,4 @@
+public import DeviceStore
 public import PaymentGateway
 
 /// What the charges query found for one payment whose outcome was unknown.
@@ -32,7 +33,7 @@ public struct UnclearOutcomeReport: Sendable {
     public var removedFromStore: Bool
     /// Why the record could not be removed although the outcome is known (it stays; a later
     /// run reports it again).
-    public var storeError: GatewayError?
+    public var storeError: DeviceStoreError?
     /// With ``ResultHandOver/acknowledged``: the lease of a resolved record, kept until
     /// ``acknowledge()``.
     var held: HeldRecord?
@@ -48,7 +49,7 @@ public struct UnclearOutcomeReport: Sendable {
 
     /// The report has been handed over (written where it had to go): the resolved record
     /// leaves the device. Only with ``ResultHandOver/acknowledged``; a no-op otherwise.
-    public func acknowledge() throws(GatewayError) {
+    public func acknowledge() throws(DeviceStoreError) {
         try held?.complete()
     }
 }
@@ -56,13 +57,13 @@ public struct UnclearOutcomeReport: Sendable {
 /// The lease of a resolved record whose report has not been handed over yet.
 struct HeldRecord: Sendable, Hashable {
     let lease: PendingLease
-    func complete() throws(GatewayError) { try lease.complete() }
+    func complete() throws(DeviceStoreError) { try lease.complete() }
 
     /// A resolved record: held until its report is acknowledged, or removed now (`.onReturn`);
     /// a removal that fails keeps the record and says why.
-    static func settle(_ lease: PendingLease, handOver: ResultHandOver) -> (held: HeldRecord?, removed: Bool, error: GatewayError?) {
+    static func settle(_ lease: PendingLease, handOver: ResultHandOver) -> (held: HeldRecord?, removed: Bool, error: DeviceStoreError?) {
         guard handOver == .onReturn else { return (HeldRecord(lease: lease), false, nil) }
-        do throws(GatewayError) {
+        do throws(DeviceStoreError) {
             try lease.complete()
             return (nil, true, nil)
         } catch {
@@ -89,11 +90,11 @@ extension TapToPay {
     /// Never retries and never charges. Only MONEI-style records are looked at; CoreAPI-style
     /// sales have their own recovery (``PendingSaleResolver``). Throws only when the device's
     /// store cannot be read at all.
-    public func resolveUnclearOutcomes(handOver: ResultHandOver = .onReturn) async throws(GatewayError) -> [UnclearOutcomeReport] {
+    public func resolveUnclearOutcomes(handOver: ResultHandOver = .onReturn) async throws(DeviceStoreError) -> [UnclearOutcomeReport] {
         let store = configuration.pendingStore
         let gateway = configuration.gateway
         let options = GatewayRequestOptions(timeout: configuration.timeouts.gatewayRequest)
-        return try await store.withRecovery { () async throws(GatewayError) -> [UnclearOutcomeReport] in
+        return try await store.withRecovery { () async throws(DeviceStoreError) -> [UnclearOutcomeReport] in
             let scan = try store.scan()
             var reports: [UnclearOutcomeReport] = scan.unreadable.map {
                 UnclearOutcomeReport(pending: .unreadable($0), finding: .unreadable(reason: $0.reason), removedFromStore: false)

@@ -67,12 +67,41 @@ public struct CardProfile: Codable, Sendable, Hashable {
         return p
     }
 
-    /// A copy with another name (and optionally summary).
-    public func renamed(_ name: String, summary: String? = nil) -> CardProfile {
+    /// A copy under another name, with its own ATC and PAN: how the behaviour profiles (`torn`,
+    /// `mute`, `slow`, `chained`) derive from `visa-qvsdc`. The PAN is replaced wherever the
+    /// applications hold the old one: their PAN, and the data objects that start with its BCD
+    /// digits (5A, track 2 in 57 and 9F6B) in the GPO answer, the records and GET DATA.
+    /// `pan` has as many digits as the PAN it replaces (a built-in's layout stays the same).
+    public func variant(name: String, summary: String, atc: UInt16, pan: PAN) -> CardProfile {
         var p = self
         p.name = name
-        if let summary { p.summary = summary }
+        p.summary = summary
+        p.atc = atc
+        for i in p.applications.indices {
+            let old = p.applications[i].pan
+            precondition(old.digits.count == pan.digits.count, "a variant's PAN has the length of the one it replaces")
+            p.applications[i].pan = pan
+            func swap(_ objects: inout [CardDataObject]) {
+                for j in objects.indices {
+                    objects[j].value = Self.replacingLeadingDigits(objects[j].value, old.digits, with: pan.digits)
+                    if objects[j].children != nil { swap(&objects[j].children!) }
+                }
+            }
+            swap(&p.applications[i].gpoObjects)
+            swap(&p.applications[i].getDataObjects)
+            for r in p.applications[i].records.indices { swap(&p.applications[i].records[r].objects) }
+        }
         return p
+    }
+
+    /// `value` with its leading BCD digits `old` replaced by `new` (same length); unchanged when
+    /// it does not start with them.
+    private static func replacingLeadingDigits(_ value: [UInt8], _ old: String, with new: String) -> [UInt8] {
+        var nibbles = value.flatMap { [$0 >> 4, $0 & 0x0F] }
+        let from = old.utf8.map { $0 - 0x30 }, to = new.utf8.map { $0 - 0x30 }
+        guard nibbles.starts(with: from) else { return value }
+        nibbles.replaceSubrange(0..<from.count, with: to)
+        return stride(from: 0, to: nibbles.count, by: 2).map { nibbles[$0] << 4 | nibbles[$0 + 1] }
     }
 }
 

@@ -1,6 +1,7 @@
 import CardChannel
 import EMVKernel
 import VirtualCard
+import BenchTiming
 
 /// The on-air floor of one read of each built-in profile: what ISO 14443-A at 106 kbit/s needs
 /// for its bytes (``ContactlessAirTime``), for comparison with the measured times.

@@ -1,5 +1,6 @@
 import CardChannel
 import Foundation
+import APDUTrace
 
 /// The `apdu-traces/` corpus: every `*.apdu` under a directory, parsed.
 struct Corpus {

@@ -1,5 +1,6 @@
 import EMVKernel
 import Foundation
+import BenchTiming
 
 /// How each benchmark is timed (STYLE.md, "Tests and benchmarks"): with `ContinuousClock`, after
 /// a warm-up, over several runs; every body returns a count that goes into ``Sink`` and is

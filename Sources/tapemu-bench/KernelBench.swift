@@ -2,6 +2,7 @@ import CardChannel
 import EMVKernel
 import ISO7816
 import VirtualCard
+import BenchTiming
 
 /// Full kernel reads against in-process virtual cards that spend no card time: what our own code
 /// costs per tap. Also the kernel alone (canned responses) and the card alone, to show the split.

@@ -3,6 +3,7 @@ import EMVKernel
 import ISO7816
 import PCSC
 import VirtualCard
+import BenchTiming
 
 /// A PC/SC round trip through the real pcscd and vpcd: the same emulated card (visa-qvsdc, served
 /// in process by ``VPCDCardServer``) read by a plain C `SCardTransmit` loop and by tapemu's

@@ -1,5 +1,8 @@
 import CardChannel
 import EMVKernel
+import Timing
+import APDUTrace
+import BenchTiming
 
 /// Replay of the whole `apdu-traces/` corpus through the kernel, as `tapemu replay` does it:
 /// unpaced for throughput, paced (real clock) for how closely the recorded timing is reproduced.

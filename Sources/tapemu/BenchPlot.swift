@@ -1,5 +1,6 @@
 import EMVKernel
 import Foundation
+import BenchTiming
 
 /// A histogram of read times as a small, self-contained SVG, with p50, p90 and p99 marked.
 enum BenchPlot {

@@ -1,5 +1,6 @@
 import EMVKernel
 import Foundation
+import BenchTiming
 
 /// `tapemu bench`'s output: a table for people, one JSON document for tooling.
 enum BenchRender {

@@ -1,11 +1,16 @@
 import CardChannel
 import EMVKernel
+import DeviceStore
 import Foundation
 import ISO7816
 import PCSC
 import PaymentGateway
 import Synchronization
 import TapToPay
+import Timing
+import APDUTrace
+import BenchTiming
+import VirtualCard
 
 /// Runs `tapemu bench`'s reads or payments and times each one, split into on-air floor, card
 /// time and host overhead (``ReadTiming``).

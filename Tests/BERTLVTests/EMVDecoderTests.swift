@@ -1,5 +1,6 @@
 import Testing
 @testable import BERTLV
+@testable import EMVDisplay
 import struct BERTLV.Tag
 
 @Suite("EMV tag dictionary")

@@ -1,4 +1,5 @@
 @testable import BERTLV
+import TestSupport
 
 /// Bytes from hex written in a test (spaces allowed). A typo traps: it is the test's own bug.
 func bytes(_ hex: String) -> [UInt8] {
@@ -18,18 +19,6 @@ func hexString(_ b: some Sequence<UInt8>) -> String {
     b.map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined()
 }
 
-/// SplitMix64: a small seeded generator, so random tests are repeatable.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Responses shaped exactly as a Visa contactless card sends them (data only, without SW1 SW2),
 /// with the public test-range PAN 4761 7390 0101 0010 (Luhn-valid).

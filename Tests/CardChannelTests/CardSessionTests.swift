@@ -2,78 +2,9 @@ import Testing
 import ISO7816
 import Synchronization
 @testable import CardChannel
-
-/// A channel that answers from a script, in order, and records what it was sent (the session
-/// tests and the recorder tests).
-final class ScriptedChannel: CardChannel {
-    enum Step: Sendable {
-        case respond([UInt8])
-        /// Answer after this much time on the clock.
-        case respondAfter(Duration, [UInt8])
-        /// Never answer; only cancellation ends the wait.
-        case hang
-        case fail(CardChannelError)
-    }
-    let clock: MonotonicClock
-    private let hang = Hang()
-    private let state: Mutex<(steps: [Step], sent: [CommandAPDU])>
-
-    init(_ steps: [Step], clock: MonotonicClock = .continuous) {
-        self.clock = clock
-        self.state = Mutex((steps, []))
-    }
-
-    var atr: [UInt8] { [0x3B, 0x80, 0x80, 0x01, 0x01] }
-    var sent: [CommandAPDU] { state.withLock { $0.sent } }
-
-    func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
-        let step = state.withLock { s -> Step? in
-            s.sent.append(command)
-            return s.steps.isEmpty ? nil : s.steps.removeFirst()
-        }
-        switch step {
-        case nil:
-            throw CardChannelError(.traceEnded, "script ended")
-        case .respond(let bytes)?:
-            return try Self.parse(bytes)
-        case .respondAfter(let d, let bytes)?:
-            do { try await clock.sleep(for: d) } catch { throw CardChannelError(.cancelled, "cancelled") }
-            return try Self.parse(bytes)
-        case .hang?:
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                    hang.park(c)
-                }
-            } onCancel: {
-                hang.release()
-            }
-            throw CardChannelError(.cancelled, "cancelled")
-        case .fail(let error)?:
-            throw error
-        }
-    }
-
-    static func parse(_ bytes: [UInt8]) throws(CardChannelError) -> ResponseAPDU {
-        do { return try ResponseAPDU(bytes: bytes) } catch { throw CardChannelError(.malformedResponse, error.reason) }
-    }
-}
-
-/// Parks hanging transmits until cancellation releases them.
-final class Hang: Sendable {
-    private let parked = Mutex<[CheckedContinuation<Void, Never>]>([])
-    private let releasedEarly = Mutex(0)
-    func park(_ c: CheckedContinuation<Void, Never>) {
-        let resumeNow = releasedEarly.withLock { n -> Bool in
-            if n > 0 { n -= 1; return true }
-            return false
-        }
-        if resumeNow { c.resume() } else { parked.withLock { $0.append(c) } }
-    }
-    func release() {
-        let c = parked.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-        if let c { c.resume() } else { releasedEarly.withLock { $0 += 1 } }
-    }
-}
+@testable import Timing
+import APDUTrace
+import TestSupport
 
 @Suite("CardSession: GET RESPONSE, resend with Le, deadlines, timing")
 struct CardSessionTests {
@@ -162,22 +93,23 @@ struct CardSessionTests {
     }
 
     @Test("the watchdog fires deadlines in any order they were set, and not a cancelled one")
-    func watchdogOrder() async {
-        let watchdog = DeadlineWatchdog.shared
-        let now = ContinuousClock.now
-        let late = Mutex<DeadlineWatchdog.Token?>(nil)
-        let fired = await withCheckedContinuation { (c: CheckedContinuation<[Int], Never>) in
-            let log = Mutex<[Int]>([])
-            let cancelled = watchdog.schedule(at: now + .milliseconds(5)) { log.withLock { $0.append(0) } }
-            watchdog.cancel(cancelled)
-            late.withLock { $0 = watchdog.schedule(at: now + .seconds(3600)) { log.withLock { $0.append(9) } } }
-            _ = watchdog.schedule(at: now + .milliseconds(30)) {
-                c.resume(returning: log.withLock { $0 + [2] })
-            }
-            _ = watchdog.schedule(at: now + .milliseconds(10)) { log.withLock { $0.append(1) } }
-        }
-        #expect(fired == [1, 2])
-        if let token = late.withLock({ $0 }) { watchdog.cancel(token) }
+    func watchdogOrder() {
+        // A watchdog whose timer never fires: the test says what time it is (no real deadline).
+        let watchdog = DeadlineWatchdog(ticks: false)
+        let base = ContinuousClock.now
+        let log = Mutex<[Int]>([])
+        let cancelled = watchdog.schedule(at: base + .milliseconds(5)) { log.withLock { $0.append(0) } }
+        watchdog.cancel(cancelled)
+        let late = watchdog.schedule(at: base + .seconds(3600)) { log.withLock { $0.append(9) } }
+        _ = watchdog.schedule(at: base + .milliseconds(30)) { log.withLock { $0.append(2) } }
+        _ = watchdog.schedule(at: base + .milliseconds(10)) { log.withLock { $0.append(1) } }
+        #expect(watchdog.takeDue(at: base + .milliseconds(9)).isEmpty)
+        for fire in watchdog.takeDue(at: base + .milliseconds(30)) { fire() }
+        #expect(log.withLock { $0 } == [1, 2])
+        // What fired is gone; the late one is still there until its time.
+        #expect(watchdog.takeDue(at: base + .seconds(60)).isEmpty)
+        watchdog.cancel(late)
+        #expect(watchdog.takeDue(at: base + .seconds(7200)).isEmpty)
     }
 
     @Test("cancelling the task ends the wait with cancelled, not timeout")

@@ -2,6 +2,7 @@ import Testing
 import BERTLV
 import ISO7816
 @testable import CardChannel
+@testable import APDUTrace
 
 /// The logs in `apdu-traces/captures/` are real: `scriptor` (pcsc-tools) talking through pcscd
 /// and vpcd to a scripted card, with pcsc-lite's spy library in between (`scriptor-*.spylog`,

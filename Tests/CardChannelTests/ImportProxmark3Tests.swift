@@ -2,6 +2,7 @@ import Testing
 import BERTLV
 import ISO7816
 @testable import CardChannel
+@testable import APDUTrace
 
 @Suite("Import: Proxmark3 tracelogs")
 struct ImportProxmark3Tests {

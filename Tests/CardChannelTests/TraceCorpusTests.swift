@@ -4,6 +4,7 @@ import EMVKernel
 import FoundationEssentials
 import ISO7816
 @testable import CardChannel
+@testable import APDUTrace
 
 /// Every trace of `apdu-traces/`: it parses, it is redacted, and the EMV kernel run against it
 /// follows it to the end with the outcome it records (`@outcome`), as `tapemu replay` does.

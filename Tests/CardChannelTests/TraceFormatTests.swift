@@ -1,6 +1,7 @@
 import Testing
 import ISO7816
 @testable import CardChannel
+@testable import APDUTrace
 
 @Suite("Trace format: parse, write, errors")
 struct TraceFormatTests {

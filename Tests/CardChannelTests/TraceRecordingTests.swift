@@ -2,6 +2,9 @@ import Testing
 import BERTLV
 import ISO7816
 @testable import CardChannel
+import Timing
+@testable import APDUTrace
+import TestSupport
 
 @Suite("Recording and redaction")
 struct TraceRecordingTests {

@@ -2,6 +2,8 @@ import Testing
 import BERTLV
 import ISO7816
 @testable import CardChannel
+import Timing
+@testable import APDUTrace
 
 @Suite("Trace replay: matching modes, events, pacing")
 struct TraceReplayTests {

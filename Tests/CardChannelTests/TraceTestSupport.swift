@@ -2,6 +2,7 @@ import FoundationEssentials
 import ISO7816
 import Synchronization
 @testable import CardChannel
+@testable import APDUTrace
 
 /// Shared material for the trace tests.
 enum TraceSamples {

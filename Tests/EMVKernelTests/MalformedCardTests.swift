@@ -4,6 +4,9 @@ import CardChannel
 import ISO7816
 import Testing
 import VirtualCard
+import APDUTrace
+@testable import BenchTiming
+import TestSupport
 
 /// Cards that lie: every one gets a typed error naming the step, never a crash or a hang.
 @Suite struct MalformedCardTests {
@@ -202,7 +205,7 @@ import VirtualCard
 
     @Test func channelErrorsKeepTheirCode() async throws {
         for code in [CardChannelError.Code.readerRemoved, .transmitFailed, .malformedResponse, .cancelled] {
-            let channel = ScriptedChannel([.answer(Self.prefix[0]), .fail(code)])
+            let channel = ScriptedChannel([.answer(Self.prefix[0]), .fail(CardChannelError(code, "scripted \(code)"))], whenScriptEnds: .transmitFailed)
             let error = await #expect(throws: KernelError.self) {
                 try await reader.read(channel: channel, transaction: Transaction(amount: 1))
             }

@@ -2,6 +2,7 @@ import CardChannel
 import EMVKernel
 import ISO7816
 import Testing
+import BenchTiming
 
 @Suite struct PercentileTests {
     /// Nearest rank: ⌈p/100 · n⌉, at least 1, at most n.

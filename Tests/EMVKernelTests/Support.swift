@@ -4,6 +4,7 @@ import CardChannel
 import ISO7816
 import Synchronization
 import Testing
+import TestSupport
 
 // Helpers shared by the kernel tests: hand-built card answers, a fixed environment, and a
 // scripted channel.
@@ -125,37 +126,3 @@ func run(_ kernel: inout EMVKernel, _ responses: [ResponseAPDU]) -> (commands: [
     }
 }
 
-/// A channel that answers from a script, in order, and records what it was sent. Past the end
-/// of the script it fails with `.transmitFailed`.
-final class ScriptedChannel: CardChannel {
-    enum Step: Sendable {
-        case answer(ResponseAPDU)
-        case fail(CardChannelError.Code)
-    }
-    private let state: Mutex<(script: [Step], sent: [CommandAPDU])>
-
-    init(_ script: [Step]) { state = Mutex((script, [])) }
-    convenience init(_ responses: [ResponseAPDU]) { self.init(responses.map(Step.answer)) }
-
-    var atr: [UInt8] { [] }
-    var sent: [CommandAPDU] { state.withLock { $0.sent } }
-
-    func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
-        let step = state.withLock { s -> Step? in
-            s.sent.append(command)
-            return s.script.isEmpty ? nil : s.script.removeFirst()
-        }
-        switch step {
-        case .answer(let r)?: return r
-        case .fail(let code)?: throw CardChannelError(code, "scripted \(code)")
-        case nil: throw CardChannelError(.transmitFailed, "the script has no answer for \(command)")
-        }
-    }
-}
-
-/// Counts calls from a `@Sendable` callback.
-final class Counter: Sendable {
-    private let value = Mutex<[PartialCardRead]>([])
-    func record(_ p: PartialCardRead) { value.withLock { $0.append(p) } }
-    var calls: [PartialCardRead] { value.withLock { $0 } }
-}

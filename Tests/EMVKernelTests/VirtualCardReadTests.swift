@@ -4,6 +4,8 @@ import CardChannel
 import ISO7816
 import Testing
 import VirtualCard
+import Timing
+import TestSupport
 
 /// The kernel and its driver against every built-in virtual card, through VirtualCardChannel and
 /// CardSession.
@@ -136,7 +138,7 @@ import VirtualCard
     }
 
     @Test func onlineDataReadyComesOnceBeforeTheRecords() async throws {
-        let calls = Counter()
+        let calls = Recorder<PartialCardRead>()
         let read = try await read(try profile("visa-qvsdc")) { calls.record($0) }
         #expect(calls.calls.count == 1)
         let early = try #require(calls.calls.first)
@@ -144,13 +146,13 @@ import VirtualCard
         #expect(early.cryptogram?.ac == read.cryptogram.ac)
         #expect(early.card?.pan == read.card.pan)
 
-        let none = Counter()
+        let none = Recorder<PartialCardRead>()
         _ = try await self.read(try profile("mastercard-mchip")) { none.record($0) }
         #expect(none.calls.isEmpty)                                  // the cryptogram comes last
     }
 
     @Test func tearAfterTheOnlineDataPoint() async throws {
-        let calls = Counter()
+        let calls = Recorder<PartialCardRead>()
         let error = await #expect(throws: KernelError.self) {
             try await read(try profile("torn")) { calls.record($0) }
         }

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import tapemu
 
 /// The dashboard in a real browser (headless Chromium over CDP) against a real
 /// `tapemu gateway serve` with real payments.
-@Suite("The dashboard in headless Chromium", .serialized)
+@Suite("The dashboard in headless Chromium", .serialized, .temporaryDirectories)
 struct DashboardBrowserTests {
     /// The package's root (this file is Tests/GatewayServiceTests/…).
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

@@ -5,13 +5,8 @@ import HTTPClient
 import HTTPServer
 import PaymentGateway
 import Testing
+import TestSupport
 import VirtualCard
-
-func temporaryDirectory() throws -> String {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapemu-gw-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    return dir
-}
 
 func jsonObject(_ bytes: [UInt8]) throws -> [String: Any] {
     try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
@@ -49,7 +44,7 @@ struct LiveService {
     }
 }
 
-@Suite("Gateway service routes over HTTP")
+@Suite("Gateway service routes over HTTP", .temporaryDirectories)
 struct GatewayRoutesTests {
     @Test("merchant REST needs the API key: 401 JSON without it or with a wrong one, with X-Request-Id")
     func unauthorised() async throws {

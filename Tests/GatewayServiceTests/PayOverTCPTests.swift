@@ -2,6 +2,7 @@ import Foundation
 @testable import GatewayService
 import PaymentGateway
 import Testing
+import TestSupport
 @testable import tapemu
 
 /// Runs `tapemu` in-process with a captured console.
@@ -13,7 +14,7 @@ func runCLI(_ args: [String]) async -> (status: Int32, out: String, err: String)
 
 /// `tapemu pay` / `sale` / `resolve` / `charges --gateway URL` against a live service: the
 /// terminal's pending store in its own --data-dir, the ledger only in the server's.
-@Suite("Payments over TCP through TapToPay and RemoteGateway")
+@Suite("Payments over TCP through TapToPay and RemoteGateway", .temporaryDirectories)
 struct PayOverTCPTests {
     @Test("pay approves and declines over TCP; the server's ledger holds each; the device's directory has no ledger")
     func approveDecline() async throws {

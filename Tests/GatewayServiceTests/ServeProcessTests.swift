@@ -3,6 +3,7 @@ import HTTPClient
 import PaymentGateway
 import Synchronization
 import Testing
+import TestSupport
 @testable import tapemu
 
 /// A `tapemu gateway serve` child process: started, its URL read from its first stdout line.
@@ -96,7 +97,7 @@ final class ServeProcess: @unchecked Sendable {
     }
 }
 
-@Suite("tapemu gateway serve as a process")
+@Suite("tapemu gateway serve as a process", .temporaryDirectories)
 struct ServeProcessTests {
     @Test("killed by SIGKILL between the commit and the answer: the terminal reports outcomeUnknown; the restarted server's ledger and charges hold the payment")
     func killAfterCommit() async throws {

@@ -4,6 +4,7 @@ import HTTPServer
 import PaymentGateway
 import Synchronization
 import Testing
+import TestSupport
 @testable import tapemu
 
 /// A webhook endpoint in the test process: an ``HTTPServer`` on an ephemeral port that keeps
@@ -151,7 +152,7 @@ func graphQL(_ url: String, key: String?, body: String) async throws -> (status:
     return (r.status, try jsonObject(r.body))
 }
 
-@Suite("gateway serve delivers webhooks over HTTP", .serialized)
+@Suite("gateway serve delivers webhooks over HTTP", .serialized, .temporaryDirectories)
 struct WebhookServeTests {
     @Test("a payment with a callbackUrl: the receiver gets the POST, and `tapemu webhook verify` accepts its MONEI-Signature with `tapemu gateway secret`'s secret")
     func signedDelivery() async throws {

@@ -6,6 +6,7 @@ import HTTPServer
 import PaymentGateway
 import Synchronization
 import Testing
+import TestSupport
 
 /// A receiver that answers 500 to everything, recording nothing else.
 private struct Failing: WebhookTransport {

@@ -4,6 +4,7 @@ import GatewayWeb
 import GraphQL
 import PaymentGateway
 import Testing
+import TestSupport
 
 @Suite struct LedgerChargesTests {
     @Test func seedQueryOverTheRealLedger() async throws {

@@ -1,17 +1,7 @@
 import Foundation
+import TestSupport
 import PaymentGateway
 import BERTLV
-
-/// A fresh temporary directory, removed when the value is released.
-final class TempDir: Sendable {
-    let path: String
-    init() {
-        path = NSTemporaryDirectory() + "tapemu-web-tests-" + UUID().uuidString
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-    func sub(_ name: String) -> String { path + "/" + name }
-}
 
 /// A sale through the real embedded gateway (card unknown to it: cryptogram unverified).
 func pay(_ gateway: EmbeddedGateway, orderId: String, amount: Int = 1000, pan: String = "4111111111111111",

@@ -1,5 +1,6 @@
 import Testing
 @testable import ISO7816
+import TestSupport
 
 @Suite("Response APDUs and status words")
 struct ResponseAndStatusTests {
@@ -92,24 +93,12 @@ struct HexTests {
     }
 }
 
-/// SplitMix64: a small seeded generator, so random tests are repeatable.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite("Random input never crashes the APDU parsers")
 struct ISO7816FuzzTests {
     @Test("5000 random commands, responses and hex strings")
     func random() {
-        var rng = SeededGenerator(seed: 0x7A9E_6D00)
+        var rng = SplitMix64(seed: 0x7A9E_6D00)
         var parsed = 0
         for _ in 0..<5000 {
             let count = Int.random(in: 0...24, using: &rng)

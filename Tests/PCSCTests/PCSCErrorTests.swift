@@ -1,7 +1,7 @@
 import CardChannel
 import ISO7816
 import Testing
-import PCSC
+@testable import PCSC
 
 /// The mapping of PC/SC return codes, tested without pcscd by forcing codes at the C edge.
 @Suite("PC/SC errors")

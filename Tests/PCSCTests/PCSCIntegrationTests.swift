@@ -5,6 +5,8 @@ import PCSC
 import Synchronization
 import Testing
 import VirtualCard
+import Timing
+import APDUTrace
 
 /// Virtual cards served into vsmartcard-vpcd's reader slot 0 (`Virtual PCD 00 00`) and read
 /// through the real pcscd with the PC/SC channel. Serialized: the tests share the slot; nothing

@@ -5,6 +5,8 @@ import ISO7816
 import PCSC
 import Testing
 import VirtualCard
+import Timing
+import TestSupport
 
 /// The real PC/SC stack these tests need: pcscd running with vsmartcard-vpcd's readers.
 /// `scripts/dev test` (and CI) installs `pcscd`, `vsmartcard-vpcd` and `pcsc-tools` and starts
@@ -84,18 +86,6 @@ enum RealPCSC {
     }
 }
 
-/// A deterministic random source for the kernel's unpredictable numbers.
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// What a kernel read did, without timings: every command, response and failure on the wire,
 /// and how it ended. Two reads of the same card with the same terminal data compare equal.

@@ -101,6 +101,7 @@ extension PCSCIntegrationTests {
     func transmitMatchesScriptor(profile: String) async throws {
         guard let context = await RealPCSC.context(), let tapemu = tapemuExecutable() else { return }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapemu-scriptor-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let script = dir + "/compare.script"
         try Self.comparisonScript.write(toFile: script, atomically: true, encoding: .utf8)
@@ -128,6 +129,7 @@ extension PCSCIntegrationTests {
     func autoResponseMatchesScriptor() async throws {
         guard let context = await RealPCSC.context(), let tapemu = tapemuExecutable() else { return }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapemu-scriptor-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let byHand = dir + "/by-hand.script", auto = dir + "/auto.script"
         try "00A404000E325041592E5359532E444446303100\n00C0000036\n".write(toFile: byHand, atomically: true, encoding: .utf8)

@@ -3,6 +3,7 @@ import ISO7816
 import PCSC
 import Testing
 import VirtualCard
+import APDUTrace
 
 @Suite("ATR interpretation (PC/SC part 3)")
 struct ReaderATRTests {

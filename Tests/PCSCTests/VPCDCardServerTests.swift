@@ -3,6 +3,7 @@ import PCSC
 import Synchronization
 import Testing
 import VirtualCard
+import CardChannel
 
 /// The vpcd wire protocol of ``VPCDCardServer``, against a fake vpcd in the test process.
 @Suite("vpcd card server: wire protocol", .timeLimit(.minutes(1)))

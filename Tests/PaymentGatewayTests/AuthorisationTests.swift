@@ -3,6 +3,8 @@ import BERTLV
 import Foundation
 @testable import PaymentGateway
 import Testing
+import Timing
+import TestSupport
 
 @Suite("Authorisation")
 struct AuthorisationTests {

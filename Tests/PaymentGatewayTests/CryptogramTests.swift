@@ -2,6 +2,7 @@ import BERTLV
 @testable import PaymentGateway
 import Testing
 import VirtualCard
+import TestSupport
 
 @Suite("Cryptogram verification")
 struct CryptogramTests {

@@ -2,6 +2,8 @@ import CardChannel
 import Foundation
 @testable import PaymentGateway
 import Testing
+import Timing
+import TestSupport
 
 @Suite("Faults")
 struct FaultTests {

@@ -2,13 +2,14 @@ import BERTLV
 import Foundation
 @testable import PaymentGateway
 import Testing
+import TestSupport
 
 @Suite("Ledger")
 struct LedgerTests {
     @Test("a new gateway on the same directory sees every payment, webhook, token and setting")
     func persistenceAcrossReopen() async throws {
         let dir = TempDir()
-        let now = TestNow()
+        let now = WallClock()
         var token = ""
         var paymentId = ""
         do {

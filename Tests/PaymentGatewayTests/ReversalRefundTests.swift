@@ -2,6 +2,8 @@ import CardChannel
 import Foundation
 @testable import PaymentGateway
 import Testing
+import Timing
+import TestSupport
 
 @Suite("Transaction list, reversals and refunds")
 struct ReversalRefundTests {
@@ -134,14 +136,14 @@ struct ReversalRefundTests {
     @Test("the transaction list by orderId, by last four, and by both")
     func transactionList() async throws {
         let dir = TempDir()
-        let now = TestNow()
+        let now = WallClock()
         let g = try Fixture.gateway(dir, now: now)
         let a = try await g.authorize(Fixture.request(orderId: "order-a", amount: 1000))
-        now.advance(seconds: 1)
+        now.advance(by: 1)
         _ = try await g.authorize(Fixture.request(orderId: "order-b", amount: 2051))
-        now.advance(seconds: 1)
+        now.advance(by: 1)
         _ = try await g.authorize(Fixture.request(orderId: "order-c", amount: 3000, pan: Fixture.otherVisa))
-        now.advance(seconds: 1)
+        now.advance(by: 1)
         _ = try await g.refund(uniqueRef: a.uniqueRef, amount: 250)
 
         let byOrder = try await g.transactionList(orderId: "order-a")

@@ -4,27 +4,9 @@ import Foundation
 @testable import PaymentGateway
 import Synchronization
 import VirtualCard
+import TestSupport
 
-/// Wall-clock time a test controls.
-final class TestNow: Sendable {
-    private let value: Mutex<Date>
-    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { value = Mutex(start) }
-    var date: Date { value.withLock { $0 } }
-    func advance(seconds: Double) { value.withLock { $0 = $0.addingTimeInterval(seconds) } }
-    var provider: @Sendable () -> Date { { self.date } }
-}
 
-/// A fresh temporary directory, removed when the value is released.
-final class TempDir: Sendable {
-    let path: String
-    init() {
-        path = NSTemporaryDirectory() + "tapemu-gateway-tests-" + UUID().uuidString
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-    /// A path inside this directory (not created).
-    func sub(_ name: String) -> String { path + "/" + name }
-}
 
 /// Test cards and requests.
 enum Fixture {
@@ -81,7 +63,7 @@ enum Fixture {
     }
 
     /// A gateway on `dir` that knows the key of `visa` (and of nothing else).
-    static func gateway(_ dir: TempDir, clock: any Clock<Duration> = ContinuousClock(), now: TestNow = TestNow(),
+    static func gateway(_ dir: TempDir, clock: any Clock<Duration> = ContinuousClock(), now: WallClock = WallClock(),
                         knownCards: [PAN] = [visa], verifier: any CryptogramVerifier = EMVCryptogramVerifier(),
                         timeout: Duration = .seconds(30), blocked: Set<String> = []) throws -> EmbeddedGateway {
         var keys: [PAN: IssuerKey] = [:]

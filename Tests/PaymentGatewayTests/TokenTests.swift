@@ -1,13 +1,14 @@
 import Foundation
 @testable import PaymentGateway
 import Testing
+import TestSupport
 
 @Suite("Tokens")
 struct TokenTests {
     @Test("a token is valid until its expiry, then expired", arguments: [TokenMode.test, .live])
     func validThenExpired(_ mode: TokenMode) async throws {
         let dir = TempDir()
-        let now = TestNow()
+        let now = WallClock()
         let g = try Fixture.gateway(dir, now: now)
         let token = g.issueToken(accountId: "acct_42", mode: mode, ttl: .seconds(600))
         #expect(token.hasPrefix("tpm_\(mode.rawValue)_"))
@@ -18,9 +19,9 @@ struct TokenTests {
         #expect(claims.accountId == "acct_42")
         #expect(claims.mode == mode)
         #expect(claims.expiresAt.timeIntervalSince(claims.issuedAt) == 600)
-        now.advance(seconds: 599)
+        now.advance(by: 599)
         #expect(try await g.validateToken(token) == .valid(claims))
-        now.advance(seconds: 1)
+        now.advance(by: 1)
         #expect(try await g.validateToken(token) == .expired(claims))
     }
 

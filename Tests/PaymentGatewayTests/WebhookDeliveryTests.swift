@@ -1,8 +1,9 @@
-import CardChannel
 import Foundation
 @testable import PaymentGateway
 import Synchronization
 import Testing
+import TestSupport
+import Timing
 
 /// A webhook receiver in the test process: records each POST and answers from a script.
 final class FakeTransport: WebhookTransport {
@@ -39,7 +40,7 @@ final class FakeTransport: WebhookTransport {
     /// No jitter draw: the factor is 1 at unit 0.5.
     static let middle: @Sendable () -> Double = { 0.5 }
 
-    func deliverer(_ g: EmbeddedGateway, _ t: FakeTransport, _ now: TestNow, faults: WebhookFaults = .none,
+    func deliverer(_ g: EmbeddedGateway, _ t: FakeTransport, _ now: WallClock, faults: WebhookFaults = .none,
                    policy: WebhookRetryPolicy = .standard) -> WebhookDeliverer {
         WebhookDeliverer(ledger: g.ledger, transport: t, policy: policy, now: now.provider, faults: faults,
                          random: Self.middle)
@@ -47,7 +48,7 @@ final class FakeTransport: WebhookTransport {
 
     @Test("a webhook is POSTed to its callbackUrl with the stored signature over the exact stored bytes")
     func delivers() async throws {
-        let dir = TempDir(), now = TestNow()
+        let dir = TempDir(), now = WallClock()
         let g = try Fixture.gateway(dir, now: now)
         _ = try await g.authorize(Fixture.request(orderId: "order-d1", amount: 1000))
         let t = FakeTransport()
@@ -59,7 +60,7 @@ final class FakeTransport: WebhookTransport {
         #expect(got.body == Array(stored.body.utf8))
         #expect(got.signature == stored.signature)
         #expect(try WebhookSignature.verify(header: got.signature, body: got.body, secret: g.webhookSecret,
-                                             now: now.date) > 0)
+                                             now: now.now) > 0)
         let d = try #require(try g.ledger.webhookDeliveries(orderId: "order-d1").first)
         #expect(d.state == "delivered" && d.webhook.attempts == 1 && d.lastStatus == 200 && d.nextAttemptAt == nil)
         // Delivered: never sent again.
@@ -69,7 +70,7 @@ final class FakeTransport: WebhookTransport {
 
     @Test("non-2xx and transport errors are retried on the backoff schedule, then delivered")
     func retries() async throws {
-        let dir = TempDir(), now = TestNow()
+        let dir = TempDir(), now = WallClock()
         let g = try Fixture.gateway(dir, now: now)
         _ = try await g.authorize(Fixture.request(orderId: "order-r1", amount: 1000))
         let t = FakeTransport([.status(500), .fail("connection refused"), .status(302)])
@@ -77,19 +78,19 @@ final class FakeTransport: WebhookTransport {
         #expect(try await d.deliverDue().failed.count == 1)
         var w = try #require(try g.ledger.webhookDeliveries().first)
         #expect(w.webhook.attempts == 1 && w.webhook.lastError == "HTTP 500" && w.lastStatus == 500)
-        #expect(w.nextAttemptAt == now.date.addingTimeInterval(10))
+        #expect(w.nextAttemptAt == now.now.addingTimeInterval(10))
         // Not due before its time.
-        now.advance(seconds: 9)
+        now.advance(by: 9)
         #expect(try await d.deliverDue().failed.isEmpty)
         #expect(t.received.count == 1)
-        now.advance(seconds: 1)
+        now.advance(by: 1)
         #expect(try await d.deliverDue().failed.count == 1)
         w = try #require(try g.ledger.webhookDeliveries().first)
         #expect(w.webhook.lastError == "connection refused" && w.lastStatus == nil)
-        #expect(w.nextAttemptAt == now.date.addingTimeInterval(20))
-        now.advance(seconds: 20)
+        #expect(w.nextAttemptAt == now.now.addingTimeInterval(20))
+        now.advance(by: 20)
         #expect(try await d.deliverDue().failed.count == 1)   // 302 is not delivered
-        now.advance(seconds: 40)
+        now.advance(by: 40)
         #expect(try await d.deliverDue().delivered.count == 1)
         let attempts = try g.ledger.webhookAttempts(webhookId: w.webhook.id)
         #expect(attempts.map(\.attempt) == [1, 2, 3, 4])
@@ -109,14 +110,14 @@ final class FakeTransport: WebhookTransport {
 
     @Test("after maxAttempts the webhook is failed, kept, and not sent again")
     func givesUp() async throws {
-        let dir = TempDir(), now = TestNow()
+        let dir = TempDir(), now = WallClock()
         let g = try Fixture.gateway(dir, now: now)
         _ = try await g.authorize(Fixture.request(orderId: "order-g1", amount: 1000))
         let t = FakeTransport(otherwise: .status(503))
         let d = deliverer(g, t, now, policy: WebhookRetryPolicy(initialDelay: .seconds(1), maxAttempts: 3))
         for _ in 0..<5 {
             try await d.deliverDue()
-            now.advance(seconds: 100)
+            now.advance(by: 100)
         }
         #expect(t.received.count == 3)
         let w = try #require(try g.ledger.webhookDeliveries().first)
@@ -125,7 +126,7 @@ final class FakeTransport: WebhookTransport {
 
     @Test("durable across restarts: a new ledger and deliverer resume the retries")
     func resumesAfterRestart() async throws {
-        let dir = TempDir(), now = TestNow()
+        let dir = TempDir(), now = WallClock()
         do {
             let g = try Fixture.gateway(dir, now: now)
             _ = try await g.authorize(Fixture.request(orderId: "order-x1", amount: 1000))
@@ -135,28 +136,28 @@ final class FakeTransport: WebhookTransport {
         let t = FakeTransport()
         let d = deliverer(reopened, t, now)
         #expect(try await d.deliverDue().delivered.isEmpty)   // not due yet
-        now.advance(seconds: 10)
+        now.advance(by: 10)
         #expect(try await d.deliverDue().delivered.count == 1)
         #expect(try reopened.ledger.webhookDeliveries().first?.webhook.attempts == 2)
     }
 
     @Test("a deliverer that died holding a lease: the webhook is sent again when the lease runs out")
     func leaseExpiry() async throws {
-        let dir = TempDir(), now = TestNow()
+        let dir = TempDir(), now = WallClock()
         let g = try Fixture.gateway(dir, now: now)
         _ = try await g.authorize(Fixture.request(orderId: "order-l1", amount: 1000))
         // Claimed, then nothing recorded (the process died mid-POST).
-        #expect(try g.ledger.claimDueWebhooks(now: now.date, owner: "dead", lease: .seconds(35), limit: 10).count == 1)
+        #expect(try g.ledger.claimDueWebhooks(now: now.now, owner: "dead", lease: .seconds(35), limit: 10).count == 1)
         let t = FakeTransport()
         let d = deliverer(g, t, now)
         #expect(try await d.deliverDue().delivered.isEmpty)
-        now.advance(seconds: 35)
+        now.advance(by: 35)
         #expect(try await d.deliverDue().delivered.count == 1)
     }
 
     @Test("two deliverers on one directory (two processes) never send one webhook at once")
     func twoDeliverers() async throws {
-        let dir = TempDir(), now = TestNow()
+        let dir = TempDir(), now = WallClock()
         let g = try Fixture.gateway(dir, now: now)
         for k in 0..<20 { _ = try await g.authorize(Fixture.request(orderId: "order-p\(k)", amount: 1000)) }
         let other = try Fixture.gateway(dir, now: now)
@@ -177,7 +178,7 @@ final class FakeTransport: WebhookTransport {
 
     @Test("fault: duplicate delivery sends the same bytes and header twice and counts one attempt")
     func duplicate() async throws {
-        let dir = TempDir(), now = TestNow()
+        let dir = TempDir(), now = WallClock()
         let g = try Fixture.gateway(dir, now: now)
         _ = try await g.authorize(Fixture.request(orderId: "order-f1", amount: 1000))
         let t = FakeTransport()
@@ -191,10 +192,10 @@ final class FakeTransport: WebhookTransport {
 
     @Test("fault: out-of-order delivery sends the newer state first")
     func outOfOrder() async throws {
-        let dir = TempDir(), now = TestNow()
+        let dir = TempDir(), now = WallClock()
         let g = try Fixture.gateway(dir, now: now)
         let sale = try await g.authorize(Fixture.request(orderId: "order-f2", amount: 1000))
-        now.advance(seconds: 1)
+        now.advance(by: 1)
         _ = try await g.reverse(uniqueRef: sale.uniqueRef)
         let t = FakeTransport()
         try await deliverer(g, t, now, faults: WebhookFaults(outOfOrder: true)).deliverDue()
@@ -205,20 +206,20 @@ final class FakeTransport: WebhookTransport {
 
     @Test("fault: delay holds the first attempt past a client's timeout")
     func delay() async throws {
-        let dir = TempDir(), now = TestNow()
+        let dir = TempDir(), now = WallClock()
         let g = try Fixture.gateway(dir, now: now)
         _ = try await g.authorize(Fixture.request(orderId: "order-f3", amount: 1000))
         let t = FakeTransport()
         let d = deliverer(g, t, now, faults: WebhookFaults(delay: .seconds(60)))
         #expect(try await d.deliverDue().delivered.isEmpty)
-        #expect(try g.ledger.nextWebhookDue(firstAttemptDelay: .seconds(60)) == now.date.addingTimeInterval(60))
-        now.advance(seconds: 60)
+        #expect(try g.ledger.nextWebhookDue(firstAttemptDelay: .seconds(60)) == now.now.addingTimeInterval(60))
+        now.advance(by: 60)
         #expect(try await d.deliverDue().delivered.count == 1)
     }
 
     @Test("fault: a stale t verifies only with a wide tolerance; an extra v0 is ignored by a verifier")
     func staleAndV0() async throws {
-        let dir = TempDir(), now = TestNow()
+        let dir = TempDir(), now = WallClock()
         let g = try Fixture.gateway(dir, now: now)
         _ = try await g.authorize(Fixture.request(orderId: "order-f4", amount: 1000))
         _ = try await g.authorize(Fixture.request(orderId: "order-f5", amount: 1000))
@@ -228,16 +229,16 @@ final class FakeTransport: WebhookTransport {
         let stale = try #require(t.received.first)
         #expect(stale.signature != (try g.ledger.webhooks().first?.signature))
         #expect(throws: WebhookSignatureError.self) {
-            try WebhookSignature.verify(header: stale.signature, body: stale.body, secret: g.webhookSecret, now: now.date)
+            try WebhookSignature.verify(header: stale.signature, body: stale.body, secret: g.webhookSecret, now: now.now)
         }
         #expect(try WebhookSignature.verify(header: stale.signature, body: stale.body, secret: g.webhookSecret,
-                                             tolerance: .seconds(900), now: now.date) == Int64(now.date.timeIntervalSince1970) - 600)
+                                             tolerance: .seconds(900), now: now.now) == Int64(now.now.timeIntervalSince1970) - 600)
         d.faults = WebhookFaults(extraV0: true)
         try await d.deliverDue()
         let v0 = try #require(t.received.last)
         #expect(v0.signature?.contains(",v0=") == true)
         #expect(throws: Never.self) {
-            try WebhookSignature.verify(header: v0.signature, body: v0.body, secret: g.webhookSecret, now: now.date)
+            try WebhookSignature.verify(header: v0.signature, body: v0.body, secret: g.webhookSecret, now: now.now)
         }
     }
 
@@ -251,7 +252,7 @@ final class FakeTransport: WebhookTransport {
 
     @Test("run() delivers on its own, sleeping on the injected clock between tries, and stops when cancelled")
     func runLoop() async throws {
-        let dir = TempDir(), now = TestNow()
+        let dir = TempDir(), now = WallClock()
         let clock = ManualClock()
         let g = try Fixture.gateway(dir, now: now)
         _ = try await g.authorize(Fixture.request(orderId: "order-run", amount: 1000))
@@ -261,11 +262,11 @@ final class FakeTransport: WebhookTransport {
         let task = Task { await d.run() }
         await clock.waitForSleepers(1)
         #expect(t.received.count == 1)   // the failed first attempt; the retry is due in 10 s
-        now.advance(seconds: 5)
+        now.advance(by: 5)
         clock.advance(by: .seconds(5))
         await clock.waitForSleepers(1)
         #expect(t.received.count == 1)
-        now.advance(seconds: 5)
+        now.advance(by: 5)
         clock.advance(by: .seconds(5))
         await clock.waitForSleepers(1)
         #expect(t.received.count == 2)
@@ -303,15 +304,15 @@ final class FakeTransport: WebhookTransport {
 
     @Test("two processes record attempts of one webhook at once: a delivery is never undone by a late failure")
     func concurrentRecords() async throws {
-        let dir = TempDir(), now = TestNow()
+        let dir = TempDir(), now = WallClock()
         let g = try Fixture.gateway(dir, now: now)
         _ = try await g.authorize(Fixture.request(orderId: "order-c1", amount: 1000))
         let other = try Fixture.gateway(dir, now: now)
         let id = try #require(try g.ledger.webhooks().first?.id)
-        let ok = WebhookAttemptRecord(webhookId: id, owner: "a", startedAt: now.date, finishedAt: now.date, status: 200,
+        let ok = WebhookAttemptRecord(webhookId: id, owner: "a", startedAt: now.now, finishedAt: now.now, status: 200,
                                       error: nil, delivered: true, nextAttemptAt: nil)
-        let late = WebhookAttemptRecord(webhookId: id, owner: "b", startedAt: now.date, finishedAt: now.date, status: 500,
-                                        error: "HTTP 500", delivered: false, nextAttemptAt: now.date.addingTimeInterval(10))
+        let late = WebhookAttemptRecord(webhookId: id, owner: "b", startedAt: now.now, finishedAt: now.now, status: 500,
+                                        error: "HTTP 500", delivered: false, nextAttemptAt: now.now.addingTimeInterval(10))
         async let x: Void = Task { try g.ledger.recordWebhookAttempt(ok) }.value
         async let y: Void = Task { try other.ledger.recordWebhookAttempt(late) }.value
         _ = try await (x, y)
@@ -319,8 +320,8 @@ final class FakeTransport: WebhookTransport {
         #expect(d.state == "delivered" && d.webhook.attempts == 2 && d.nextAttemptAt == nil)
         #expect(try g.ledger.webhookAttempts(webhookId: id).count == 2)
         // Nothing is due any more.
-        now.advance(seconds: 60)
-        #expect(try g.ledger.claimDueWebhooks(now: now.date, owner: "c", lease: .seconds(30), limit: 10).isEmpty)
+        now.advance(by: 60)
+        #expect(try g.ledger.claimDueWebhooks(now: now.now, owner: "c", lease: .seconds(30), limit: 10).isEmpty)
     }
 
     @Test("two processes open a version-1 ledger at once: one migrates, both work")

@@ -1,6 +1,7 @@
 import Foundation
 @testable import PaymentGateway
 import Testing
+import TestSupport
 
 @Suite("Webhooks")
 struct WebhookTests {
@@ -87,7 +88,7 @@ struct WebhookTests {
     @Test("each final state writes a signed webhook for the callbackUrl that a receiver verifies")
     func outbox() async throws {
         let dir = TempDir()
-        let now = TestNow()
+        let now = WallClock()
         let g = try Fixture.gateway(dir, now: now)
         let approved = try await g.authorize(Fixture.request(orderId: "w-1", amount: 1000))
         _ = try await g.authorize(Fixture.request(orderId: "w-2", amount: 1051))
@@ -102,8 +103,8 @@ struct WebhookTests {
         #expect(hooks.map(\.orderId) == ["w-1", "w-2", "w-1", "w-1", "w-3", "w-3"])
         #expect(hooks.allSatisfy { $0.url == "https://merchant.example/hook" && $0.deliveredAt == nil })
         for h in hooks {
-            let t = try WebhookSignature.verify(header: h.signature, body: h.body, secret: g.webhookSecret, now: now.date)
-            #expect(t == Int64(now.date.timeIntervalSince1970))
+            let t = try WebhookSignature.verify(header: h.signature, body: h.body, secret: g.webhookSecret, now: now.now)
+            #expect(t == Int64(now.now.timeIntervalSince1970))
             let json = try #require(try JSONSerialization.jsonObject(with: Data(h.body.utf8)) as? [String: Any])
             #expect(json["orderId"] as? String == h.orderId)
             #expect(json["id"] as? String == h.paymentId)
@@ -117,13 +118,13 @@ struct WebhookTests {
         // A receiver with another secret refuses them.
         #expect(throws: WebhookSignatureError.self) {
             try WebhookSignature.verify(header: hooks[0].signature, body: hooks[0].body, secret: Array("x".utf8),
-                                        now: now.date)
+                                        now: now.now)
         }
 
         // The outbox query: per order, pending only, delivery marks.
         #expect(try g.webhooks(orderId: "w-3").map(\.event) == [.approved, .reversed])
         try g.ledger.recordWebhookFailure(id: hooks[0].id, error: "connection refused")
-        try g.ledger.markWebhookDelivered(id: hooks[1].id, at: now.date)
+        try g.ledger.markWebhookDelivered(id: hooks[1].id, at: now.now)
         let pending = try g.webhooks(pendingOnly: true)
         #expect(pending.count == hooks.count - 1)
         #expect(pending.first?.attempts == 1 && pending.first?.lastError == "connection refused")

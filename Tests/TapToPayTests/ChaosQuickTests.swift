@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `scripts/chaos --quick` as part of the suite: parallel `pay`/`sale` processes on one data
 /// directory, recoveries beside them, SIGKILLs at random moments and at every kill point, damaged
@@ -11,7 +12,7 @@ import Testing
             .deletingLastPathComponent()
         let script = repo.appendingPathComponent("scripts/chaos").path
         try #require(FileManager.default.isExecutableFile(atPath: script), "scripts/chaos is missing")
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let chaos = try await CoreAPIProcessKillTests.run(
             ["python3", script, "--quick", "--tapemu", try CoreAPIProcessKillTests.binary().path,
              "--data-dir", dir.path + "/chaos"], in: dir, executable: URL(fileURLWithPath: "/usr/bin/env"))

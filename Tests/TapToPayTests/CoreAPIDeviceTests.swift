@@ -3,13 +3,14 @@ import Foundation
 import PaymentGateway
 import TapToPay
 import Testing
+import TestSupport
 
 /// The device listener: `APPLE_TTP_` conditions at initialise, connected / disconnected as the
 /// reader comes and goes.
 @Suite struct CoreAPIDeviceTests {
     @Test(arguments: CoreDeviceEnvironment.Condition.allCases.filter { $0 != .ready })
     func appleTTPConditionsStopInitialise(_ condition: CoreDeviceEnvironment.Condition) async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir, environment: CoreDeviceEnvironment(condition: condition))
         #expect(!rig.initialised)
         #expect(!rig.core.isInitialised)
@@ -33,7 +34,7 @@ import Testing
     }
 
     @Test func theConfigurationsDeviceIsTheDefaultEnvironment() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir) { config in
             config.device = DeviceEnvironment(isSupported: true, model: "iPhone9,1", osVersion: "18.0")
         }
@@ -41,7 +42,7 @@ import Testing
     }
 
     @Test func aReadyDeviceConnectsOnceAtInitialise() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         #expect(rig.initialised)
         #expect(rig.device.events.count == 1)
@@ -55,7 +56,7 @@ import Testing
 
     /// With a monitor (the CLI's is PC/SC's reader states), the callbacks follow attach and detach.
     @Test func theMonitorFollowsAttachAndDetach() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let monitor = CoreScriptedMonitor(.unavailable(.noReader, description: "no PC/SC reader is connected"))
         let rig = try await CoreRig.make(dir, monitor: monitor)
         #expect(rig.initialised)

@@ -1,3 +1,4 @@
+import DeviceStore
 import Foundation
 import PaymentGateway
 import TapToPay

@@ -1,9 +1,11 @@
+import DeviceStore
 import Foundation
 import PaymentGateway
 import TapToPay
 import Testing
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// A real process killed with SIGKILL at each point between the card read and the host's answer
@@ -91,7 +93,7 @@ import Glibc
 
     /// Runs `tapemu args…` (or another `executable`) and waits for it to exit (a real event: the
     /// child's termination).
-    static func run(_ args: [String], killAt: KillPoint? = nil, in dir: CoreTempDir,
+    static func run(_ args: [String], killAt: KillPoint? = nil, in dir: TempDir,
                     executable: URL? = nil) async throws -> Child {
         let process = Process()
         process.executableURL = try executable ?? binary()
@@ -137,7 +139,7 @@ import Glibc
 
     @Test(arguments: cases)
     func killedAtEachPointThenResolved(_ c: Case) async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let data = dir.path + "/data"
         let orderId = coreOrderId("kill")
         var sale = ["sale", "--amount", "\(c.amount)", "--order-id", orderId, "--data-dir", data, "--json"]
@@ -233,7 +235,7 @@ import Glibc
     }
 
     @Test func anUnknownKillPointIsAUsageError() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let process = Process()
         process.executableURL = try Self.binary()
         process.arguments = ["sale", "--amount", "100", "--order-id", "o", "--data-dir", dir.path + "/data"]
@@ -252,7 +254,7 @@ import Glibc
 
     /// The CLI prints one line per callback, and `--json` the same callbacks as one array.
     @Test func saleCommandPrintsEachCallback() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let data = dir.path + "/data"
         let lost = try await Self.run(["sale", "--amount", "1092", "--order-id", "cli-1", "--data-dir", data], in: dir)
         #expect(lost.status == 4)
@@ -288,7 +290,7 @@ import Glibc
 
     /// A failed request leaves the sale pending, and `resolve` says so with exit 75.
     @Test func resolveKeepsWhatItCannotResolve() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let data = dir.path + "/data"
         _ = try await Self.run(["sale", "--amount", "1092", "--order-id", "keep-1", "--data-dir", data], in: dir)
         let failed = try await Self.run(["resolve", "--gateway-fault", "server-error", "--json", "--data-dir", data], in: dir)
@@ -327,7 +329,7 @@ import Glibc
 
     @Test(arguments: cases)
     func killedThenRecovered(_ c: Case) async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let data = dir.path + "/data"
         let orderId = coreOrderId("paykill")
         let pay = ["pay", "--amount", "\(c.amount)", "--order-id", orderId, "--card", c.card, "--data-dir", data, "--json"]

@@ -1,9 +1,12 @@
+import DeviceStore
 import CardChannel
 import Foundation
 import PaymentGateway
 import TapToPay
 import Testing
 import VirtualCard
+import Timing
+import TestSupport
 
 /// The seeds' recovery process end to end: a communication error leaves the sale on the device's
 /// disk; the process restarts (a new CoreAPI, gateway and store on the same data directory); the
@@ -36,7 +39,7 @@ import VirtualCard
     }
 
     /// Runs a sale that ends in a communication error, in its own "process".
-    static func interruptedSale(_ i: Interruption, dir: CoreTempDir, orderId: String) async throws -> CoreSale {
+    static func interruptedSale(_ i: Interruption, dir: TempDir, orderId: String) async throws -> CoreSale {
         let clock = ManualClock()
         let source: VirtualCardSource = i == .tornAfterSubmission
             ? VirtualCardSource(profile: CardProfiles.named("visa-qvsdc")!.withTear(afterExchange: 3), simulatesCardTime: false)
@@ -81,7 +84,7 @@ import VirtualCard
 
     @Test(arguments: Interruption.allCases, SeedVariant.allCases)
     func aCommErrorIsResolvedAfterARestart(_ interruption: Interruption, _ variant: SeedVariant) async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let orderId = coreOrderId()
         let sale = try await Self.interruptedSale(interruption, dir: dir, orderId: orderId)
         let expected = Self.expected(interruption)
@@ -146,7 +149,7 @@ import VirtualCard
 
     @Test(arguments: [GatewayOperation.transactionList, .reversal, .validateToken], SeedVariant.allCases)
     func aFailedRequestLeavesTheSalePending(_ operation: GatewayOperation, _ variant: SeedVariant) async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let orderId = coreOrderId()
         let sale = try await Self.interruptedSale(.hostApprovedAnswerLost, dir: dir, orderId: orderId)
         let rig = try await CoreRig.make(dir)
@@ -175,7 +178,7 @@ import VirtualCard
     /// code C and does not reverse again.
     @Test(arguments: SeedVariant.allCases)
     func aReversalWhoseAnswerIsLostIsNeverRepeated(_ variant: SeedVariant) async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let orderId = coreOrderId()
         _ = try await Self.interruptedSale(.hostApprovedAnswerLost, dir: dir, orderId: orderId)
         let rig = try await CoreRig.make(dir)
@@ -194,7 +197,7 @@ import VirtualCard
     /// Between the look-up and the reversal another run reversed the sale: the gateway refuses a
     /// second reversal, and the resolver reports it as already reversed.
     @Test func aReversalRaceIsAlreadyReversed() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let orderId = coreOrderId()
         let sale = try await Self.interruptedSale(.hostApprovedAnswerLost, dir: dir, orderId: orderId)
         let rig = try await CoreRig.make(dir)
@@ -214,7 +217,7 @@ import VirtualCard
     /// other sale: 003 checks the amount, and tapemu applies the same check to 002 (looking up
     /// by orderId and last four, it would otherwise reverse a sale the app was told was approved).
     @Test func seed003RefusesATransactionOfAnotherAmount() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let orderId = coreOrderId()
         do {
             let rig = try await CoreRig.make(dir)
@@ -257,7 +260,7 @@ import VirtualCard
     /// The same orderId was charged before on another card: seed 003 refuses the card suffix;
     /// seed 002 (last four in the look-up) finds nothing.
     @Test func seed003RefusesATransactionOfAnotherCard() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let orderId = coreOrderId()
         do {
             let rig = try await CoreRig.make(dir)
@@ -289,7 +292,7 @@ import VirtualCard
     }
 
     @Test func seed002NeedsTheCardsLastFour() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         let report = await PendingSaleResolver(terminal: rig.terminal, store: rig.store)
             .resolve(CoreSale(amount: 100, orderId: "o"))
@@ -298,7 +301,7 @@ import VirtualCard
     }
 
     @Test func aStoredSaleThatDoesNotReadBackIsKept() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         try rig.store.save(PendingPayment(orderId: "broken", origin: .coreAPI, amount: 100, currency: "EUR",
                                           createdAt: Date(), sale: ["amount": "not a number"]))
@@ -315,7 +318,7 @@ import VirtualCard
 
     /// Without a terminal (no initialise) every request fails for lack of a token; nothing moves.
     @Test func resolvingWithoutATerminalKeepsEverything() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let orderId = coreOrderId()
         _ = try await Self.interruptedSale(.hostApprovedAnswerLost, dir: dir, orderId: orderId)
         let rig = try await CoreRig.make(dir, initialise: false)
@@ -327,7 +330,7 @@ import VirtualCard
 
     /// The sale in progress is not resolved from under itself.
     @Test func theSaleInProgressIsSkipped() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let gate = CoreCheckpointGate(at: .answered)
         let rig = try await CoreRig.make(dir) { config in config.checkpoint = gate.hook }
         let core = rig.core
@@ -346,7 +349,7 @@ import VirtualCard
     // MARK: RestConnector
 
     @Test func reversalIsNeverDoneTwice() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         let orderId = coreOrderId()
         guard case .response(let sale) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
@@ -384,7 +387,7 @@ import VirtualCard
     }
 
     @Test func restConnectorRefusals() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         guard case .response(let declined) = await rig.core.processSale(CoreSale(amount: 1054, orderId: coreOrderId())) else {
             Issue.record("no answer")
@@ -425,7 +428,7 @@ import VirtualCard
     }
 
     @Test func transactionListByOrderIdAndLastFour() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         let orderId = coreOrderId()
         guard case .response(let sale) = await rig.core.processSale(CoreSale(amount: 1056, orderId: orderId)) else {

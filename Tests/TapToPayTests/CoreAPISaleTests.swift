@@ -6,13 +6,16 @@ import Synchronization
 import TapToPay
 import Testing
 import VirtualCard
+import Timing
+import APDUTrace
+import TestSupport
 
 /// `processSale` and `processRefund`: every callback for the cause the seeds name.
 @Suite struct CoreAPISaleTests {
     // MARK: Answers
 
     @Test func anApprovedSaleIsResponseCodeA() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         #expect(rig.initialised)
         let orderId = coreOrderId()
@@ -45,7 +48,7 @@ import VirtualCard
     /// The gateway's codes come back as they are; only A is an approval.
     @Test(arguments: [(1000, "A"), (1051, "D"), (1052, "D"), (1055, "D"), (1056, "R"), (1057, "E")])
     func responseCodesAreTheGateways(_ amount: Int, _ code: String) async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         let outcome = await rig.core.processSale(CoreSale(amount: amount, orderId: coreOrderId()))
         guard case .response(let r) = outcome else { Issue.record("not a response: \(outcome)"); return }
@@ -60,7 +63,7 @@ import VirtualCard
     @Test(arguments: [(0, "o"), (-5, "o"), (1_000_000_000_000, "o"), (100, ""), (100, "   "), (100, "a\u{1}b"),
                       (100, String(repeating: "x", count: 129)), (100, "em\u{2003}space")])
     func invalidSalesAreInvalidParameters(_ amount: Int, _ orderId: String) async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         let outcome = await rig.core.processSale(CoreSale(amount: amount, orderId: orderId))
         #expect(coreErrorCode(outcome) == .invalidParameters)
@@ -69,12 +72,12 @@ import VirtualCard
     }
 
     @Test func aSaleInAnotherCurrencyIsTerminalSettings() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         #expect(coreErrorCode(await rig.core.processSale(CoreSale(amount: 100, currency: "USD", orderId: "o"))) == .terminalSettings)
 
         // A terminal whose currency is not the reader kernel's.
-        let other = try await CoreRig.make(CoreTempDir(), initialise: false)
+        let other = try await CoreRig.make(TempDir(), initialise: false)
         var terminal = other.terminal
         terminal.currency = "GBP"
         await other.core.initialise(terminal: terminal, saleListener: other.sales)
@@ -84,7 +87,7 @@ import VirtualCard
 
     @Test(arguments: [(CoreTokenChoice.none, CoreError.invalidTokenSettings), (.garbage, .invalidToken), (.expired, .tokenExpired)])
     func tokenProblemsAreTransactionErrors(_ token: CoreTokenChoice, _ expected: CoreError) async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir, token: token)
         let outcome = await rig.core.processSale(CoreSale(amount: 100, orderId: coreOrderId()))
         #expect(coreErrorCode(outcome) == expected)
@@ -97,7 +100,7 @@ import VirtualCard
     /// the gateway unreachable before the card is read.
     @Test(arguments: [GatewayFault.serverError, .lostAnswer])
     func aNetworkProblemBeforeTheCardIsOnError(_ fault: GatewayFault) async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         rig.gateway.armFault(fault, for: .validateToken)
         let outcome = await rig.core.processSale(CoreSale(amount: 100, orderId: coreOrderId()))
@@ -108,7 +111,7 @@ import VirtualCard
     }
 
     @Test func beforeInitialiseTheDeviceIsNotReady() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir, initialise: false)
         #expect(coreErrorCode(await rig.core.processSale(CoreSale(amount: 100, orderId: "o"))) == .deviceNotReady)
         #expect(!rig.core.isInitialised)
@@ -122,7 +125,7 @@ import VirtualCard
     // MARK: onError: the card and the reader
 
     @Test func noCardInTimeIsATimeout() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir, source: CoreFailingCardSource(code: .noCard))
         #expect(coreErrorCode(await rig.core.processSale(CoreSale(amount: 100, orderId: "o"))) == .timeout)
         // Not a device fault.
@@ -130,7 +133,7 @@ import VirtualCard
     }
 
     @Test func anOfflineDeclineIsCardDeclined() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir, source: CoreRig.card("offline-decline"))
         #expect(coreErrorCode(await rig.core.processSale(CoreSale(amount: 100, orderId: "o"))) == .cardDeclined)
         #expect(try rig.gateway.ledger.allPayments().isEmpty)
@@ -138,14 +141,14 @@ import VirtualCard
     }
 
     @Test func aCardWithNoUsableApplicationIsInvalidEMVData() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir, source: CoreNoApplicationSource())
         #expect(coreErrorCode(await rig.core.processSale(CoreSale(amount: 100, orderId: "o"))) == .invalidEMVData)
         #expect(rig.device.errors.isEmpty)
     }
 
     @Test func aVerificationTheDeviceCannotDoIsCVMFailed() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir, source: CoreRig.card("visa-online-pin")) { config in
             // A terminal that can do neither online PIN, nor signature, nor a consumer device CVM.
             config.terminal.terminalCapabilities[1] &= ~0x60
@@ -159,7 +162,7 @@ import VirtualCard
 
     @Test(arguments: [(ScriptedPINProvider.Answer.fail, CoreError.pinEntryFailed), (.cancel, .cancelled)])
     func pinEntryProblems(_ answer: ScriptedPINProvider.Answer, _ expected: CoreError) async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir, source: CoreRig.card("visa-online-pin")) { config in
             config.pin = ScriptedPINProvider(answer)
         }
@@ -170,7 +173,7 @@ import VirtualCard
     }
 
     @Test func aPINSaleIsApprovedWithAPIN() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir, source: CoreRig.card("visa-online-pin")) { config in
             config.pin = ScriptedPINProvider(.pin(PIN("1234")!))
         }
@@ -195,7 +198,7 @@ import VirtualCard
         (.cardRemoved, .cardRemoved, false),
     ])
     func readerFaultsAreDeviceErrors(_ code: CardChannelError.Code, _ expected: CoreDeviceError, _ disconnects: Bool) async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir, source: CoreFailingCardSource(code: code))
         #expect(coreErrorCode(await rig.core.processSale(CoreSale(amount: 100, orderId: "o"))) == .cardReadFailed)
         var expectedEvents: [CoreDeviceEvent] = []
@@ -212,7 +215,7 @@ import VirtualCard
 
     /// A device that went away comes back: the next sale that gets a card reconnects it.
     @Test func aReaderThatComesBackReconnects() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let source = CoreSwitchableSource()
         let rig = try await CoreRig.make(dir, source: source)
         source.fail(with: .readerRemoved)
@@ -234,7 +237,7 @@ import VirtualCard
     }
 
     @Test func aTornCardBeforeTheCryptogramIsCardRemoved() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         // The card leaves the field after the application is selected: the GPO, which would
         // carry the cryptogram, never gets an answer, so nothing was sent.
         let card = VirtualCardSource(profile: CardProfiles.named("visa-qvsdc")!.withTear(afterExchange: 2),
@@ -247,7 +250,7 @@ import VirtualCard
     }
 
     @Test func aMuteCardIsCardMute() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let clock = ManualClock()
         let rig = try await CoreRig.make(dir, source: CoreRig.card("mute")) { config in
             config.clock = MonotonicClock(clock)
@@ -262,7 +265,7 @@ import VirtualCard
     }
 
     @Test func aPendingSaleThatCannotBeStoredIsNeverSent() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         // The device's disk refuses the write.
         let db = try SQLiteConnection(path: rig.store.path, busyTimeout: .seconds(5))
@@ -272,7 +275,7 @@ import VirtualCard
     }
 
     @Test func cancellingBeforeTheSubmissionPointIsCancelled() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let gate = CoreCheckpointGate(at: .cardRead)
         let rig = try await CoreRig.make(dir) { config in
             config.submitsEarly = false
@@ -289,7 +292,7 @@ import VirtualCard
     }
 
     @Test func aSecondSaleWhileOneRunsIsTransactionInProgress() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let gate = CoreCheckpointGate(at: .cardRead)
         let rig = try await CoreRig.make(dir) { config in config.checkpoint = gate.hook }
         let core = rig.core
@@ -306,7 +309,7 @@ import VirtualCard
 
     @Test(arguments: [(1092, "A"), (1095, "D")])
     func aLostAnswerIsACommErrorWithTheSale(_ amount: Int, _ hostCode: String) async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         let orderId = coreOrderId()
         let outcome = await rig.core.processSale(CoreSale(amount: amount, orderId: orderId))
@@ -338,7 +341,7 @@ import VirtualCard
     }
 
     @Test func noAnswerFromTheHostIsACommErrorTimeout() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let gatewayClock = ManualClock()
         let rig = try await CoreRig.make(dir, gatewayClock: gatewayClock)
         let core = rig.core
@@ -355,7 +358,7 @@ import VirtualCard
     }
 
     @Test func cancellingWhileTheAnswerIsAwaitedIsACommErrorCancelled() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let gatewayClock = ManualClock()
         let rig = try await CoreRig.make(dir, gatewayClock: gatewayClock)
         let core = rig.core
@@ -368,7 +371,7 @@ import VirtualCard
     }
 
     @Test func aCardTornAfterEarlySubmissionIsACommError() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         // visa-qvsdc hands out its cryptogram in the GPO answer (exchange 3): the request leaves
         // at once; the card then leaves before its record is read.
         let card = VirtualCardSource(profile: CardProfiles.named("visa-qvsdc")!.withTear(afterExchange: 3),
@@ -390,7 +393,7 @@ import VirtualCard
     // MARK: Refunds
 
     @Test func aReferencedRefund() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         guard case .response(let sale) = await rig.core.processSale(CoreSale(amount: 1000, orderId: coreOrderId())) else {
             Issue.record("the sale failed")
@@ -414,7 +417,7 @@ import VirtualCard
     }
 
     @Test func aDeclinedSaleCannotBeRefunded() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         guard case .response(let sale) = await rig.core.processSale(CoreSale(amount: 1051, orderId: coreOrderId())) else {
             Issue.record("no answer")
@@ -426,7 +429,7 @@ import VirtualCard
     /// "If a referenced refund fails to reach our gateway, the SDK reports it through onError."
     @Test(arguments: [(GatewayFault.serverError, false), (.lostAnswer, true)])
     func aRefundThatCannotReachTheGatewayIsOnError(_ fault: GatewayFault, _ recorded: Bool) async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         let orderId = coreOrderId()
         guard case .response(let sale) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {

@@ -1,3 +1,4 @@
+import DeviceStore
 import CardChannel
 import Foundation
 import ISO7816
@@ -6,18 +7,11 @@ import Synchronization
 import TapToPay
 import Testing
 import VirtualCard
+import Timing
+import TestSupport
 
 // Helpers of the CoreAPI-style tests (names prefixed `Core` so they never meet the MONEI tests').
 
-/// A fresh temporary data directory, removed when released.
-final class CoreTempDir: Sendable {
-    let path: String
-    init() {
-        path = NSTemporaryDirectory() + "tapemu-coreapi-tests-" + UUID().uuidString
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// An append-only log that a test can wait on (a real event, never a timer).
 final class CoreEventLog<Event: Sendable>: Sendable {
@@ -254,7 +248,7 @@ enum CoreTokenChoice: Sendable {
 /// A CoreAPI on a data directory: the embedded gateway, the device's pending store, listeners.
 /// A second rig on the same directory is the same device after a restart.
 struct CoreRig {
-    let dir: CoreTempDir
+    let dir: TempDir
     let gateway: EmbeddedGateway
     let store: PendingPaymentStore
     let core: CoreAPI
@@ -270,7 +264,7 @@ struct CoreRig {
         VirtualCardSource(profile: CardProfiles.named(name)!, simulatesCardTime: false)
     }
 
-    static func make(_ dir: CoreTempDir, source: (any CardSource)? = nil,
+    static func make(_ dir: TempDir, source: (any CardSource)? = nil,
                      gatewayClock: any Clock<Duration> = ContinuousClock(),
                      environment: CoreDeviceEnvironment? = nil, monitor: (any CoreDeviceMonitor)? = nil,
                      token: CoreTokenChoice = .valid, initialise: Bool = true,
@@ -296,7 +290,7 @@ struct CoreRig {
                        sales: rig.sales, refunds: rig.refunds, device: rig.device)
     }
 
-    private init(dir: CoreTempDir, gateway: EmbeddedGateway, store: PendingPaymentStore, core: CoreAPI,
+    private init(dir: TempDir, gateway: EmbeddedGateway, store: PendingPaymentStore, core: CoreAPI,
                  terminal: CoreTerminal, initialised: Bool, sales: CoreSaleRecorder = CoreSaleRecorder(),
                  refunds: CoreRefundRecorder = CoreRefundRecorder(), device: CoreDeviceRecorder = CoreDeviceRecorder()) {
         self.dir = dir

@@ -4,6 +4,7 @@ import PaymentGateway
 import TapToPay
 import Testing
 import VirtualCard
+import Timing
 
 // The seed's failure codes (`paymentFailed(code:)`), its unclear outcome (`outcomeUnknown`, for
 // each cause the seed lists), and "declined payments are not errors". Every timeout runs on a

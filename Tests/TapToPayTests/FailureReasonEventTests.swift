@@ -26,8 +26,12 @@ struct FailureReasonEventTests {
         let card = virtualCard(CardProfiles.named("visa-qvsdc")!.withTear(afterExchange: 1))
         let tapToPay = try await h.prepared(h.configuration(source: card, onEvent: { e in events.withLock { $0.append(e) } }))
         expectFailure(await pay(tapToPay, orderId: "reason-2"), .paymentFailed(code: .readerNotReady))
-        let failed = events.withLock { $0 }.filter { if case .failed = $0 { true } else { false } }
-        #expect(failed.count == 1)
+        let reasons = events.withLock { $0 }.compactMap { e -> String? in
+            if case .failed(let reason) = e { return reason } else { return nil }
+        }
+        #expect(reasons.count == 1)
+        // The message says the card was removed.
+        #expect(reasons.first?.contains("the card was removed from the field") == true)
     }
 
     @Test("a decline or a cancel says nothing more")

@@ -1,3 +1,4 @@
+import DeviceStore
 import CardChannel
 import Foundation
 import PaymentGateway
@@ -5,6 +6,7 @@ import Synchronization
 import TapToPay
 import Testing
 import VirtualCard
+import Timing
 
 // The fault matrix of issue 6: for every exchange of several virtual cards (the card is torn
 // there) and every gateway fault, a payment runs and the thrown outcome is checked against the

@@ -1,3 +1,4 @@
+import DeviceStore
 import Foundation
 import PaymentGateway
 @testable import PaymentGateway
@@ -6,6 +7,7 @@ import Testing
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 // Issue 11, one test per defect: the device's pending store and the ledger under a recovery
@@ -21,6 +23,23 @@ private func gatewayCode(_ body: () throws(GatewayError) -> Void) -> GatewayErro
     } catch {
         return error.code
     }
+}
+
+private func storeCode(_ body: () throws(DeviceStoreError) -> Void) -> DeviceStoreError.Code? {
+    do {
+        try body()
+        return nil
+    } catch {
+        return error.code
+    }
+}
+
+/// The name of the code a ledger or a device store fails to open with (nil: it opens).
+private func openCode(_ file: String, _ directory: String) -> String? {
+    if file == Ledger.fileName {
+        return gatewayCode { () throws(GatewayError) in _ = try Ledger(directory: directory) }.map { "\($0)" }
+    }
+    return storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: directory) }.map { "\($0)" }
 }
 
 /// Another process's view of a data directory: its own gateway and store.
@@ -49,7 +68,7 @@ struct RecoveryBesideALiveSaleTests {
     /// approved. Now the sale owns its record: the recovery leaves it alone.
     @Test(arguments: [FlowCheckpoint.submitted, .answered])
     func aCoreAPIRecoveryLeavesASaleInFlightAlone(_ point: FlowCheckpoint) async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let gate = CoreCheckpointGate(at: point)
         let rig = try await CoreRig.make(dir) { $0.checkpoint = gate.hook }
         let orderId = coreOrderId("live")
@@ -92,7 +111,7 @@ struct RecoveryBesideALiveSaleTests {
     /// Three recoveries at once: run one at a time, each sale is reversed once and reported
     /// reversed once; the later runs find nothing left, and say so.
     @Test func concurrentRecoveriesReportEachSaleOnce() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir) { $0.gatewayFault = .lostAnswer }
         var orders: [String] = []
         for i in 0..<4 {
@@ -165,7 +184,7 @@ struct RecordOutlivesResultTests {
     /// The CoreAPI face: an answered sale never acknowledged is resolved from its answer, and
     /// nothing is reversed (the app may have shown the approval).
     @Test func aCoreAPISaleNeverAcknowledgedIsNotReversed() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let orderId = coreOrderId("ack")
         do {
             let rig = try await CoreRig.make(dir) { $0.resultHandOver = .acknowledged }
@@ -211,20 +230,16 @@ struct DataDirectoryIntegrityTests {
     func aMissingOrEmptyStoreIsAnErrorNeverANewStore(_ file: String) async throws {
         let h = try await Self.directoryWithAPayment()
         let path = h.directory + "/" + file
-        func open() -> GatewayError.Code? {
-            gatewayCode { () throws(GatewayError) in
-                if file == Ledger.fileName { _ = try Ledger(directory: h.directory) } else { _ = try PendingPaymentStore(dataDirectory: h.directory) }
-            }
-        }
+        func open() -> String? { openCode(file, h.directory) }
         // Emptied.
         let saved = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(truncate(path, 0) == 0)
-        #expect(open() == .storeMissing)
+        #expect(open() == "storeMissing")
         #expect((try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue == 0,
                 "the empty file was written over")
         // Deleted.
         try FileManager.default.removeItem(atPath: path)
-        #expect(open() == .storeMissing)
+        #expect(open() == "storeMissing")
         #expect(!FileManager.default.fileExists(atPath: path), "the deleted store was created anew")
         // Put back: works again.
         try saved.write(to: URL(fileURLWithPath: path))
@@ -240,14 +255,14 @@ struct DataDirectoryIntegrityTests {
             try FileManager.default.copyItem(atPath: a.directory + "/" + file, toPath: b.directory + "/" + file)
         }
         #expect(gatewayCode { () throws(GatewayError) in _ = try Ledger(directory: b.directory) } == .storeMissing)
-        #expect(gatewayCode { () throws(GatewayError) in _ = try PendingPaymentStore(dataDirectory: b.directory) } == .storeMissing)
+        #expect(storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: b.directory) } == .storeMissing)
     }
 
     @Test func aLostManifestIsAnError() async throws {
         let h = try await Self.directoryWithAPayment()
         try FileManager.default.removeItem(atPath: h.directory + "/" + DataDirectoryLayout.manifestName)
         #expect(gatewayCode { () throws(GatewayError) in _ = try Ledger(directory: h.directory) } == .storeMissing)
-        #expect(gatewayCode { () throws(GatewayError) in _ = try PendingPaymentStore(dataDirectory: h.directory) } == .storeMissing)
+        #expect(storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: h.directory) } == .storeMissing)
     }
 
     /// Defect 4: a dropped table or a damaged page went unnoticed.
@@ -260,7 +275,7 @@ struct DataDirectoryIntegrityTests {
             try d.execute("DROP TABLE attempts")
         }
         #expect(gatewayCode { () throws(GatewayError) in _ = try Ledger(directory: h.directory) } == .corruptLedger)
-        #expect(gatewayCode { () throws(GatewayError) in _ = try PendingPaymentStore(dataDirectory: h.directory) } == .corruptLedger)
+        #expect(storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: h.directory) } == .corruptStore)
     }
 
     @Test(arguments: [Ledger.fileName, PendingPaymentStore.fileName])
@@ -275,16 +290,13 @@ struct DataDirectoryIntegrityTests {
         var generator = SystemRandomNumberGenerator()
         for i in pageSize..<(2 * pageSize) { bytes[i] = UInt8.random(in: 0...255, using: &generator) }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let code = gatewayCode { () throws(GatewayError) in
-            if file == Ledger.fileName { _ = try Ledger(directory: h.directory) } else { _ = try PendingPaymentStore(dataDirectory: h.directory) }
-        }
-        #expect(code == .corruptLedger)
+        #expect(openCode(file, h.directory) == (file == Ledger.fileName ? "corruptLedger" : "corruptStore"))
     }
 
     /// A device store written by tapemu before attempts had ids (schema 1, no manifest) is
     /// adopted: its records are kept, one per attempt.
     @Test func aVersionOneDeviceStoreIsMigrated() throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         do {
             let c = try SQLiteConnection(path: dir.path + "/" + PendingPaymentStore.fileName, busyTimeout: .seconds(1))
             try c.execute("CREATE TABLE pending (order_id TEXT PRIMARY KEY NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL)")
@@ -301,14 +313,14 @@ struct DataDirectoryIntegrityTests {
         #expect(records.first.map { !$0.attemptId.isEmpty } == true)
         // Adopted: it is in the manifest now, so losing it is an error.
         try FileManager.default.removeItem(atPath: dir.path + "/" + PendingPaymentStore.fileName)
-        #expect(gatewayCode { () throws(GatewayError) in _ = try PendingPaymentStore(dataDirectory: dir.path) } == .storeMissing)
+        #expect(storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: dir.path) } == .storeMissing)
     }
 
     @Test func aMissingDirectoryIsNotCreatedByReadersOrRecoveries() {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let missing = dir.path + "/typo"
         for access in [DataDirectoryLayout.Access.existing, .readOnly] {
-            #expect(gatewayCode { () throws(GatewayError) in _ = try PendingPaymentStore(dataDirectory: missing, access: access) }
+            #expect(storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: missing, access: access) }
                     == .noDataDirectory)
             #expect(gatewayCode { () throws(GatewayError) in _ = try Ledger(directory: missing, access: access) } == .noDataDirectory)
         }
@@ -320,7 +332,7 @@ struct DataDirectoryIntegrityTests {
 struct DamageContainmentTests {
     /// Defect 4: one malformed record blocked every recovery. Now it is named and the others resolve.
     @Test func anUnreadableRecordIsReportedAndTheOthersResolve() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir) { $0.gatewayFault = .lostAnswer }
         let orderId = coreOrderId("good")
         #expect(coreCommError(await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId))) != nil)
@@ -341,7 +353,7 @@ struct DamageContainmentTests {
 
     /// A removal that fails is an error the report carries, never ignored: the record stays.
     @Test func aFailedRemovalIsReportedAndTheRecordStays() async throws {
-        let dir = CoreTempDir()
+        let dir = TempDir()
         let rig = try await CoreRig.make(dir) { $0.gatewayFault = .lostAnswer }
         let orderId = coreOrderId("stuck")
         #expect(coreCommError(await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId))) != nil)
@@ -433,8 +445,8 @@ struct ClosingRecordsTests {
         let reports = try await t.resolveUnclearOutcomes()
         guard case .notFound = reports.first?.finding else { Issue.record("\(reports)"); return }
 
-        #expect(gatewayCode { () throws(GatewayError) in _ = try h.store.close(orderId: "ticket", reason: "  ") } == .invalidRequest)
-        #expect(gatewayCode { () throws(GatewayError) in _ = try h.store.close(orderId: "nope", reason: "x") } == .notFound)
+        #expect(storeCode { () throws(DeviceStoreError) in _ = try h.store.close(orderId: "ticket", reason: "  ") } == .invalidRequest)
+        #expect(storeCode { () throws(DeviceStoreError) in _ = try h.store.close(orderId: "nope", reason: "x") } == .notFound)
         let closed = try h.store.close(orderId: "ticket", reason: "support ticket 4711: not charged")
         #expect(closed.state == .closed)
         #expect(try h.store.all().isEmpty)
@@ -454,7 +466,7 @@ struct ClosingRecordsTests {
         let payment = startPayment(t, amount: 1000, orderId: "owned")
         await reached.wait()
         let other = try PendingPaymentStore(dataDirectory: h.directory)
-        #expect(gatewayCode { () throws(GatewayError) in _ = try other.close(orderId: "owned", reason: "x") } == .busy)
+        #expect(storeCode { () throws(DeviceStoreError) in _ = try other.close(orderId: "owned", reason: "x") } == .busy)
         go.fire()
         #expect(await payment.value.result?.status == .approved)
     }

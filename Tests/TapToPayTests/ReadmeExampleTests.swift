@@ -1,3 +1,4 @@
+import DeviceStore
 import CardChannel
 import Foundation
 import PaymentGateway
@@ -11,6 +12,7 @@ struct ReadmeExampleTests {
     @Test func aCardTornAfterEarlySubmissionIsAnUnclearOutcome() async throws {
         let dataDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("tapemu-readme-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
 
         // README example, from here…
         let gateway = try EmbeddedGateway(dataDirectory: dataDirectory)

@@ -1,3 +1,4 @@
+import DeviceStore
 import CardChannel
 import Foundation
 import PaymentGateway
@@ -5,19 +6,14 @@ import Synchronization
 import TapToPay
 import Testing
 import VirtualCard
+import Timing
+import TestSupport
 
 // Test support for the payment flow: a temporary data directory with the embedded gateway and the
 // device's pending store, two manual clocks (the flow's and the gateway's, so advancing one never
 // fires a deadline of the other), wall time that a test moves, and providers that never answer
 // (they suspend until their task is cancelled) so every timeout is driven by a ManualClock.
 
-/// Wall time a test can move (token expiry, timestamps, webhook signatures).
-final class WallClock: Sendable {
-    private let date: Mutex<Date>
-    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { date = Mutex(start) }
-    var now: Date { date.withLock { $0 } }
-    func advance(by seconds: TimeInterval) { date.withLock { $0 += seconds } }
-}
 
 /// One payment's outcome, as the API hands it back.
 enum Outcome: Sendable, CustomStringConvertible {
@@ -95,12 +91,6 @@ func suspendUntilCancelled() async {
     }
 }
 
-/// A counter shared with a provider.
-final class Counter: Sendable {
-    private let value = Mutex(0)
-    var count: Int { value.withLock { $0 } }
-    @discardableResult func increment() -> Int { value.withLock { $0 += 1; return $0 } }
-}
 
 // MARK: - Providers
 
@@ -245,6 +235,8 @@ func virtualCard(_ name: String) -> VirtualCardSource { virtualCard(profile(name
 
 /// A temporary data directory with the embedded gateway and the device's pending store.
 final class Harness: Sendable {
+    /// Removed with the harness.
+    private let temp = TempDir(prefix: "tapemu-paytests")
     let directory: String
     /// The flow's clock (card waits, APDU deadlines, PIN entry, location fix).
     let flowClock = ManualClock()
@@ -259,16 +251,11 @@ final class Harness: Sendable {
     static let gatewayTimeout: Duration = .seconds(30)
 
     init() throws {
-        directory = (NSTemporaryDirectory() as NSString)
-            .appendingPathComponent("tapemu-paytests-\(UUID().uuidString)")
+        directory = temp.path
         let wall = self.wall
         gateway = try EmbeddedGateway(configuration: EmbeddedGateway.Configuration(
             dataDirectory: directory, clock: gatewayClock, requestTimeout: Self.gatewayTimeout, now: { wall.now }))
         store = try PendingPaymentStore(dataDirectory: directory)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: directory)
     }
 
     func token(ttl: Duration = .seconds(3600)) -> String {

@@ -1,8 +1,10 @@
+import DeviceStore
 import CardChannel
 import Foundation
 import PaymentGateway
 import TapToPay
 import Testing
+import TestSupport
 import VirtualCard
 
 /// Seed 000's "Unclear outcome": after `outcomeUnknown`, look the order up (charges query); a
@@ -10,13 +12,15 @@ import VirtualCard
 @Suite("Unclear outcome: the charges query for each pending payment")
 struct UnclearOutcomeTests {
     struct Rig {
+        /// Removed with the rig.
+        let temp = TempDir(prefix: "tapemu-unclear")
         let dir: String
         let gateway: EmbeddedGateway
         let store: PendingPaymentStore
         let tapToPay: TapToPay
 
         init(fault: GatewayFault?) async throws {
-            dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapemu-unclear-\(UUID().uuidString)").path
+            dir = temp.path
             gateway = try EmbeddedGateway(dataDirectory: dir)
             store = try PendingPaymentStore(dataDirectory: dir)
             let card = try #require(CardProfiles.named("mastercard-mchip"))

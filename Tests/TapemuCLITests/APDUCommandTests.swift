@@ -1,8 +1,9 @@
 import BERTLV
 import Testing
+import TestSupport
 @testable import tapemu
 
-@Suite("tapemu apdu decode")
+@Suite("tapemu apdu decode", .temporaryDirectories)
 struct APDUCommandTests {
     // A READ RECORD answer whose template announces 2 bytes more than it holds: not BER-TLV,
     // so the PAN (5A) cannot be found by tag; it must not be printed whole anyway.

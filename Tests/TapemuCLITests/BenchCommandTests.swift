@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 @testable import tapemu
+import TestSupport
 
-@Suite("tapemu bench")
+@Suite("tapemu bench", .temporaryDirectories)
 struct BenchCommandTests {
     @Test("N reads give the figures tooling reads from --json, and the split adds up")
     func readsAsJSON() async throws {

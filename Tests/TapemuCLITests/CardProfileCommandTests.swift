@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import VirtualCard
 @testable import tapemu
 
@@ -10,7 +11,7 @@ let fixtures: String = {
     return parts.joined(separator: "/") + "/Fixtures"
 }()
 
-@Suite("Card profiles as a documented format: cards show, cards schema, errors at JSON paths")
+@Suite("Card profiles as a documented format: cards show, cards schema, errors at JSON paths", .temporaryDirectories)
 struct CardProfileCommandTests {
     @Test("cards show: the profile for people, the PAN masked")
     func showText() async throws {

@@ -3,6 +3,7 @@ import Testing
 @testable import tapemu
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 // Issue 11 through the command line: a mistyped --data-dir, a damaged or missing store, a
@@ -18,7 +19,7 @@ private let nonCreatingCommands: [[String]] = [
     ["gateway", "webhooks"], ["gateway", "token"], ["pending", "close", "q-1", "--reason", "support said so"],
 ]
 
-@Suite("tapemu and its data directory")
+@Suite("tapemu and its data directory", .temporaryDirectories)
 struct DataDirectoryCommandTests {
     /// Defect 7: `pending`, `resolve` and `gateway token` created a mistyped directory and said
     /// "no pending sales"; now every command but pay and sale says exit 66, and creates nothing.
@@ -101,7 +102,7 @@ struct DataDirectoryCommandTests {
     }
 }
 
-@Suite("Recoveries hand their report over before records leave")
+@Suite("Recoveries hand their report over before records leave", .temporaryDirectories)
 struct RecoveryHandOverCommandTests {
     /// Found by scripts/chaos: a recovery removed the records it resolved before its report was
     /// written, so a recovery killed (or with a dead stdout) told nobody. Now the records leave
@@ -172,7 +173,7 @@ private final class Tmpfs {
     }
 }
 
-@Suite("tapemu on a read-only or full disk", .serialized, .enabled(if: Tmpfs.available, "needs root to mount a tmpfs"))
+@Suite("tapemu on a read-only or full disk", .serialized, .temporaryDirectories, .enabled(if: Tmpfs.available, "needs root to mount a tmpfs"))
 struct DiskFaultCommandTests {
     /// Defect 6: lookups failed on a read-only disk. They open read only now; a write says why.
     @Test func aReadOnlyDiskAnswersQueriesAndRefusesWrites() async throws {

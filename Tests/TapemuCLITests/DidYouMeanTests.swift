@@ -1,7 +1,8 @@
 import Testing
+import TestSupport
 @testable import tapemu
 
-@Suite("Did you mean: mistyped commands and options")
+@Suite("Did you mean: mistyped commands and options", .temporaryDirectories)
 struct DidYouMeanTests {
     static let cases: [(args: [String], message: String)] = [
         (["rad"], "unknown command 'rad'; did you mean 'read'?"),

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 @testable import tapemu
+import TestSupport
 
 /// Issue 12: the command line as a contract. One table of exit statuses; every command's help
 /// draws from it; each failure mode of each command exits as the table says, documents it, and
 /// with --json still prints one JSON document.
-@Suite("The exit-status table")
+@Suite("The exit-status table", .temporaryDirectories)
 struct ExitStatusContractTests {
     @Test func everyCommandDocumentsStatusesFromTheTable() {
         let table = Set(ExitCode.table.map(\.code))
@@ -120,7 +121,7 @@ struct ExitStatusContractTests {
     }
 }
 
-@Suite("Commands never overwrite their input")
+@Suite("Commands never overwrite their input", .temporaryDirectories)
 struct NoOverwriteTests {
     @Test func recordingOverTheReplayedTraceIsRefused() async throws {
         let dir = try temporaryDirectory()

@@ -2,8 +2,9 @@ import Foundation
 import PaymentGateway
 import Testing
 @testable import tapemu
+import TestSupport
 
-@Suite("tapemu gateway")
+@Suite("tapemu gateway", .temporaryDirectories)
 struct GatewayCommandTests {
     @Test("triggers lists every documented trigger")
     func triggers() async throws {

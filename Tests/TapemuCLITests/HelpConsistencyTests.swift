@@ -2,8 +2,9 @@ import Foundation
 import TapToPay
 import Testing
 @testable import tapemu
+import TestSupport
 
-@Suite("tapemu help matches what the commands do")
+@Suite("tapemu help matches what the commands do", .temporaryDirectories)
 struct HelpConsistencyTests {
     @Test("every option a command documents is in its usage line")
     func optionsInUsage() {

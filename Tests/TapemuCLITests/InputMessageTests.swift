@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 @testable import tapemu
+import TestSupport
 
 /// Issue 12: inputs from other tools and editors, and messages that say what is wrong in the
 /// user's terms.
-@Suite("Inputs and messages")
+@Suite("Inputs and messages", .temporaryDirectories)
 struct InputMessageTests {
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path

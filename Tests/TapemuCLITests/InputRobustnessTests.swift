@@ -3,8 +3,9 @@ import Synchronization
 import TapToPay
 import Testing
 @testable import tapemu
+import TestSupport
 
-@Suite("tapemu: stdin that cannot be read")
+@Suite("tapemu: stdin that cannot be read", .temporaryDirectories)
 struct StdinRobustnessTests {
     @Test("an unreadable descriptor throws instead of trapping")
     func unreadableDescriptorThrows() throws {
@@ -39,7 +40,7 @@ struct StdinRobustnessTests {
     }
 }
 
-@Suite("tapemu: online PIN without a terminal")
+@Suite("tapemu: online PIN without a terminal", .temporaryDirectories)
 struct PINWithoutTerminalTests {
     @Test("the PIN entry is cancelled with one line saying to use --pin")
     func noTerminalSaysUsePin() async throws {
@@ -63,7 +64,7 @@ struct PINWithoutTerminalTests {
     }
 }
 
-@Suite("tapemu: stdout or stderr that cannot be written")
+@Suite("tapemu: stdout or stderr that cannot be written", .temporaryDirectories)
 struct OutputRobustnessTests {
     @Test("a failed write is reported, not a trap")
     func failedWrites() throws {
@@ -82,7 +83,7 @@ struct OutputRobustnessTests {
     }
 }
 
-@Suite("tapemu tlv decode: values that fit no integer")
+@Suite("tapemu tlv decode: values that fit no integer", .temporaryDirectories)
 struct HostileTLVValueTests {
     /// Issue 18: this input trapped (exit 132) converting the 20-digit currency code to an Int.
     @Test("a 20-digit currency code beside an amount decodes, both called malformed")

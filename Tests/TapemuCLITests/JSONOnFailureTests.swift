@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 @testable import tapemu
+import TestSupport
 
-@Suite("tapemu --json: one JSON document on stdout, also when the command fails")
+@Suite("tapemu --json: one JSON document on stdout, also when the command fails", .temporaryDirectories)
 struct JSONOnFailureTests {
     @Test("a failure before any output is {error: {exitCode, message}} on stdout and one line on stderr",
           arguments: [

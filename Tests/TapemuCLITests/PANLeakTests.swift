@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 @testable import tapemu
+import TestSupport
 
 /// Issue 12: no PAN in any byte of any output. Test PANs planted in odd places — proprietary
 /// tags, text tags, a DS ID, padding, templates, bytes that are not TLV — and every display that
 /// shows card bytes is searched for them: in digits, and in the hex of their ASCII digits.
-@Suite("No full PAN in any output")
+@Suite("No full PAN in any output", .temporaryDirectories)
 struct PANLeakTests {
     static let visa = "4761739001010010"
     static let maestro19 = "6799990100000000019"

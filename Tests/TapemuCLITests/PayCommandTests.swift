@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VirtualCard
 @testable import tapemu
+import TestSupport
 
 /// Runs `tapemu` in-process with a captured console.
 func runCLI(_ args: [String]) async -> (status: Int32, out: String, err: String) {
@@ -10,11 +11,6 @@ func runCLI(_ args: [String]) async -> (status: Int32, out: String, err: String)
     return (status, captured.stdout, captured.stderr)
 }
 
-func temporaryDirectory() throws -> String {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapemu-cli-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    return dir
-}
 
 func jsonObject(_ text: String) throws -> [String: Any] {
     let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
@@ -24,7 +20,7 @@ func jsonObject(_ text: String) throws -> [String: Any] {
 /// Every full PAN of the built-in virtual cards: none may ever be printed.
 let fullPANs: [String] = CardProfiles.all.flatMap { p in p.applications.map { $0.pan.digits } }
 
-@Suite("tapemu pay and charges")
+@Suite("tapemu pay and charges", .temporaryDirectories)
 struct PayCommandTests {
     @Test("an approved payment exits 0 and prints the seed's fields as JSON")
     func approved() async throws {
@@ -146,7 +142,7 @@ struct PayCommandTests {
     }
 }
 
-@Suite("tapemu charges --pending")
+@Suite("tapemu charges --pending", .temporaryDirectories)
 struct ChargesPendingTests {
     @Test("a lost answer is found and leaves the device; a request that never arrived stays (exit 75)")
     func pendingLookups() async throws {

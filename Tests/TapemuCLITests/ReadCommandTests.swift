@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import tapemu
 
-@Suite("tapemu read")
+@Suite("tapemu read", .temporaryDirectories)
 struct ReadCommandTests {
     /// `apdu-traces/` of this package.
     static let traces: String = {

@@ -1,8 +1,9 @@
 import Testing
+import TestSupport
 @testable import tapemu
 
 /// `tapemu readers --watch` in process: its usage (the watch itself runs against pcscd in PCSCTests).
-@Suite("tapemu readers --watch: usage")
+@Suite("tapemu readers --watch: usage", .temporaryDirectories)
 struct ReadersWatchCommandTests {
     @Test("readers: --events and --reader go with --watch only")
     func readersUsage() async {

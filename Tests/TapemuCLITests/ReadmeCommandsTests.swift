@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 @testable import tapemu
+import TestSupport
 
 /// The "What you can do with it" block of README.md, command by command, with the exit status
 /// (and the effect) each line's comment promises. PC/SC lines (`emulate`, `--reader`) are left
 /// to the PCSC tests.
-@Suite("README: what you can do with it")
+@Suite("README: what you can do with it", .temporaryDirectories)
 struct ReadmeCommandsTests {
     @Test("the payment lines exit as their comments say, and the recovery lines find and resolve what they left")
     func paymentLines() async throws {

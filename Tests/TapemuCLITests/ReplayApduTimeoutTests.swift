@@ -1,8 +1,11 @@
 import CardChannel
 import Testing
+import TestSupport
 @testable import tapemu
+import Timing
+import APDUTrace
 
-@Suite("tapemu replay --apdu-timeout")
+@Suite("tapemu replay --apdu-timeout", .temporaryDirectories)
 struct ReplayApduTimeoutTests {
     /// A paced replay of `Tests/Fixtures/slow-gpo-2500ms.apdu` (visa-qvsdc taking 2.5 s over GPO,
     /// recorded through pcscd) on a manual clock: each exchange's card time is let pass.

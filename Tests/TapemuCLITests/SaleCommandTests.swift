@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 @testable import tapemu
+import TestSupport
 
-@Suite("tapemu sale")
+@Suite("tapemu sale", .temporaryDirectories)
 struct SaleCommandTests {
     /// The callbacks of `tapemu sale --json`.
     func callbacks(_ out: String) throws -> [[String: Any]] {
@@ -32,7 +33,7 @@ struct SaleCommandTests {
     }
 }
 
-@Suite("tapemu resolve")
+@Suite("tapemu resolve", .temporaryDirectories)
 struct ResolveCommandTests {
     @Test("a token the gateway refuses says to get a new one, not to wait, and keeps the sale pending")
     func refusedToken() async throws {

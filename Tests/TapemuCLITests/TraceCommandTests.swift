@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 @testable import tapemu
+import TestSupport
 
-@Suite("tapemu trace show")
+@Suite("tapemu trace show", .temporaryDirectories)
 struct TraceCommandTests {
     @Test("a trace with headers only says it holds no exchange, instead of printing a blank line")
     func headersOnly() async throws {

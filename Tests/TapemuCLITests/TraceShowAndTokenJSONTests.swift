@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 @testable import tapemu
+import TestSupport
 
-@Suite("--json for trace show and gateway token")
+@Suite("--json for trace show and gateway token", .temporaryDirectories)
 struct TraceShowAndTokenJSONTests {
     @Test("trace show --json: headers in order, each exchange with its instruction, status and masked bytes")
     func traceShow() async throws {

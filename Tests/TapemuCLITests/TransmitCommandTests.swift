@@ -2,6 +2,9 @@ import CardChannel
 import Foundation
 import Testing
 @testable import tapemu
+import Timing
+import APDUTrace
+import TestSupport
 
 /// `tapemu` with `stdin` on its standard input.
 func runCLI(_ args: [String], stdin: String) async -> (status: Int32, out: String, err: String) {
@@ -19,7 +22,7 @@ func temporaryFile(_ name: String, _ text: String) throws -> String {
 
 /// `tapemu transmit` through the command line, in process: virtual cards and traces (the PC/SC
 /// path, and the comparison with scriptor, are in PCSCTests).
-@Suite("tapemu transmit")
+@Suite("tapemu transmit", .temporaryDirectories)
 struct TransmitCommandTests {
     static let selectPPSE = "00A404000E325041592E5359532E444446303100"
     static let selectVisa = "00A4040007A000000003101000"

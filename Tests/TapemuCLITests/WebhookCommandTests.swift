@@ -1,9 +1,10 @@
 import Foundation
 import PaymentGateway
 import Testing
+import TestSupport
 @testable import tapemu
 
-@Suite("tapemu gateway secret, webhook verify, gateway webhooks")
+@Suite("tapemu gateway secret, webhook verify, gateway webhooks", .temporaryDirectories)
 struct WebhookCommandTests {
     /// Pays with a callback URL; returns the data dir and the webhook row (JSON).
     func paidOrder() async throws -> (dir: String, hook: [String: Any]) {

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import tapemu
 
-@Suite("The workbench in help and README")
+@Suite("The workbench in help and README", .temporaryDirectories)
 struct WorkbenchDocsTests {
     @Test("tapemu help lists the new commands; each one's help documents it")
     func help() async {

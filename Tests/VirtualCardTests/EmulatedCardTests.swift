@@ -3,6 +3,8 @@ import struct BERTLV.Tag
 import ISO7816
 import Testing
 import VirtualCard
+import CardChannel
+import TestSupport
 
 let ppseName = Array("2PAY.SYS.DDF01".utf8)
 

@@ -3,6 +3,7 @@ import struct BERTLV.Tag
 import ISO7816
 import Testing
 import VirtualCard
+import TestSupport
 
 /// The transaction the tests' terminal runs: the values it fills DOLs with.
 struct TerminalData {
@@ -80,18 +81,6 @@ extension ResponseAPDU {
     func tlv() throws -> [TLV] { try BERTLV.parse(data) }
 }
 
-/// A deterministic generator (SplitMix64), so random tests repeat.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 func hex(_ text: String) -> [UInt8] { (try? Hex.decode(text)) ?? [] }
 

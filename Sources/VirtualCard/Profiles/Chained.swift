@@ -1,58 +1,15 @@
-// Built-in profile `chained`, as data: the same JSON a user profile file holds.
+import BERTLV
+
+// Built-in profile `chained`: `visa-qvsdc` with its own PAN and ATC, and one behaviour.
 
 extension CardProfiles {
-    static let chained = builtIn(#"""
-{
-  "name": "chained",
-  "summary": "Visa qVSDC as a T=0 card: answers through 61xx and GET RESPONSE, demands the exact Le (6Cxx)",
-  "issuerMasterKey": "0123456789ABCDEFFEDCBA9876543210",
-  "atc": 5,
-  "applications": [
-    {
-      "aid": "A0000000031010",
-      "label": "VISA CREDIT",
-      "preferredName": "Visa Credit",
-      "priority": 1,
-      "kernelIdentifier": "03",
-      "languagePreference": "en",
-      "pdol": "9F66049F02069F03069F1A0295055F2A029A039C019F3704",
-      "fciIssuerDiscretionaryData": [
-        {"tag": "9F5A", "hex": "1109780978"}
-      ],
-      "aip": "0000",
-      "afl": "18010100",
-      "gpoFormat": 2,
-      "gpoObjects": [
-        {"tag": "57", "hex": "4761739001010044D28122011000012345"},
-        {"tag": "5F34", "hex": "01"},
-        {"tag": "9F6C", "hex": "1600"}
-      ],
-      "cryptogram": "gpo",
-      "pan": "4761739001010044",
-      "panSequenceNumber": 1,
-      "issuerApplicationData": "06011203A00000",
-      "records": [
-        {
-          "sfi": 3,
-          "record": 1,
-          "objects": [
-            {"tag": "5F20", "text": "VISA TEST/CARD"},
-            {"tag": "5A", "hex": "4761739001010044"},
-            {"tag": "5F24", "hex": "281231"},
-            {"tag": "5F25", "hex": "230101"},
-            {"tag": "5F28", "hex": "0724"},
-            {"tag": "5F30", "hex": "0201"},
-            {"tag": "9F07", "hex": "FF00"},
-            {"tag": "9F42", "hex": "0978"}
-          ]
-        }
-      ]
-    }
-  ],
-  "behaviour": {
-    "answersThroughGetResponse": true,
-    "demandsExactLe": true
-  }
-}
-"""#)
+    static let chained: CardProfile = {
+        var p = visaQVSDC.variant(
+            name: "chained",
+            summary: "Visa qVSDC as a T=0 card: answers through 61xx and GET RESPONSE, demands the exact Le (6Cxx)",
+            atc: 5, pan: PAN("4761739001010044")!)
+        p.behaviour.answersThroughGetResponse = true
+        p.behaviour.demandsExactLe = true
+        return p
+    }()
 }

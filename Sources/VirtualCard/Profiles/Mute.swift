@@ -1,57 +1,10 @@
-// Built-in profile `mute`, as data: the same JSON a user profile file holds.
+import BERTLV
+
+// Built-in profile `mute`: `visa-qvsdc` with its own PAN and ATC, and one behaviour.
 
 extension CardProfiles {
-    static let mute = builtIn(#"""
-{
-  "name": "mute",
-  "summary": "Visa qVSDC that never answers GET PROCESSING OPTIONS (exchange 3)",
-  "issuerMasterKey": "0123456789ABCDEFFEDCBA9876543210",
-  "atc": 8,
-  "applications": [
-    {
-      "aid": "A0000000031010",
-      "label": "VISA CREDIT",
-      "preferredName": "Visa Credit",
-      "priority": 1,
-      "kernelIdentifier": "03",
-      "languagePreference": "en",
-      "pdol": "9F66049F02069F03069F1A0295055F2A029A039C019F3704",
-      "fciIssuerDiscretionaryData": [
-        {"tag": "9F5A", "hex": "1109780978"}
-      ],
-      "aip": "0000",
-      "afl": "18010100",
-      "gpoFormat": 2,
-      "gpoObjects": [
-        {"tag": "57", "hex": "4761739001010069D28122011000012345"},
-        {"tag": "5F34", "hex": "01"},
-        {"tag": "9F6C", "hex": "1600"}
-      ],
-      "cryptogram": "gpo",
-      "pan": "4761739001010069",
-      "panSequenceNumber": 1,
-      "issuerApplicationData": "06011203A00000",
-      "records": [
-        {
-          "sfi": 3,
-          "record": 1,
-          "objects": [
-            {"tag": "5F20", "text": "VISA TEST/CARD"},
-            {"tag": "5A", "hex": "4761739001010069"},
-            {"tag": "5F24", "hex": "281231"},
-            {"tag": "5F25", "hex": "230101"},
-            {"tag": "5F28", "hex": "0724"},
-            {"tag": "5F30", "hex": "0201"},
-            {"tag": "9F07", "hex": "FF00"},
-            {"tag": "9F42", "hex": "0978"}
-          ]
-        }
-      ]
-    }
-  ],
-  "behaviour": {
-    "muteAtExchange": 3
-  }
-}
-"""#)
+    static let mute = visaQVSDC.variant(
+        name: "mute",
+        summary: "Visa qVSDC that never answers GET PROCESSING OPTIONS (exchange 3)",
+        atc: 8, pan: PAN("4761739001010069")!).withMute(atExchange: 3)
 }

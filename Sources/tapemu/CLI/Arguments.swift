@@ -1,4 +1,6 @@
-/// The arguments of one command, consumed piece by piece by its `init(arguments:)`.
+/// The arguments of one command, consumed piece by piece by its `init(arguments:)` through the
+/// descriptors of CommandArgument.swift (`value(_:)`, `required(_:)`, `isSet(_:)`), which declare
+/// each option once.
 ///
 /// Options are `--name VALUE` or `--name=VALUE`; flags are `--name`. A lone `-` is a positional
 /// (conventionally stdin). Everything after `--` is positional. Consume flags and options
@@ -23,7 +25,7 @@ struct Arguments: Sendable {
     static func isOptionLike(_ token: String) -> Bool { token.hasPrefix("-") && token != "-" }
 
     /// Whether any of `names` was given (every occurrence is consumed).
-    mutating func flag(_ names: String...) -> Bool {
+    mutating func takeFlag(_ names: [String]) -> Bool {
         askedFor += names
         var seen = false
         tokens.removeAll { token in
@@ -33,28 +35,8 @@ struct Arguments: Sendable {
         return seen
     }
 
-    /// The value of an option given at most once, or nil when absent.
-    mutating func option(_ names: String..., valueName: String) throws(UsageError) -> String? {
-        let values = try takeOption(names, valueName: valueName)
-        guard values.count <= 1 else { throw UsageError("\(names[0]) given \(values.count) times") }
-        return values.first
-    }
-
-    /// The value of an option given at most once, converted by `transform`.
-    mutating func option<T>(_ names: String..., valueName: String,
-                            _ transform: (String) throws(UsageError) -> T) throws(UsageError) -> T? {
-        let values = try takeOption(names, valueName: valueName)
-        guard values.count <= 1 else { throw UsageError("\(names[0]) given \(values.count) times") }
-        guard let v = values.first else { return nil }
-        return try transform(v)
-    }
-
-    /// Every value of an option that may repeat, in order.
-    mutating func repeatedOption(_ names: String..., valueName: String) throws(UsageError) -> [String] {
-        try takeOption(names, valueName: valueName)
-    }
-
-    private mutating func takeOption(_ names: [String], valueName: String) throws(UsageError) -> [String] {
+    /// Every value given to an option named any of `names`, in order (every occurrence is consumed).
+    mutating func takeOption(_ names: [String], valueName: String) throws(UsageError) -> [String] {
         askedFor += names
         var values: [String] = []
         var kept: [String] = []

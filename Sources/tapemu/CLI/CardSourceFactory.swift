@@ -1,6 +1,8 @@
 import CardChannel
 import PCSC
 import VirtualCard
+import Timing
+import APDUTrace
 
 extension CardSourceOptions {
     /// The default virtual card when no source is given.

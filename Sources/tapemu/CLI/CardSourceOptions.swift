@@ -1,3 +1,5 @@
+
+
 /// Where a command gets its card: shared by `read`, `pay`, `bench` and friends.
 ///
 /// `--reader NAME` (a PC/SC reader), `--trace FILE` (replay a recorded trace) or
@@ -14,51 +16,40 @@ struct CardSourceOptions: Sendable, Hashable {
 
     var source: Source
 
-    /// Help lines for these options, to append to a command's options.
-    static let help: [OptionHelp] = [
-        OptionHelp("--reader <name>", "Use the PC/SC reader with this name (see `tapemu readers`)."),
-        OptionHelp("--trace <file>", "Replay the card side of a recorded .apdu trace."),
-        OptionHelp("--card <profile>", "Use a virtual card with this profile (the default source)."),
-    ]
+    static let reader = Option<String>("--reader", value: "<name>",
+                                       help: "Use the PC/SC reader with this name (see `tapemu readers`).") {
+        text, _ throws(UsageError) in
+        guard !text.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw UsageError("--reader needs a reader name, a unique part of one, or an index (see `tapemu readers`)")
+        }
+        return text
+    }
+    static let trace = Option<String>("--trace", value: "<file>", help: "Replay the card side of a recorded .apdu trace.")
+    static let card = Option<String>("--card", value: "<profile>",
+                                     help: "Use a virtual card with this profile (the default source).")
 
-    /// The usage fragment, e.g. for `CommandConfiguration.usage`.
-    static let usage = "[--reader <name> | --trace <file> | --card <profile>]"
+    /// `[--reader <name> | --trace <file> | --card <profile>]`, for a command's arguments.
+    static let arguments: [any CommandArgument] = [OneOf([reader, trace, card])]
 
     init(source: Source = .virtualCard(profile: nil)) { self.source = source }
 
     /// Consumes `--reader`, `--trace` and `--card`; more than one is a usage error.
     init(arguments: inout Arguments) throws(UsageError) {
-        let reader = try arguments.option("--reader", valueName: "<name>")
-        let trace = try arguments.option("--trace", valueName: "<file>")
-        let card = try arguments.option("--card", valueName: "<profile>")
-        let given = [reader.map { _ in "--reader" }, trace.map { _ in "--trace" }, card.map { _ in "--card" }]
+        let readerText = try arguments.takeOption(Self.reader.names, valueName: Self.reader.valueName)
+        let trace = try arguments.value(Self.trace)
+        let card = try arguments.value(Self.card)
+        guard readerText.count <= 1 else { throw UsageError("--reader given \(readerText.count) times") }
+        let given = [readerText.first.map { _ in "--reader" }, trace.map { _ in "--trace" }, card.map { _ in "--card" }]
             .compactMap { $0 }
         guard given.count <= 1 else {
             throw UsageError("\(given.joined(separator: " and ")) cannot be used together; choose one card source")
         }
-        if let reader {
-            guard !reader.trimmingCharacters(in: .whitespaces).isEmpty else {
-                throw UsageError("--reader needs a reader name, a unique part of one, or an index (see `tapemu readers`)")
-            }
-            source = .reader(reader)
+        if let text = readerText.first {
+            source = .reader(try Self.reader.parse(text, Self.reader.name))
         } else if let trace {
             source = .trace(path: trace)
         } else {
             source = .virtualCard(profile: card)
         }
-    }
-}
-
-/// Output options shared by every command that can print JSON.
-struct OutputOptions: Sendable, Hashable {
-    /// `--json`: one JSON document on stdout instead of human output.
-    var json: Bool
-
-    static let help = [OptionHelp("--json", "Print one JSON document on stdout instead of text.")]
-
-    init(json: Bool = false) { self.json = json }
-
-    init(arguments: inout Arguments) {
-        json = arguments.flag("--json")
     }
 }

@@ -1,3 +1,4 @@
+import DeviceStore
 import Foundation
 import GatewayService
 import PaymentGateway
@@ -14,10 +15,14 @@ struct GatewayOptions: Sendable {
     /// `--data-dir`: where the ledger and the device's pending payments live.
     var dataDirectory: String
 
-    static let help = [
-        OptionHelp("--data-dir <dir>",
-                   "Where the embedded gateway keeps its ledger and the device its pending payments (default $XDG_DATA_HOME/tapemu, else ~/.local/share/tapemu)."),
-    ]
+    static let dataDir = Option<String>(
+        "--data-dir", value: "<dir>",
+        help: "Where the embedded gateway keeps its ledger and the device its pending payments (default $XDG_DATA_HOME/tapemu, else ~/.local/share/tapemu).") {
+        text, _ throws(UsageError) in
+        guard !text.isEmpty else { throw UsageError("--data-dir needs a directory path") }
+        return text
+    }
+    static let arguments: [any CommandArgument] = [dataDir]
 
     /// What opening the data directory can end with, for the commands that do not create it.
     static let exitCodes: [(code: Int32, meaning: String)] = [
@@ -37,7 +42,7 @@ struct GatewayOptions: Sendable {
     ]
 
     init(arguments: inout Arguments) throws(UsageError) {
-        dataDirectory = try arguments.option("--data-dir", valueName: "<dir>") ?? DataDirectory.defaultPath()
+        dataDirectory = try arguments.value(Self.dataDir) ?? DataDirectory.defaultPath()
         guard !dataDirectory.isEmpty else { throw UsageError("--data-dir needs a directory path") }
     }
 
@@ -49,16 +54,25 @@ struct GatewayOptions: Sendable {
         return CommandFailure(exitCode: ExitCode.ioError, "\(doing) in \(dataDirectory): \(error.reason)")
     }
 
+    /// The exit status and message for a device store that cannot be opened, read or written:
+    /// the same statuses and words as for the ledger (``failure(_:doing:)``).
+    func failure(_ error: DeviceStoreError, doing: String) -> CommandFailure {
+        if error.code == .noDataDirectory {
+            return .noInput("\(error.reason) (the --data-dir `tapemu pay` or `tapemu sale` used?)")
+        }
+        return CommandFailure(exitCode: ExitCode.ioError, "\(doing) in \(dataDirectory): \(error.reason)")
+    }
+
     /// A result or a recovery's report is on stdout: the records it resolved leave the device
     /// now, not before (a process killed earlier, or with a dead stdout, leaves them for the next
     /// recovery).
     /// False when stdout failed or a record could not be removed (it stays; said on stderr).
-    static func handOver(_ resolved: [(orderId: String, acknowledge: () throws(GatewayError) -> Void)],
+    static func handOver(_ resolved: [(orderId: String, acknowledge: () throws(DeviceStoreError) -> Void)],
                          console: Console) -> Bool {
         guard console.outputWritten else { return false }
         var ok = true
         for (orderId, acknowledge) in resolved {
-            do throws(GatewayError) {
+            do throws(DeviceStoreError) {
                 try acknowledge()
             } catch {
                 ok = false
@@ -91,12 +105,17 @@ struct GatewayOptions: Sendable {
 struct RemoteGatewayOption: Sendable {
     var url: String?
 
-    static let help = OptionHelp("--gateway <url>",
-                                 "Use the gateway served at this http://HOST:PORT (tapemu gateway serve) instead of the embedded ledger; pending payments stay in --data-dir.")
+    static let gatewayURL = Option<String>(
+        "--gateway", value: "<url>",
+        help: "Use the gateway served at this http://HOST:PORT (tapemu gateway serve) instead of the embedded ledger; pending payments stay in --data-dir.") {
+        text, name throws(UsageError) in
+        if let problem = RemoteGateway.validate(url: text) { throw UsageError("\(name): \(problem)") }
+        return text
+    }
+    static let arguments: [any CommandArgument] = [gatewayURL]
 
     init(arguments: inout Arguments) throws(UsageError) {
-        url = try arguments.option("--gateway", valueName: "<url>")
-        if let url, let problem = RemoteGateway.validate(url: url) { throw UsageError("--gateway: \(problem)") }
+        url = try arguments.value(Self.gatewayURL)
     }
 
     /// The remote gateway, else the embedded one opened from `local` with `access`.

@@ -1,3 +1,4 @@
+#if TAPEMU_TEST_HOOKS
 import Foundation
 import PaymentGateway
 import TapToPay
@@ -57,22 +58,4 @@ enum KillPoint: String, CaseIterable, Sendable {
         self == .gatewayReceived || self == .gatewayRecorded ? KillSwitchGateway(inner: inner, killAt: self) : inner
     }
 }
-
-/// A gateway that kills the process just before or just after the inner gateway records an
-/// authorisation (the crash tests' `gatewayReceived` and `gatewayRecorded`).
-struct KillSwitchGateway: ForwardingGateway {
-    let inner: any Gateway
-    let killAt: KillPoint
-
-    func authorize(_ request: AuthorisationRequest, options: GatewayRequestOptions) async throws(GatewayError) -> AuthorisationResponse {
-        killAt.kill(at: .gatewayReceived)
-        let result: Result<AuthorisationResponse, GatewayError>
-        do throws(GatewayError) {
-            result = .success(try await inner.authorize(request, options: options))
-        } catch {
-            result = .failure(error)
-        }
-        killAt.kill(at: .gatewayRecorded)
-        return try result.get()
-    }
-}
+#endif

@@ -4,6 +4,8 @@ import Foundation
 import PCSC
 #if canImport(Glibc)
 import Glibc
+import BenchTiming
+import BERTLV
 #endif
 
 /// `tapemu bench`: N full reads (or payments) of one card, and where each read's time goes.
@@ -11,7 +13,8 @@ struct BenchCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Time N full reads (or payments) of a card: percentiles, per exchange kind, and where the time goes.",
-        usage: "\(CardSourceOptions.usage) [-n <reads>] [--warmup <reads>] [--pay] [--unpaced] [--amount <cents>] [--wait <duration>] [--apdu-timeout <duration>] [--plot <file.svg>] [--json]",
+        arguments: CardSourceOptions.arguments + [Self.count, Self.warmup, Self.pay, Self.unpaced, Self.amount, Self.wait,
+                                                   Self.apduTimeout, Self.plot] + OutputOptions.arguments,
         discussion: """
             Runs the EMV kernel N times on the card (after a warm-up that is not counted) and \
             prints p50, p90, p99 and max of the whole read and of each exchange kind (SELECT, GPO, \
@@ -30,16 +33,6 @@ struct BenchCommand: TapemuCommand {
             A progress bar goes to stderr when it is a terminal. Traces replay paced (their recorded \
             timing) unless --unpaced. Figures only: nothing is asserted.
             """,
-        options: CardSourceOptions.help + [
-            OptionHelp("-n <reads>", "How many reads (or payments) to time (default 1000; 100 with --reader or --pay)."),
-            OptionHelp("--warmup <reads>", "Reads before timing starts, not counted (default 10% of N, at most 100)."),
-            OptionHelp("--pay", "Time whole payments instead of reads (embedded gateway, temporary ledger)."),
-            OptionHelp("--unpaced", "With --trace: replay as fast as possible (no card time)."),
-            OptionHelp("--amount <cents>", "The amount the card sees (default 1000 = 10.00 EUR)."),
-            OptionHelp("--wait <duration>", "How long to wait for a card (default 30s)."),
-            OptionHelp("--apdu-timeout <duration>", "How long one APDU may take (default 2s)."),
-            OptionHelp("--plot <file.svg>", "Write an SVG histogram of the read times with p50, p90 and p99 marked."),
-        ] + OutputOptions.help,
         exitCodes: [
             (ExitCode.failure, "a read or payment failed"),
             (ExitCode.dataError, "the card broke the protocol, or the trace diverged; or the --trace or --card file is not valid"),
@@ -48,6 +41,21 @@ struct BenchCommand: TapemuCommand {
             (ExitCode.ioError, "the plot could not be written, or the --trace or --card file cannot be read"),
             (ExitCode.temporaryFailure, "no card came, the card was removed, or it did not answer in time"),
         ])
+
+    static let count = Option<Int>.integer(
+        "-n", "--count", value: "<reads>", help: "How many reads (or payments) to time (default 1000; 100 with --reader or --pay).",
+        in: 1...10_000_000)
+    static let warmup = Option<Int>.integer(
+        "--warmup", value: "<reads>", help: "Reads before timing starts, not counted (default 10% of N, at most 100).",
+        in: 0...1_000_000)
+    static let pay = Flag("--pay", help: "Time whole payments instead of reads (embedded gateway, temporary ledger).")
+    static let unpaced = Flag("--unpaced", help: "With --trace: replay as fast as possible (no card time).")
+    static let amount = Option<Int>.integer(
+        "--amount", value: "<cents>", help: "The amount the card sees (default 1000 = 10.00 EUR).", in: 1...Int(EMVAmount.maximum))
+    static let wait = Option<Duration>.duration("--wait", help: "How long to wait for a card (default 30s).")
+    static let apduTimeout = Option<Duration>.duration("--apdu-timeout", help: "How long one APDU may take (default 2s).")
+    static let plot = Option<String>(
+        "--plot", value: "<file.svg>", help: "Write an SVG histogram of the read times with p50, p90 and p99 marked.")
 
     var source: CardSourceOptions
     var count: Int?
@@ -63,24 +71,14 @@ struct BenchCommand: TapemuCommand {
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
         source = try CardSourceOptions(arguments: &arguments)
-        pay = arguments.flag("--pay")
-        unpaced = arguments.flag("--unpaced")
-        count = try arguments.option("-n", "--count", valueName: "<reads>") { v throws(UsageError) in
-            try Parse.integer(v, option: "-n", in: 1...10_000_000)
-        }
-        warmup = try arguments.option("--warmup", valueName: "<reads>") { v throws(UsageError) in
-            try Parse.integer(v, option: "--warmup", in: 0...1_000_000)
-        }
-        amount = UInt64(try arguments.option("--amount", valueName: "<cents>") { v throws(UsageError) in
-            try Parse.integer(v, option: "--amount", in: 1...999_999_999_999)
-        } ?? 1000)
-        wait = try arguments.option("--wait", valueName: "<duration>") { v throws(UsageError) in
-            try Parse.duration(v, option: "--wait")
-        } ?? .seconds(30)
-        apduTimeout = try arguments.option("--apdu-timeout", valueName: "<duration>") { v throws(UsageError) in
-            try Parse.duration(v, option: "--apdu-timeout")
-        } ?? .seconds(2)
-        plot = try arguments.option("--plot", valueName: "<file.svg>")
+        pay = arguments.isSet(Self.pay)
+        unpaced = arguments.isSet(Self.unpaced)
+        count = try arguments.value(Self.count)
+        warmup = try arguments.value(Self.warmup)
+        amount = UInt64(try arguments.value(Self.amount, default: 1000))
+        wait = try arguments.value(Self.wait, default: .seconds(30))
+        apduTimeout = try arguments.value(Self.apduTimeout, default: .seconds(2))
+        plot = try arguments.value(Self.plot)
         try arguments.finish()
     }
 
@@ -129,41 +127,5 @@ struct BenchCommand: TapemuCommand {
             console.write(BenchRender.text(report, runner: runner, warmup: warm, pay: pay, plot: plot))
         }
         return ExitCode.success
-    }
-}
-
-/// A progress bar on stderr, drawn only when stderr is a terminal, at most every 100 ms.
-final class BenchProgress: @unchecked Sendable {
-    private let total: Int
-    private let label: String
-    private let enabled: Bool
-    private var done = 0
-    private var lastDraw = ContinuousClock.now
-    private let started = ContinuousClock.now
-
-    init(total: Int, label: String) {
-        self.total = total
-        self.label = label
-        enabled = isatty(STDERR_FILENO) == 1 && total > 1
-    }
-
-    /// One more read done (called from one task at a time).
-    func advance() {
-        done += 1
-        guard enabled else { return }
-        let now = ContinuousClock.now
-        guard done == total || lastDraw.duration(to: now) >= .milliseconds(100) else { return }
-        lastDraw = now
-        // Only draw once the run looks long enough to be worth watching.
-        guard started.duration(to: now) >= .milliseconds(300) else { return }
-        let width = 30
-        let filled = width * done / total
-        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-        FileHandle.standardError.write(Data("\r\(bar) \(done)/\(total) \(label)".utf8))
-    }
-
-    func finish() {
-        guard enabled, started.duration(to: .now) >= .milliseconds(300) else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
 }

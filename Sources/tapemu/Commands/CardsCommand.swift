@@ -7,13 +7,12 @@ struct CardsCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "cards",
         abstract: "List the built-in virtual card profiles (for --card).",
-        usage: "[--json]",
+        arguments: OutputOptions.arguments,
         discussion: """
             One line per profile: its name and what it shows. Use a name with --card, e.g. \
             `tapemu read --card mastercard-mchip`; --card also takes the path of a JSON profile file \
             (`tapemu cards show NAME --json` prints one to start from, `tapemu cards schema` its format).
-            """,
-        options: OutputOptions.help)
+            """)
 
     var output: OutputOptions
 
@@ -41,118 +40,6 @@ struct CardsCommand: TapemuCommand {
                 console.print("\(p.name)\(String(repeating: " ", count: width - p.name.count))  \(p.summary)")
             }
         }
-        return ExitCode.success
-    }
-}
-
-/// `tapemu cards show NAME [--json]`: one profile, for people or as a JSON file to start from.
-struct CardsShowCommand: TapemuCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "cards show",
-        abstract: "Show a card profile; --json prints it as a profile file to edit and load with --card FILE.json.",
-        usage: "[--json] <profile>",
-        discussion: """
-            Without --json: the profile's applications (AID, label, kernel, where the cryptogram \
-            comes from, PDOL, AFL and records) and behaviour, the PAN masked. With --json: the \
-            whole profile in the file format `tapemu cards schema` describes — save it, edit it, \
-            and use it with `--card FILE.json` (loading it gives the same card). The export is the \
-            card's definition, so it holds the profile's PAN in full; the built-in profiles' PANs \
-            are test card numbers.
-            """,
-        options: [OptionHelp("<profile>", "A built-in profile (see `tapemu cards`) or a .json profile file.")]
-            + OutputOptions.help,
-        exitCodes: [(ExitCode.dataError, "the profile file cannot be read or is not valid (the error names the JSON path)")])
-
-    var name: String
-    var output: OutputOptions
-
-    init(arguments: inout Arguments) throws(UsageError) {
-        output = OutputOptions(arguments: &arguments)
-        name = try arguments.positional("<profile> (see `tapemu cards`)")
-        try arguments.finish()
-    }
-
-    func run(_ console: Console) async throws -> Int32 {
-        let profile = try CardSourceOptions.profile(named: name)
-        if output.json {
-            console.print(profile.jsonText)
-        } else {
-            console.write(Self.text(profile))
-        }
-        return ExitCode.success
-    }
-
-    static func text(_ p: CardProfile) -> String {
-        let atr = ContactlessATR.typeA(historicalBytes: p.atrHistoricalBytes)
-        var s = "\(p.name)  \(p.summary)\n"
-        s += "  ATR          \(Hex.encode(atr))\n"
-        s += "  PPSE         \(p.hasPPSE ? "yes" : "no (SELECT PPSE answers 6A82)")\n"
-        s += "  ATC          \(p.atc) (the first cryptogram carries \(Int(p.atc) + 1))\n"
-        for (i, a) in p.applications.enumerated() {
-            s += "  Application \(i + 1)  \(Hex.encode(a.aid))  \(a.label)"
-            if let k = a.kernelIdentifier { s += "  kernel \(Hex.encode(k))" }
-            if let priority = a.priority { s += "  priority \(priority)" }
-            s += "\n"
-            s += "    PAN        \(a.pan.masked)  PSN \(a.panSequenceNumber)\n"
-            s += "    AIP        \(Hex.encode(a.aip))\n"
-            s += "    PDOL       \(dol(a.pdol))\n"
-            s += "    GPO        format \(a.gpoFormat.rawValue)"
-                + (a.cryptogram == .getProcessingOptions ? ", with the cryptogram\n" : "\n")
-            if a.cryptogram == .generateAC {
-                s += "    CDOL1      \(dol(a.cdol1))\n"
-                s += "    GENERATE AC format \(a.generateACFormat.rawValue), with the cryptogram\n"
-            }
-            for r in a.records {
-                let content = r.raw != nil ? "verbatim bytes (\(r.encoded.count))" : r.objects.map(\.tag.hex).joined(separator: " ")
-                s += "    Record     SFI \(r.sfi) record \(r.number): \(content)\n"
-            }
-        }
-        let b = p.behaviour
-        var quirks: [String] = []
-        if b.answersThroughGetResponse { quirks.append("answers through 61xx + GET RESPONSE") }
-        if b.demandsExactLe { quirks.append("demands the exact Le (6Cxx)") }
-        if b.declinesOffline { quirks.append("declines offline (AAC)") }
-        if b.cardTime > .zero { quirks.append("spends \(b.cardTime) per command") }
-        if !b.cardTimeByInstruction.isEmpty {
-            quirks.append("card time by instruction: " + b.cardTimeByInstruction.sorted { $0.key < $1.key }
-                .map { "\(Hex.encode([$0.key])) \($0.value)" }.joined(separator: ", "))
-        }
-        if let n = b.tearAfterExchange { quirks.append("leaves the field after exchange \(n)") }
-        if let n = b.muteAtExchange { quirks.append("falls mute at exchange \(n)") }
-        if !b.scriptedResponses.isEmpty { quirks.append("\(b.scriptedResponses.count) scripted answer(s)") }
-        if !quirks.isEmpty { s += "  Behaviour    \(quirks.joined(separator: "; "))\n" }
-        return s
-    }
-
-    /// `9F66 (4) 9F02 (6) …`, or `none`.
-    private static func dol(_ bytes: [UInt8]) -> String {
-        guard !bytes.isEmpty else { return "none" }
-        guard let list = try? DataObjectList(bytes: bytes) else { return Hex.encode(bytes) }
-        return list.entries.map { "\($0.tag.hex) (\($0.length))" }.joined(separator: " ")
-    }
-}
-
-/// `tapemu cards schema`: the JSON Schema of profile files.
-struct CardsSchemaCommand: TapemuCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "cards schema",
-        abstract: "Print the JSON Schema of card profile files (for --card FILE.json).",
-        usage: "",
-        discussion: """
-            The schema (JSON Schema draft 2020-12) gives every field of a profile file with its \
-            type, bounds and meaning. Start from a built-in profile with `tapemu cards show NAME \
-            --json > mine.json`. Loading a profile also checks what a schema cannot (a PDOL that \
-            parses, an AFL naming records the card has, a Luhn-valid PAN repeated in 5A and 57); \
-            its errors name the field by its JSON path, e.g. \
-            `mine.json: applications[0].records[2].objects[1].hex: not hex: …`.
-            """)
-
-    init(arguments: inout Arguments) throws(UsageError) {
-        try arguments.finish()
-    }
-
-    func run(_ console: Console) async throws -> Int32 {
-        console.print(CardProfile.jsonSchema)
         return ExitCode.success
     }
 }

@@ -7,6 +7,7 @@ import Synchronization
 import VirtualCard
 #if canImport(Glibc)
 import Glibc
+import APDUTrace
 #endif
 
 /// `tapemu emulate`: a virtual card (or the card side of a trace) in a vpcd reader slot, so any
@@ -15,7 +16,7 @@ struct EmulateCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "emulate",
         abstract: "Serve a virtual card into a vsmartcard-vpcd reader slot until Ctrl-C.",
-        usage: "[--card <profile> | --trace <file>] [--vpcd <host:port>] [--slot <n>] [--remove-after <n>] [--json]",
+        arguments: [OneOf([Self.card, Self.trace]), Self.vpcd, Self.slot, Self.removeAfter] + OutputOptions.arguments,
         discussion: """
             Connects to vsmartcard-vpcd (a pcscd driver; Debian package vsmartcard-vpcd) as the \
             card of one of its readers, and answers until SIGINT or SIGTERM: power off/on, reset \
@@ -26,14 +27,23 @@ struct EmulateCommand: TapemuCommand {
             Each exchange is printed as the command and the status word with the response's \
             length; response data (which holds the PAN) is never printed.
             """,
-        options: [
-            OptionHelp("--card <profile>", "The virtual card: a built-in profile or a .json profile (default visa-qvsdc)."),
-            OptionHelp("--trace <file>", "Serve the card side of a recorded .apdu trace instead."),
-            OptionHelp("--vpcd <host:port>", "Where vpcd listens (default 127.0.0.1:35963)."),
-            OptionHelp("--slot <n>", "The reader slot: port + n (default 0, 'Virtual PCD 00 00')."),
-            OptionHelp("--remove-after <n>", "Take the card out of the field when command n+1 arrives (a tear)."),
-        ] + OutputOptions.help,
         exitCodes: [(ExitCode.dataError, "the trace or profile file is not valid")])
+
+    static let card = Option<String>(
+        "--card", value: "<profile>", help: "The virtual card: a built-in profile or a .json profile (default visa-qvsdc).")
+    static let trace = Option<String>("--trace", value: "<file>", help: "Serve the card side of a recorded .apdu trace instead.")
+    static let vpcd = Option<VPCDEndpoint>("--vpcd", value: "<host:port>", help: "Where vpcd listens (default 127.0.0.1:35963).") {
+        text, _ throws(UsageError) in
+        guard let e = VPCDEndpoint.parse(text) else {
+            throw UsageError("--vpcd takes HOST:PORT (e.g. 127.0.0.1:35963), not '\(text)'")
+        }
+        return e
+    }
+    static let slot = Option<Int>.integer(
+        "--slot", value: "<n>", help: "The reader slot: port + n (default 0, 'Virtual PCD 00 00').", in: 0...15)
+    static let removeAfter = Option<Int>.integer(
+        "--remove-after", value: "<n>", help: "Take the card out of the field when command n+1 arrives (a tear).",
+        in: 0...1_000_000)
 
     var card: String?
     var trace: String?
@@ -44,23 +54,11 @@ struct EmulateCommand: TapemuCommand {
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
-        card = try arguments.option("--card", valueName: "<profile>")
-        trace = try arguments.option("--trace", valueName: "<file>")
-        let vpcd = try arguments.option("--vpcd", valueName: "<host:port>")
-        if let vpcd {
-            guard let e = VPCDEndpoint.parse(vpcd) else {
-                throw UsageError("--vpcd takes HOST:PORT (e.g. 127.0.0.1:35963), not '\(vpcd)'")
-            }
-            endpoint = e
-        } else {
-            endpoint = VPCDEndpoint()
-        }
-        slot = try arguments.option("--slot", valueName: "<n>") { v throws(UsageError) in
-            try Parse.integer(v, option: "--slot", in: 0...15)
-        } ?? 0
-        removeAfter = try arguments.option("--remove-after", valueName: "<n>") { v throws(UsageError) in
-            try Parse.integer(v, option: "--remove-after", in: 0...1_000_000)
-        }
+        card = try arguments.value(Self.card)
+        trace = try arguments.value(Self.trace)
+        endpoint = try arguments.value(Self.vpcd, default: VPCDEndpoint())
+        slot = try arguments.value(Self.slot, default: 0)
+        removeAfter = try arguments.value(Self.removeAfter)
         try arguments.finish()
     }
 
@@ -94,9 +92,7 @@ struct EmulateCommand: TapemuCommand {
         let server = VPCDCardServer(card: responder, endpoint: target, removeAfter: removeAfter,
                                     onEvent: { log.event($0) })
         let task = Task { await server.run() }
-        let trap = SignalTrap { task.cancel() }
-        let outcome = await task.value
-        trap.remove()
+        let outcome = await SignalTrap.whileRunning(onSignal: { task.cancel() }) { await task.value }
 
         let exchanges = log.exchanges
         switch outcome {
@@ -190,31 +186,5 @@ private final class EmulationLog: Sendable {
     static func show(_ command: [UInt8]) -> String {
         guard command.count > 4, command[1] == 0x20 || command[1] == 0x24 else { return Hex.encode(command) }
         return Hex.encode(command.prefix(4)) + " (PIN block hidden)"
-    }
-}
-
-/// SIGINT and SIGTERM run `handler` (cancel the serving task) instead of killing the process.
-final class SignalTrap: Sendable {
-    /// A dispatch source is thread-safe to cancel; it is not marked Sendable.
-    private struct Source: @unchecked Sendable { let source: any DispatchSourceSignal }
-    private let sources: [Source]
-
-    init(_ handler: @escaping @Sendable () -> Void) {
-        let queue = DispatchQueue(label: "tapemu.emulate.signals")
-        var made: [Source] = []
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            source.setEventHandler(handler: handler)
-            source.resume()
-            made.append(Source(source: source))
-        }
-        sources = made
-    }
-
-    func remove() {
-        for s in sources { s.source.cancel() }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
     }
 }

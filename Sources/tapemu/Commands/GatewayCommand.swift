@@ -6,9 +6,8 @@ struct GatewayTriggersCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway triggers",
         abstract: "List the embedded gateway's test triggers (amount endings and test PANs).",
-        usage: "[--json]",
-        discussion: "A fault given with --gateway-fault wins over a trigger. Every other amount is approved.",
-        options: OutputOptions.help)
+        arguments: OutputOptions.arguments,
+        discussion: "A fault given with --gateway-fault wins over a trigger. Every other amount is approved.")
 
     var output: OutputOptions
 
@@ -49,12 +48,11 @@ struct GatewayWebhooksCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway webhooks",
         abstract: "Show the signed webhooks in the gateway's outbox (body and MONEI-Signature header).",
-        usage: "[--order-id <id>] [--pending] [--data-dir <dir>] [--json]",
-        options: [
-            OptionHelp("--order-id <id>", "Only this order's webhooks."),
-            OptionHelp("--pending", "Only webhooks not delivered yet."),
-        ] + GatewayOptions.help + OutputOptions.help,
+        arguments: [Self.orderId, Self.pending] + GatewayOptions.arguments + OutputOptions.arguments,
         exitCodes: GatewayOptions.exitCodes)
+
+    static let orderId = Option<String>("--order-id", value: "<id>", help: "Only this order's webhooks.")
+    static let pending = Flag("--pending", help: "Only webhooks not delivered yet.")
 
     var orderId: String?
     var pendingOnly: Bool
@@ -64,8 +62,8 @@ struct GatewayWebhooksCommand: TapemuCommand {
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
         gateway = try GatewayOptions(arguments: &arguments)
-        orderId = try arguments.option("--order-id", valueName: "<id>")
-        pendingOnly = arguments.flag("--pending")
+        orderId = try arguments.value(Self.orderId)
+        pendingOnly = arguments.isSet(Self.pending)
         try arguments.finish()
     }
 
@@ -116,17 +114,21 @@ struct GatewayTokenCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway token",
         abstract: "Issue a token for prepare(token:) from the embedded gateway.",
-        usage: "[--account <id>] [--live] [--ttl <duration>] [--data-dir <dir>] [--json]",
+        arguments: [Self.account, Self.live, Self.ttl] + GatewayOptions.arguments + OutputOptions.arguments,
         discussion: """
             Prints the token. With --json: `token`, `accountId`, `mode` (test or live), \
             `issuedAt`, `expiresAt` (ISO 8601) and `tokenId`.
             """,
-        options: [
-            OptionHelp("--account <id>", "The merchant account (default acct_tapemu_test)."),
-            OptionHelp("--live", "A live-mode token (default test)."),
-            OptionHelp("--ttl <duration>", "How long it stays valid (default 1h)."),
-        ] + GatewayOptions.help + OutputOptions.help,
         exitCodes: GatewayOptions.exitCodes)
+
+    static let account = Option<String>("--account", value: "<id>", help: "The merchant account (default acct_tapemu_test).")
+    static let live = Flag("--live", help: "A live-mode token (default test).")
+    static let ttl = Option<Duration>(names: ["--ttl"], valueName: "<duration>", help: "How long it stays valid (default 1h).",
+                                      required: false) { text, name throws(UsageError) in
+        let ttl = try Parse.duration(text, option: name)
+        guard ttl > .zero else { throw UsageError("--ttl must be more than 0 (a token of 0s is expired when issued)") }
+        return ttl
+    }
 
     var account: String
     var live: Bool
@@ -137,12 +139,9 @@ struct GatewayTokenCommand: TapemuCommand {
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
         gateway = try GatewayOptions(arguments: &arguments)
-        account = try arguments.option("--account", valueName: "<id>") ?? "acct_tapemu_test"
-        live = arguments.flag("--live")
-        ttl = try arguments.option("--ttl", valueName: "<duration>", {
-            (s: String) throws(UsageError) -> Duration in try Parse.duration(s, option: "--ttl")
-        }) ?? .seconds(3600)
-        guard ttl > .zero else { throw UsageError("--ttl must be more than 0 (a token of 0s is expired when issued)") }
+        account = try arguments.value(Self.account, default: "acct_tapemu_test")
+        live = arguments.isSet(Self.live)
+        ttl = try arguments.value(Self.ttl, default: .seconds(3600))
         try arguments.finish()
     }
 

@@ -3,7 +3,6 @@ import GatewayService
 import GatewayWeb
 import HTTPServer
 import PaymentGateway
-import Synchronization
 
 /// `tapemu gateway serve`: the emulated gateway as an HTTP service (terminal API, merchant REST
 /// in MONEI's shapes, CoreAPI REST, admin faults) over the ledger in --data-dir.
@@ -11,28 +10,67 @@ struct GatewayServeCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway serve",
         abstract: "Serve the gateway over HTTP (terminal API, merchant REST, CoreAPI REST, GraphQL, dashboard) and deliver its webhooks until SIGINT or SIGTERM.",
-        usage: "[--listen <host:port>] [--fault <fault>] [--webhook-fault <list>] [--max-body <bytes>] [--access-log] [--data-dir <dir>]",
+        arguments: [Self.listen, Self.fault, Self.webhookFault, Self.maxBody, Self.accessLog] + GatewayOptions.arguments,
         discussion: """
             Prints its URL, the merchant API key (kept in the ledger: the same on every run \
             on this --data-dir) and the dashboard's URL. Listens on loopback unless --listen names \
             another address; the dashboard (no key) is served on loopback only, GraphQL at \
             POST /graphql takes the API key like the merchant REST. Delivers each webhook of the \
-            outbox to its callbackUrl, signed, retried with backoff (also those a previous run left). \
-            SIGINT or SIGTERM stops accepting, lets the requests under way finish, stops delivering \
-            (what is undelivered stays in the ledger for the next run), and exits 0. \
-            Terminals use it with `tapemu pay --gateway URL` (also sale, resolve, charges).
+            outbox to its callbackUrl, signed, retried with backoff (also those a previous run left), \
+            one stderr line per attempt. SIGINT or SIGTERM stops accepting, lets the requests under \
+            way finish, stops delivering (what is undelivered stays in the ledger for the next run), \
+            and exits 0. Terminals use it with `tapemu pay --gateway URL` (also sale, resolve, charges).
             """,
-        options: [
-            OptionHelp("--listen <host:port>", "The IPv4 address and port (default 127.0.0.1:8080; port 0 takes a free one)."),
-            OptionHelp("--fault <fault>", "A network fault on every authorisation: \(ServerFault.names.joined(separator: ", ")). POST /admin/faults arms one for N requests."),
-            OptionHelp("--webhook-fault <list>", "Webhook faults for receivers to survive: duplicate, out-of-order, delay=Ns, stale=Ns, extra-v0 (comma-separated). POST /admin/webhook-faults changes them."),
-            OptionHelp("--max-body <bytes>", "The largest request body (default 1048576); larger gets 413."),
-            OptionHelp("--access-log", "One stderr line when a request arrives and one when it is answered (method, path, status, X-Request-Id; never a body)."),
-        ] + GatewayOptions.help,
         exitCodes: GatewayOptions.creatingExitCodes + [(ExitCode.unavailable, "the address cannot be listened on")])
 
-    var host: String
-    var port: UInt16
+    /// `--listen HOST:PORT`.
+    struct ListenAddress: Sendable, Hashable {
+        var host: String
+        var port: UInt16
+    }
+
+    static let listen = Option<ListenAddress>(
+        "--listen", value: "<host:port>",
+        help: "The IPv4 address and port (default 127.0.0.1:8080; port 0 takes a free one).") { text, name throws(UsageError) in
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]),
+              colon > text.startIndex else {
+            throw UsageError("\(name) must be HOST:PORT (e.g. 127.0.0.1:8080)")
+        }
+        return ListenAddress(host: String(text[..<colon]), port: port)
+    }
+    static let fault = Option<ServerFault>(
+        "--fault", value: "<fault>",
+        help: "A network fault on every authorisation: \(ServerFault.names.joined(separator: ", ")). POST /admin/faults arms one for N requests.") {
+        text, name throws(UsageError) in
+        guard let f = ServerFault(name: text) else {
+            throw UsageError("\(name) must be one of \(ServerFault.names.joined(separator: ", "))")
+        }
+        return f
+    }
+    static let webhookFault = Option<WebhookFaults>(
+        "--webhook-fault", value: "<list>",
+        help: "Webhook faults for receivers to survive: duplicate, out-of-order, delay=Ns, stale=Ns, extra-v0 (comma-separated). POST /admin/webhook-faults changes them.") {
+        text, name throws(UsageError) in
+        do throws(GatewayError) {
+            return try WebhookFaults(parsing: text)
+        } catch {
+            throw UsageError("\(name): \(error.reason)")
+        }
+    }
+    static let maxBody = Option<Int>.integer(
+        "--max-body", value: "<bytes>", help: "The largest request body (default 1048576); larger gets 413.", in: 1...Int.max)
+    static let accessLog = Flag(
+        "--access-log",
+        help: "One stderr line when a request arrives and one when it is answered (method, path, status, X-Request-Id; never a body).")
+    #if TAPEMU_TEST_HOOKS
+    /// Not in the help, and only in builds with test hooks: the tests' short retry schedule.
+    static let testWebhookSchedule = Option<WebhookSchedule>(
+        "--test-webhook-schedule", value: "<spec>", help: "") { text, _ throws(UsageError) in
+        try WebhookSchedule(parsing: text)
+    }
+    #endif
+
+    var listen: ListenAddress
     var fault: ServerFault?
     var maxBody: Int
     var accessLog: Bool
@@ -42,35 +80,16 @@ struct GatewayServeCommand: TapemuCommand {
 
     init(arguments: inout Arguments) throws(UsageError) {
         gateway = try GatewayOptions(arguments: &arguments)
-        accessLog = arguments.flag("--access-log")
-        let listen = try arguments.option("--listen", valueName: "<host:port>") ?? "127.0.0.1:8080"
-        guard let colon = listen.lastIndex(of: ":"), let p = UInt16(listen[listen.index(after: colon)...]) else {
-            throw UsageError("--listen must be HOST:PORT (e.g. 127.0.0.1:8080)")
-        }
-        host = String(listen[..<colon])
-        guard !host.isEmpty else { throw UsageError("--listen must be HOST:PORT (e.g. 127.0.0.1:8080)") }
-        port = p
-        fault = try arguments.option("--fault", valueName: "<fault>", { (s: String) throws(UsageError) -> ServerFault in
-            guard let f = ServerFault(name: s) else {
-                throw UsageError("--fault must be one of \(ServerFault.names.joined(separator: ", "))")
-            }
-            return f
-        })
-        maxBody = try arguments.option("--max-body", valueName: "<bytes>", { (s: String) throws(UsageError) -> Int in
-            guard let n = Int(s), n > 0 else { throw UsageError("--max-body must be a positive number of bytes") }
-            return n
-        }) ?? 1 << 20
-        webhookFaults = try arguments.option("--webhook-fault", valueName: "<list>", { (s: String) throws(UsageError) -> WebhookFaults in
-            do throws(GatewayError) {
-                return try WebhookFaults(parsing: s)
-            } catch {
-                throw UsageError("--webhook-fault: \(error.reason)")
-            }
-        }) ?? .none
-        // Not in the help: the tests' short retry schedule (a user keeps the documented one).
-        webhookSchedule = try arguments.option("--test-webhook-schedule", valueName: "<spec>", {
-            (s: String) throws(UsageError) -> WebhookSchedule in try WebhookSchedule(parsing: s)
-        }) ?? WebhookSchedule()
+        accessLog = arguments.isSet(Self.accessLog)
+        listen = try arguments.value(Self.listen, default: ListenAddress(host: "127.0.0.1", port: 8080))
+        fault = try arguments.value(Self.fault)
+        maxBody = try arguments.value(Self.maxBody, default: 1 << 20)
+        webhookFaults = try arguments.value(Self.webhookFault, default: .none)
+        #if TAPEMU_TEST_HOOKS
+        webhookSchedule = try arguments.value(Self.testWebhookSchedule, default: WebhookSchedule())
+        #else
+        webhookSchedule = WebhookSchedule()
+        #endif
         try arguments.finish()
     }
 
@@ -122,11 +141,12 @@ struct GatewayServeCommand: TapemuCommand {
         } catch let error as GatewayError {
             throw gateway.failure(error, doing: "cannot open the gateway ledger")
         }
-        let dashboard = Self.isLoopback(host)
+        let dashboard = Self.isLoopback(listen.host)
         let router = Self.makeRouter(service, dashboard: dashboard)
         let server: HTTPServer
         do {
-            server = try HTTPServer(configuration: HTTPServerConfiguration(host: host, port: port, maxBodySize: maxBody),
+            server = try HTTPServer(configuration: HTTPServerConfiguration(host: listen.host, port: listen.port,
+                                                                           maxBodySize: maxBody),
                                     handler: accessLog ? AccessLog(inner: router, console: console) : router)
         } catch {
             throw CommandFailure(exitCode: ExitCode.unavailable, "cannot serve: \(error.reason)")
@@ -135,18 +155,9 @@ struct GatewayServeCommand: TapemuCommand {
                                                      pollInterval: webhookSchedule.pollInterval, faults: webhookFaults,
                                                      onAttempt: { w, a in console.printError(Self.attemptLine(w, a)) })
         let delivery = Task { await service.runWebhookDelivery(deliverer) }
-        let stopped = Mutex(false)
-        let trapHolder = Mutex<SignalTrap?>(nil)
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            trapHolder.withLock {
-                $0 = SignalTrap {
-                    let first = stopped.withLock { s -> Bool in
-                        defer { s = true }
-                        return !s
-                    }
-                    if first { c.resume() }
-                }
-            }
+        // Served until SIGINT or SIGTERM ends the stream.
+        let (stopped, stop) = AsyncStream<Void>.makeStream()
+        await SignalTrap.whileRunning(onSignal: { stop.finish() }) {
             console.print("tapemu gateway listening on \(server.url)")
             console.print("merchant API key: \(service.apiKey)")
             console.print(dashboard ? "dashboard: \(server.url)/dashboard"
@@ -155,13 +166,13 @@ struct GatewayServeCommand: TapemuCommand {
             let faultList = GatewayService.faultNames(webhookFaults)
             console.print("webhooks: delivered to each payment's callbackUrl" + (faultList.isEmpty ? "" : " (faults: \(faultList))"))
             if let fault { console.print("fault on every authorisation: \(fault.name)") }
+            for await _ in stopped {}
+            console.printError("tapemu: stopping (letting \(server.requestsInFlight) request(s) under way finish)")
+            await server.stop()
+            // After the last request: its webhook is in the outbox for the next run if not sent now.
+            delivery.cancel()
+            await delivery.value
         }
-        console.printError("tapemu: stopping (letting \(server.requestsInFlight) request(s) under way finish)")
-        await server.stop()
-        // After the last request: its webhook is in the outbox for the next run if not sent now.
-        delivery.cancel()
-        await delivery.value
-        trapHolder.withLock { $0?.remove() }
         console.printError("tapemu: stopped")
         return ExitCode.success
     }

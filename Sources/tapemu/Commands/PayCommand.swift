@@ -1,4 +1,5 @@
 import CardChannel
+import DeviceStore
 import Foundation
 import PaymentGateway
 import Synchronization
@@ -9,7 +10,9 @@ struct PayCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "pay",
         abstract: "Run a payment (MONEI-style TapToPay.acceptPayment) on a card and the embedded gateway.",
-        usage: "--amount <cents> --order-id <id> [--callback-url <url>] \(CardSourceOptions.usage) [--gateway-fault <fault>] [--pin <digits>] [--wait <duration>] [--gateway-timeout <duration>] [--location <state>] [--terms accept|decline] [--token <token>] [--gateway <url>] [--data-dir <dir>] [--json]",
+        arguments: [PaymentOptions.amount, PaymentOptions.orderId, Self.callbackUrl] + CardSourceOptions.arguments
+            + [PaymentOptions.fault, PaymentOptions.pin, PaymentOptions.wait, PaymentOptions.gatewayTimeout, Self.location, Self.terms,
+               PaymentOptions.token] + RemoteGatewayOption.arguments + GatewayOptions.arguments + OutputOptions.arguments,
         discussion: """
             Reads the card, authorises with the embedded gateway, and prints the result. Progress \
             goes to stderr. A declined payment is a result, not an error. Any failure after the \
@@ -22,20 +25,6 @@ struct PayCommand: TapemuCommand {
             a payment is declined 82 ("ARQC failed verification"), as an issuer would. Traces of \
             tapemu's virtual cards replay their recorded answers too, and decline the same way.
             """,
-        options: [
-            OptionHelp("--amount <cents>", "Amount in minor units, more than 0 and at most 12 digits."),
-            OptionHelp("--order-id <id>", "The merchant's order reference (the gateway never charges one twice)."),
-            OptionHelp("--callback-url <url>", "Where the gateway's signed webhook goes."),
-        ] + CardSourceOptions.help + [
-            OptionHelp("--gateway-fault <fault>", "Inject a fault: none, no-answer, lost-answer, slow, server-error."),
-            OptionHelp("--pin <digits>", "The online PIN when the card asks for one (else prompted on a terminal)."),
-            OptionHelp("--wait <duration>", "How long to wait for a card (default 30s)."),
-            OptionHelp("--gateway-timeout <duration>", "How long to wait for the gateway (default 30s)."),
-            OptionHelp("--location <state>", "Emulated location: authorized (default), denied, no-fix (waits the 15 s location timeout, then locationTimeout)."),
-            OptionHelp("--terms accept|decline", "How the emulated merchant answers the terms (default accept)."),
-            OptionHelp("--token <token>", "A token from the gateway (default: one issued for this run)."),
-            RemoteGatewayOption.help,
-        ] + GatewayOptions.help + OutputOptions.help,
         exitCodes: [
             (2, "declined by the issuer (the payment exists)"),
             (3, "failed: no payment occurred"),
@@ -46,99 +35,64 @@ struct PayCommand: TapemuCommand {
     static let failedNoPayment: Int32 = 3
     static let outcomeUnknown: Int32 = 4
 
-    var amount: Int
-    var orderId: String
+    static let callbackUrl = Option<String>("--callback-url", value: "<url>", help: "Where the gateway's signed webhook goes.")
+    static let location = Option<FixedLocationProvider>.choice(
+        "--location", value: "<state>",
+        help: "Emulated location: authorized (default), denied, no-fix (waits the 15 s location timeout, then locationTimeout).",
+        [("authorized", FixedLocationProvider()), ("denied", FixedLocationProvider(state: .denied)),
+         ("no-fix", FixedLocationProvider(location: nil))],
+        error: { _ in "--location must be authorized, denied or no-fix" })
+    static let terms = Option<Bool>.choice(
+        "--terms", value: "accept|decline", help: "How the emulated merchant answers the terms (default accept).",
+        [("accept", true), ("decline", false)], error: { _ in "--terms must be accept or decline" })
+
+    var payment: PaymentOptions
     var callbackUrl: String?
-    var source: CardSourceOptions
-    var fault: GatewayFault?
-    var pin: String?
-    var wait: Duration
-    var gatewayTimeout: Duration
-    var location: String
-    var terms: String
-    var token: String?
-    var gateway: GatewayOptions
-    var remote: RemoteGatewayOption
-    var output: OutputOptions
+    var location: FixedLocationProvider
+    var acceptsTerms: Bool
 
     init(arguments: inout Arguments) throws(UsageError) {
-        output = OutputOptions(arguments: &arguments)
-        source = try CardSourceOptions(arguments: &arguments)
-        gateway = try GatewayOptions(arguments: &arguments)
-        remote = try RemoteGatewayOption(arguments: &arguments)
-        guard let amount = try arguments.option("--amount", valueName: "<cents>", {
-            (s: String) throws(UsageError) -> Int in try Parse.integer(s, option: "--amount")
-        }) else { throw UsageError("missing --amount <cents>") }
-        self.amount = amount
-        guard let orderId = try arguments.option("--order-id", valueName: "<id>") else {
-            throw UsageError("missing --order-id <id>")
-        }
-        self.orderId = orderId
-        callbackUrl = try arguments.option("--callback-url", valueName: "<url>")
-        if let name = try arguments.option("--gateway-fault", valueName: "<fault>") {
-            guard let f = GatewayFault(name: name) else {
-                throw UsageError("unknown --gateway-fault '\(name)' (\(GatewayFault.names.joined(separator: ", ")))")
-            }
-            fault = f
-        }
-        pin = try arguments.option("--pin", valueName: "<digits>")
-        wait = try arguments.option("--wait", valueName: "<duration>", {
-            (s: String) throws(UsageError) -> Duration in try Parse.duration(s, option: "--wait")
-        }) ?? .seconds(30)
-        gatewayTimeout = try arguments.option("--gateway-timeout", valueName: "<duration>", {
-            (s: String) throws(UsageError) -> Duration in try Parse.duration(s, option: "--gateway-timeout")
-        }) ?? .seconds(30)
-        location = try arguments.option("--location", valueName: "<state>") ?? "authorized"
-        terms = try arguments.option("--terms", valueName: "accept|decline") ?? "accept"
-        token = try arguments.option("--token", valueName: "<token>")
+        payment = try PaymentOptions(arguments: &arguments)
+        callbackUrl = try arguments.value(Self.callbackUrl)
+        location = try arguments.value(Self.location, default: FixedLocationProvider())
+        acceptsTerms = try arguments.value(Self.terms, default: true)
         try arguments.finish()
     }
 
-    func validate() throws(UsageError) {
-        // amount <= 0 and an empty orderId are the SDK's invalidArgument, reported as such.
-        if let pin, PIN(pin) == nil { throw UsageError("--pin must be 4 to 12 digits") }
-        guard ["authorized", "denied", "no-fix"].contains(location) else {
-            throw UsageError("--location must be authorized, denied or no-fix")
-        }
-        guard ["accept", "decline"].contains(terms) else { throw UsageError("--terms must be accept or decline") }
-    }
-
     func run(_ console: Console) async throws -> Int32 {
-        let killPoint = try KillPoint.fromEnvironment()
-        let gw = try remote.open(gateway, .create, timeout: gatewayTimeout)
+        let (amount, orderId, callbackUrl) = (payment.amount, payment.orderId, self.callbackUrl)
+        let hooks = try TestHooks.fromEnvironment()
+        let gateway = payment.gateway
+        let gw = try payment.remote.open(gateway, .create, timeout: payment.gatewayTimeout)
         let store = try gateway.openPendingStore(.create)
-        let cardSource = try source.makeSource()
-        let json = output.json
-        let locationProvider: FixedLocationProvider
-        switch location {
-        case "denied": locationProvider = FixedLocationProvider(state: .denied)
-        case "no-fix": locationProvider = FixedLocationProvider(location: nil)
-        default: locationProvider = FixedLocationProvider()
-        }
-        let pinProvider: any PINProvider = pin.flatMap(PIN.init).map { ScriptedPINProvider(.pin($0)) }
+        let cardSource = try payment.source.makeSource()
+        let json = payment.output.json
+        let pinProvider: any PINProvider = payment.pin.map { ScriptedPINProvider(.pin($0)) }
             ?? TerminalPINProvider(console: console)
         let failureReason = Mutex<String?>(nil)
         let config = TapToPay.Configuration(
-            cardSource: cardSource, gateway: killPoint?.gateway(gw) ?? gw, pendingStore: store, location: locationProvider,
-            terms: FixedTermsProvider(accepts: terms == "accept"), pin: pinProvider,
-            timeouts: PaymentTimeouts(cardPresentation: wait, gatewayRequest: gatewayTimeout),
-            gatewayFault: fault, resultHandOver: .acknowledged, checkpoint: killPoint?.checkpoint ?? { @Sendable _ in },
+            cardSource: cardSource, gateway: hooks.gateway(gw), pendingStore: store, location: location,
+            terms: FixedTermsProvider(accepts: acceptsTerms), pin: pinProvider,
+            timeouts: PaymentTimeouts(cardPresentation: payment.wait, gatewayRequest: payment.gatewayTimeout),
+            gatewayFault: payment.fault, resultHandOver: .acknowledged, checkpoint: hooks.checkpoint,
             onEvent: { event in
                 if case .failed(let reason) = event { failureReason.withLock { $0 = reason } }
                 console.printError("tapemu: \(PayCommand.describe(event))")
             })
         let tapToPay = TapToPay(configuration: config)
-        let token = if let t = self.token { t } else { try await RemoteGatewayOption.token(gw) }
-        let signals = SignalCancellation()
-        let outcome: Result<PaymentResult, TapToPayError>
-        do throws(TapToPayError) {
-            // Ctrl-C cancels from the start: during prepare's location fix too (`cancelled`).
-            outcome = .success(try await signals.run { () async throws(TapToPayError) -> PaymentResult in
+        let token = if let t = payment.token { t } else { try await RemoteGatewayOption.token(gw) }
+        // Ctrl-C cancels from the start: during prepare's location fix too (`cancelled`). The
+        // payment runs in a task of its own so the signal can cancel it; its typed error comes back.
+        let paying = Task { () async -> Result<PaymentResult, TapToPayError> in
+            do throws(TapToPayError) {
                 try await tapToPay.prepare(token: token)
-                return try await tapToPay.acceptPayment(amount: amount, orderId: orderId, callbackUrl: callbackUrl)
-            })
-        } catch {
-            outcome = .failure(error)
+                return .success(try await tapToPay.acceptPayment(amount: amount, orderId: orderId, callbackUrl: callbackUrl))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let outcome = await SignalTrap.whileRunning(onSignal: { paying.cancel() }) {
+            await withTaskCancellationHandler { await paying.value } onCancel: { paying.cancel() }
         }
         switch outcome {
         case .success(let result):
@@ -151,8 +105,8 @@ struct PayCommand: TapemuCommand {
             }
             // The result is on stdout: only now may the device forget the payment (a crash before
             // this leaves it for `tapemu charges --pending`; a stdout that failed keeps it too).
-            killPoint?.kill(at: .printed)
-            _ = GatewayOptions.handOver([(result.orderId, { () throws(GatewayError) in try tapToPay.acknowledge(result) })],
+            hooks.resultPrinted()
+            _ = GatewayOptions.handOver([(result.orderId, { () throws(DeviceStoreError) in try tapToPay.acknowledge(result) })],
                                         console: console)
             return result.status == .approved ? ExitCode.success : Self.declined
         case .failure(let error):
@@ -226,21 +180,20 @@ struct ChargesCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "charges",
         abstract: "Show what the gateway holds for an order (the charges query by orderId).",
-        usage: "--order-id <id> | --pending [--gateway <url>] [--data-dir <dir>] [--json]",
+        arguments: [OneOf([Self.orderId, Self.pending], required: true)] + RemoteGatewayOption.arguments
+            + GatewayOptions.arguments + OutputOptions.arguments,
         discussion: """
             With --pending, runs the charges query for every payment `tapemu pay` left with an \
             unknown outcome (seed 000, "Unclear outcome", step 3): a payment that shows is the \
             outcome, and its pending record leaves the device; when none shows, the record stays — \
             that does not prove the card was not charged: contact support before charging again.
             """,
-        options: [
-            OptionHelp("--order-id <id>", "The order to look up."),
-            OptionHelp("--pending", "Look up every order `tapemu pay` left pending (outcome unknown)."),
-            RemoteGatewayOption.help,
-        ] + GatewayOptions.help + OutputOptions.help,
         exitCodes: [(ExitCode.unavailable, "the charges query failed"),
                     (ExitCode.temporaryFailure, "with --pending: some payments stay pending (no payment shows, or a query failed)")]
             + GatewayOptions.exitCodes)
+
+    static let orderId = Option<String>("--order-id", value: "<id>", help: "The order to look up.")
+    static let pending = Flag("--pending", help: "Look up every order `tapemu pay` left pending (outcome unknown).")
 
     /// The order to look up; nil with `--pending`.
     var orderId: String?
@@ -253,8 +206,8 @@ struct ChargesCommand: TapemuCommand {
         output = OutputOptions(arguments: &arguments)
         gateway = try GatewayOptions(arguments: &arguments)
         remote = try RemoteGatewayOption(arguments: &arguments)
-        pending = arguments.flag("--pending")
-        orderId = try arguments.option("--order-id", valueName: "<id>")
+        pending = arguments.isSet(Self.pending)
+        orderId = try arguments.value(Self.orderId)
         try arguments.finish()
     }
 

@@ -1,3 +1,4 @@
+import DeviceStore
 import Foundation
 import PaymentGateway
 import TapToPay
@@ -7,7 +8,7 @@ struct PendingCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "pending",
         abstract: "List the pending sales stored on the device (outcome unknown; resolve them with `tapemu resolve`).",
-        usage: "[--all] [--data-dir <dir>] [--json]",
+        arguments: [Self.all] + GatewayOptions.arguments + OutputOptions.arguments,
         discussion: """
             An attempt is stored on the device before its authorisation starts leaving, keeps the \
             gateway's answer once it comes, and leaves once the result has been handed over (printed); \
@@ -17,10 +18,10 @@ struct PendingCommand: TapemuCommand {
             and the records closed with `tapemu pending close` (audit entries). A record owned by a \
             payment still running is marked "in progress". Reads only: works on a read-only or full disk.
             """,
-        options: [OptionHelp("--all", "Also list the MONEI-style pending payments and the closed records.")]
-            + GatewayOptions.help + OutputOptions.help,
         exitCodes: [(ExitCode.ioError, "some records cannot be read (listed by order id; the others are shown)")]
             + GatewayOptions.exitCodes)
+
+    static let all = Flag("--all", help: "Also list the MONEI-style pending payments and the closed records.")
 
     var all: Bool
     var gateway: GatewayOptions
@@ -28,7 +29,7 @@ struct PendingCommand: TapemuCommand {
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
-        all = arguments.flag("--all")
+        all = arguments.isSet(Self.all)
         gateway = try GatewayOptions(arguments: &arguments)
         try arguments.finish()
     }
@@ -84,72 +85,5 @@ struct PendingCommand: TapemuCommand {
             }
         }
         return scan.unreadable.isEmpty ? ExitCode.success : ExitCode.ioError
-    }
-}
-
-/// `tapemu pending close`: closes a record without an answer, deliberately and on the record.
-struct PendingCloseCommand: TapemuCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "pending close",
-        abstract: "Close a pending record without an answer (after contacting support), keeping it as an audit entry.",
-        usage: "<order-id> --reason <text> [--attempt <id>] [--data-dir <dir>] [--json]",
-        discussion: """
-            Seed 000's step 4: when no payment shows for an order and support has been contacted, \
-            the record can be closed. It is not deleted: it stays as an audit entry with the reason \
-            and the time (`tapemu pending --all`), and recovery no longer looks at it. A record owned \
-            by a payment still running cannot be closed. When the order has several open attempts, \
-            name one with --attempt (`tapemu pending --all --json` lists their ids).
-            """,
-        options: [
-            OptionHelp("--reason <text>", "Why it is closed (required), e.g. a support ticket."),
-            OptionHelp("--attempt <id>", "Which attempt, when the order has several open."),
-        ] + GatewayOptions.help + OutputOptions.help,
-        exitCodes: [(ExitCode.noInput, "no open record for the order"),
-                    (ExitCode.temporaryFailure, "a payment in progress owns the record")] + GatewayOptions.exitCodes)
-
-    var orderId: String
-    var reason: String
-    var attemptId: String?
-    var gateway: GatewayOptions
-    var output: OutputOptions
-
-    init(arguments: inout Arguments) throws(UsageError) {
-        output = OutputOptions(arguments: &arguments)
-        gateway = try GatewayOptions(arguments: &arguments)
-        guard let reason = try arguments.option("--reason", valueName: "<text>") else {
-            throw UsageError("missing --reason <text> (closing a record is kept with its reason)")
-        }
-        self.reason = reason
-        attemptId = try arguments.option("--attempt", valueName: "<id>")
-        orderId = try arguments.positional("<order-id>")
-        try arguments.finish()
-    }
-
-    func validate() throws(UsageError) {
-        if reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { throw UsageError("--reason must not be empty") }
-    }
-
-    func run(_ console: Console) async throws -> Int32 {
-        let store = try gateway.openPendingStore(.existing)
-        let closed: PendingPayment
-        do {
-            closed = try store.close(orderId: orderId, attemptId: attemptId, reason: reason)
-        } catch {
-            switch error.code {
-            case .notFound: throw CommandFailure.noInput(error.reason)
-            case .busy: throw CommandFailure(exitCode: ExitCode.temporaryFailure, error.reason)
-            case .invalidRequest: throw CommandFailure(exitCode: ExitCode.usage, error.reason)
-            default: throw gateway.failure(error, doing: "cannot close the record")
-            }
-        }
-        if output.json {
-            try JSONOutput.print(JSONValue.object([
-                "orderId": .string(closed.orderId), "attemptId": .string(closed.attemptId), "state": .string(closed.state.rawValue),
-                "reason": .string(closed.closure?.reason ?? reason),
-            ]), to: console)
-        } else {
-            console.print("closed order \(closed.orderId) (attempt \(closed.attemptId), \(closed.amount) \(closed.currency)): \(closed.closure?.reason ?? reason)")
-        }
-        return ExitCode.success
     }
 }

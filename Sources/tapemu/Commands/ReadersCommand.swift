@@ -8,7 +8,7 @@ struct ReadersCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "readers",
         abstract: "List the PC/SC readers with their state, card presence and ATR; --watch follows their events.",
-        usage: "[--watch [--reader <name>] [--events <n>]] [--json]",
+        arguments: [Self.watch, Self.reader, Self.events, Self.json],
         discussion: """
             Asks pcscd for its readers and the state of each: whether a card is present, held \
             exclusively by another program, in use, mute (no answer to reset) or unavailable, and \
@@ -28,13 +28,16 @@ struct ReadersCommand: TapemuCommand {
             reader's fields as without --watch. Ctrl-C (SIGINT) or \
             SIGTERM ends the watch, exit 0; so does the n-th event with --events n.
             """,
-        options: [
-            OptionHelp("--watch", "Follow reader and card events until Ctrl-C, one line each (as pcsc_scan)."),
-            OptionHelp("--reader <name>", "With --watch: only this reader (name, unique part of it, or index)."),
-            OptionHelp("--events <n>", "With --watch: stop after n events (the first view does not count)."),
-            OptionHelp("--json", "Print one JSON document on stdout instead of text; with --watch, one JSON object a line."),
-        ],
         exitCodes: [(ExitCode.unavailable, "the PC/SC service (pcscd) is not running or stopped, or no reader matches --reader")])
+
+    static let watch = Flag("--watch", help: "Follow reader and card events until Ctrl-C, one line each (as pcsc_scan).")
+    static let reader = Option<String>(
+        "--reader", value: "<name>", help: "With --watch: only this reader (name, unique part of it, or index).")
+    static let events = Option<Int>.integer(
+        "--events", value: "<n>", help: "With --watch: stop after n events (the first view does not count).", in: 1...1_000_000)
+    /// `--json`, with what it does under --watch.
+    static let json = Flag(
+        "--json", help: "Print one JSON document on stdout instead of text; with --watch, one JSON object a line.")
 
     var output: OutputOptions
     var watch: Bool
@@ -42,12 +45,10 @@ struct ReadersCommand: TapemuCommand {
     var events: Int?
 
     init(arguments: inout Arguments) throws(UsageError) {
-        output = OutputOptions(arguments: &arguments)
-        watch = arguments.flag("--watch")
-        reader = try arguments.option("--reader", valueName: "<name>")
-        events = try arguments.option("--events", valueName: "<n>") { v throws(UsageError) in
-            try Parse.integer(v, option: "--events", in: 1...1_000_000)
-        }
+        output = OutputOptions(json: arguments.isSet(Self.json))
+        watch = arguments.isSet(Self.watch)
+        reader = try arguments.value(Self.reader)
+        events = try arguments.value(Self.events)
         try arguments.finish()
     }
 

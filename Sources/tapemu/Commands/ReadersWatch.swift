@@ -10,30 +10,30 @@ extension ReadersCommand {
         let stop = WatchStop()
         // The trap goes in before anything is printed: a Ctrl-C right after the first line ends
         // the watch cleanly, never the default way (killed by the signal).
-        let trap = SignalTrap { stop.cancel() }
-        defer { trap.remove() }
-        let (output, query, limit) = (self.output, reader, events)
-        let task = Task { () async throws -> Void in
-            try await Self.watch(console: console, json: output.json, query: query, limit: limit)
-        }
-        stop.set(task)
-        let result = await withTaskCancellationHandler { await task.result } onCancel: { stop.cancel() }
-        switch result {
-        case .success:
-            return ExitCode.success
-        case .failure(let error as CardChannelError) where error.code == .cancelled:
-            return ExitCode.success
-        case .failure(let error):
-            // With --json the failure is a line of the stream too, not a document after it.
-            if output.json {
-                let (code, message) = (error as? CommandFailure).map { ($0.exitCode, $0.message) } ?? (ExitCode.failure, "\(error)")
-                console.print(try JSONOutput.line(JSONValue.object([
-                    "event": .string("error"),
-                    "time": .string(Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))),
-                    "error": .object(["exitCode": .int(Int(code)), "message": .string(message)]),
-                ])))
+        return try await SignalTrap.whileRunning(onSignal: { stop.cancel() }) { () async throws -> Int32 in
+            let (output, query, limit) = (self.output, reader, events)
+            let task = Task { () async throws -> Void in
+                try await Self.watch(console: console, json: output.json, query: query, limit: limit)
             }
-            throw error
+            stop.set(task)
+            let result = await withTaskCancellationHandler { await task.result } onCancel: { stop.cancel() }
+            switch result {
+            case .success:
+                return ExitCode.success
+            case .failure(let error as CardChannelError) where error.code == .cancelled:
+                return ExitCode.success
+            case .failure(let error):
+                // With --json the failure is a line of the stream too, not a document after it.
+                if output.json {
+                    let (code, message) = (error as? CommandFailure).map { ($0.exitCode, $0.message) } ?? (ExitCode.failure, "\(error)")
+                    console.print(try JSONOutput.line(JSONValue.object([
+                        "event": .string("error"),
+                        "time": .string(Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))),
+                        "error": .object(["exitCode": .int(Int(code)), "message": .string(message)]),
+                    ])))
+                }
+                throw error
+            }
         }
     }
 

@@ -3,6 +3,9 @@ import CardChannel
 import EMVKernel
 import Foundation
 import ISO7816
+import Timing
+import APDUTrace
+import BenchTiming
 
 /// `tapemu replay FILE|DIR... [--mode strict|masked|structural] [--json]`: runs the kernel
 /// against each trace's card and reports, per trace, pass or where it diverged.
@@ -10,7 +13,7 @@ struct ReplayCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
         abstract: "Run the EMV kernel against recorded traces and report pass or the divergence for each.",
-        usage: "[--mode strict|masked|structural] [--paced] [--apdu-timeout <duration>] [--amount <cents>] [--json] <file|dir>...",
+        arguments: [Self.mode, Self.paced, Self.apduTimeout, Self.amount] + OutputOptions.arguments + [Self.paths],
         discussion: """
             Each trace plays the card: every command the kernel sends is matched against the next \
             recorded one. A trace passes when the kernel's run follows it to its end (or to a \
@@ -26,15 +29,24 @@ struct ReplayCommand: TapemuCommand {
             card that took longer (a trace recorded with `read --apdu-timeout 5s`) needs as much.
             Ends with a line `N passed, N failed`.
             """,
-        options: [
-            OptionHelp("<file|dir>...", "Traces, or directories holding .apdu traces."),
-            OptionHelp("--mode <mode>", "strict (byte for byte), masked (default, or the trace's @match: ignore unpredictable number, date, time), structural (same instruction, P1/P2 and lengths)."),
-            OptionHelp("--paced", "Reproduce the recorded card timing (default: as fast as possible)."),
-            OptionHelp("--apdu-timeout <duration>", "How long one APDU may take (default 2s); a paced replay waits the recorded card time."),
-            OptionHelp("--amount <cents>", "Run with this amount instead of the recorded one; masked then ignores amount and currency."),
-        ] + OutputOptions.help,
         exitCodes: [(ExitCode.failure, "at least one trace failed"),
                     (ExitCode.noInput, "no trace found")])
+
+    static let paths = Positional("<file|dir>", help: "Traces, or directories holding .apdu traces.",
+                                  repeats: true)
+    static let mode = Option<TraceMatchMode>(
+        "--mode", value: "strict|masked|structural",
+        help: "strict (byte for byte), masked (default, or the trace's @match: ignore unpredictable number, date, time), structural (same instruction, P1/P2 and lengths).") {
+        text, _ throws(UsageError) in
+        guard let m = TraceMatchMode(rawValue: text) else { throw UsageError("--mode is strict, masked or structural, not '\(text)'") }
+        return m
+    }
+    static let paced = Flag("--paced", help: "Reproduce the recorded card timing (default: as fast as possible).")
+    static let apduTimeout = Option<Duration>.duration(
+        "--apdu-timeout", help: "How long one APDU may take (default 2s); a paced replay waits the recorded card time.")
+    static let amount = Option<Int>.integer(
+        "--amount", value: "<cents>",
+        help: "Run with this amount instead of the recorded one; masked then ignores amount and currency.", in: 0...Int(EMVAmount.maximum))
 
     var paths: [String]
     var mode: TraceMatchMode?
@@ -47,19 +59,10 @@ struct ReplayCommand: TapemuCommand {
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
-        paced = arguments.flag("--paced")
-        apduTimeout = try arguments.option("--apdu-timeout", valueName: "<duration>") { v throws(UsageError) in
-            try Parse.duration(v, option: "--apdu-timeout")
-        } ?? .seconds(2)
-        mode = try arguments.option("--mode", valueName: "<mode>") { v throws(UsageError) in
-            guard let m = TraceMatchMode(rawValue: v) else {
-                throw UsageError("--mode is strict, masked or structural, not '\(v)'")
-            }
-            return m
-        }
-        amount = try arguments.option("--amount", valueName: "<cents>") { v throws(UsageError) in
-            UInt64(try Parse.integer(v, option: "--amount", in: 0...999_999_999_999))
-        }
+        paced = arguments.isSet(Self.paced)
+        apduTimeout = try arguments.value(Self.apduTimeout, default: .seconds(2))
+        mode = try arguments.value(Self.mode)
+        amount = try arguments.value(Self.amount).map(UInt64.init)
         paths = arguments.remainingPositionals()
         try arguments.finish()
     }
@@ -116,115 +119,5 @@ struct ReplayCommand: TapemuCommand {
         }
         guard !out.isEmpty else { throw CommandFailure.noInput("no .apdu trace in \(paths.joined(separator: ", "))") }
         return out
-    }
-}
-
-/// One trace's replay.
-struct ReplayResult: Sendable {
-    var file: String
-    var passed: Bool
-    /// What the kernel ended with (`read visa ARQC …`, `error channelFailed(cardRemoved) at GPO`).
-    var outcome: String?
-    /// Why it failed, when it did: the divergence (with both commands) or the reason.
-    var divergence: String?
-    var played: Int
-    var total: Int
-    var mode: TraceMatchMode = .masked
-
-    var summary: String {
-        if passed { return "\(outcome ?? "") (\(played)/\(total) exchanges)" }
-        return divergence.map { String($0.split(separator: "\n").first ?? "") } ?? "failed"
-    }
-
-    var json: JSONValue {
-        .object([
-            "file": .string(file), "passed": .bool(passed),
-            "outcome": outcome.map(JSONValue.string) ?? .null,
-            "divergence": divergence.map(JSONValue.string) ?? .null,
-            "played": .int(played), "total": .int(total), "mode": .string(mode.rawValue),
-        ])
-    }
-}
-
-/// Runs the kernel on a trace's card.
-struct TraceReplayer: Sendable {
-    /// Nil: the trace's `@match` header, or masked.
-    var mode: TraceMatchMode? = nil
-    var paced = false
-    var amount: UInt64?
-    /// Each APDU's deadline; a paced card slower than this fails with a timeout.
-    var apduTimeout: Duration = .seconds(2)
-    var clock: MonotonicClock = .continuous
-
-    func replay(_ file: String) async -> ReplayResult {
-        let trace: APDUTrace
-        do {
-            trace = try APDUTrace(contentsOfFile: file)
-        } catch {
-            return ReplayResult(file: file, passed: false, divergence: "\(error)", played: 0, total: 0)
-        }
-        return await replay(trace, file: file)
-    }
-
-    func replay(_ trace: APDUTrace, file: String) async -> ReplayResult {
-        // The recorded amount, currency, country and matching mode: one rule, TraceReplaySetup's.
-        let setup = TraceReplaySetup(trace: trace, mode: self.mode, amount: amount)
-        let mode = setup.matching.mode
-        let transaction = setup.transaction
-        let channel = TraceReplayChannel(trace: trace, matching: setup.matching, paced: paced, clock: clock)
-        let reader = EMVReader(configuration: setup.configuration)
-        var result = ReplayResult(file: file, passed: false, played: 0, total: 0, mode: mode)
-        let endedOnRecordedEvent: Bool
-        do throws(KernelError) {
-            let read = try await reader.read(channel: channel, transaction: transaction, apduTimeout: apduTimeout, clock: clock)
-            result.outcome = ReplayOutcome.summary(read)
-            endedOnRecordedEvent = false
-        } catch {
-            result.outcome = ReplayOutcome.summary(error)
-            if let c = error.channelError, c.code == .traceMismatch || c.code == .traceEnded {
-                let p = channel.progress
-                result.played = p.played
-                result.total = p.total
-                result.divergence = c.code == .traceEnded
-                    ? "the trace ended before the kernel was done (\(error.step)): \(c.reason)"
-                    : c.reason
-                return result
-            }
-            endedOnRecordedEvent = error.code == .channelFailed
-        }
-        let p = channel.progress
-        result.played = p.played
-        result.total = p.total
-        if p.played < p.total && !endedOnRecordedEvent {
-            result.divergence = "the kernel stopped after \(p.played) of \(p.total) recorded exchanges: \(result.outcome ?? "")"
-            return result
-        }
-        if let expected = trace[header: "outcome"], let got = result.outcome, expected != got {
-            result.divergence = "the outcome differs from the recorded one\n  recorded: \(expected)\n  replay:   \(got)"
-            if paced, let slowest = trace.exchanges.compactMap(\.cardTime).max(), slowest >= apduTimeout {
-                result.divergence! += "\n  the trace recorded \(slowest) of card time for one APDU, "
-                    + "over the APDU deadline of \(apduTimeout): give --apdu-timeout"
-            }
-            return result
-        }
-        result.passed = true
-        return result
-    }
-}
-
-/// A one-line, PAN-free summary of how a read ended: what `read --record` writes as `@outcome`
-/// and `replay` compares. Everything in it comes from the card's responses, so a replay of the
-/// same (even redacted) trace gives the same line.
-enum ReplayOutcome {
-    static func summary(_ read: CardRead) -> String {
-        "read \(read.application.brand.rawValue) \(read.cryptogram.kind.rawValue) atc \(read.cryptogram.atc) "
-            + "ac \(Hex.encode(read.cryptogram.ac)) cvm \(read.cvm.rawValue)"
-    }
-
-    static func summary(_ error: KernelError) -> String {
-        var s = "error \(error.code.name)"
-        if let c = error.channelError { s += "(\(c.code.name))" }
-        if let sw = error.statusWord { s += " sw \(sw.hex)" }
-        return s + " at \(error.step)"
     }
 }

@@ -1,3 +1,4 @@
+import DeviceStore
 import Foundation
 import PaymentGateway
 import TapToPay
@@ -7,7 +8,8 @@ struct ResolveCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "resolve",
         abstract: "Resolve the pending sales: transaction list by orderId / last four, then reversal (seeds 002/003).",
-        usage: "[--seed 002|003] [--gateway-fault <fault>] [--gateway-timeout <duration>] [--token <token>] [--gateway <url>] [--data-dir <dir>] [--json]",
+        arguments: [Self.seed, Self.fault, PaymentOptions.gatewayTimeout, PaymentOptions.token]
+            + RemoteGatewayOption.arguments + GatewayOptions.arguments + OutputOptions.arguments,
         discussion: """
             For each pending CoreAPI-style sale, oldest first: look the transaction up \
             (002: by orderId and the card's last four; 003: by orderId, then the amount and the \
@@ -17,16 +19,20 @@ struct ResolveCommand: TapemuCommand {
             transaction that does not match) leaves the sale pending for a later run. Running it \
             again never reverses a sale twice.
             """,
-        options: [
-            OptionHelp("--seed 002|003", "Which seed's process to run (default 002)."),
-            OptionHelp("--gateway-fault <fault>", "Inject a fault into every request: none, no-answer, lost-answer, slow, server-error."),
-            OptionHelp("--gateway-timeout <duration>", "How long to wait for the gateway (default 30s)."),
-            OptionHelp("--token <token>", "The terminal's token (default: one issued by the embedded gateway for this run)."),
-            RemoteGatewayOption.help,
-        ] + GatewayOptions.help + OutputOptions.help,
         exitCodes: [(75, "some sales stay pending (a request failed, a mismatch, a sale in progress): try again later"),
                     (ExitCode.ioError, "a record cannot be read, or a resolved sale's record cannot be removed")]
             + GatewayOptions.exitCodes)
+
+    static let seed = Option<SeedVariant>("--seed", value: "002|003", help: "Which seed's process to run (default 002).") {
+        text, _ throws(UsageError) in
+        guard let variant = SeedVariant(rawValue: text) else { throw UsageError("--seed must be 002 or 003, not '\(text)'") }
+        return variant
+    }
+    /// `pay`'s and `sale`'s fault option, applied to every request of the recovery.
+    static let fault = Option<GatewayFault>(
+        names: PaymentOptions.fault.names, valueName: PaymentOptions.fault.valueName,
+        help: "Inject a fault into every request: none, no-answer, lost-answer, slow, server-error.", required: false,
+        parse: PaymentOptions.fault.parse)
 
     var variant: SeedVariant
     var fault: GatewayFault?
@@ -40,19 +46,10 @@ struct ResolveCommand: TapemuCommand {
         output = OutputOptions(arguments: &arguments)
         gateway = try GatewayOptions(arguments: &arguments)
         remote = try RemoteGatewayOption(arguments: &arguments)
-        let seed = try arguments.option("--seed", valueName: "002|003") ?? "002"
-        guard let variant = SeedVariant(rawValue: seed) else { throw UsageError("--seed must be 002 or 003, not '\(seed)'") }
-        self.variant = variant
-        if let name = try arguments.option("--gateway-fault", valueName: "<fault>") {
-            guard let f = GatewayFault(name: name) else {
-                throw UsageError("unknown --gateway-fault '\(name)' (\(GatewayFault.names.joined(separator: ", ")))")
-            }
-            fault = f
-        }
-        gatewayTimeout = try arguments.option("--gateway-timeout", valueName: "<duration>", {
-            (s: String) throws(UsageError) -> Duration in try Parse.duration(s, option: "--gateway-timeout")
-        }) ?? .seconds(30)
-        token = try arguments.option("--token", valueName: "<token>")
+        variant = try arguments.value(Self.seed, default: .seed002)
+        fault = try arguments.value(Self.fault)
+        gatewayTimeout = try arguments.value(PaymentOptions.gatewayTimeout, default: .seconds(30))
+        token = try arguments.value(PaymentOptions.token)
         try arguments.finish()
     }
 

@@ -6,13 +6,12 @@ struct GatewaySecretCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway secret",
         abstract: "Print the secret that signs the gateway's webhooks (MONEI-Signature).",
-        usage: "[--data-dir <dir>] [--json]",
+        arguments: GatewayOptions.arguments + OutputOptions.arguments,
         discussion: """
             Prints 64 hex digits: the HMAC-SHA256 key is the 32 bytes they encode. Give it to \
             `tapemu webhook verify --secret` or to your webhook endpoint. With --json: `secret`, \
             `algorithm` and `header`.
             """,
-        options: GatewayOptions.help + OutputOptions.help,
         exitCodes: GatewayOptions.exitCodes)
 
     var gateway: GatewayOptions
@@ -43,25 +42,49 @@ struct WebhookVerifyCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "webhook verify",
         abstract: "Check a received webhook's MONEI-Signature header against its raw body.",
-        usage: "--secret <secret> --header <value> --body-file <file>|- [--tolerance <duration>] [--now <unix>] [--json]",
+        arguments: [Self.secret, Self.header, Self.bodyFile, Self.tolerance, Self.now] + OutputOptions.arguments,
         discussion: """
             Exit 0 when the header is valid for the body: one t within the tolerance of now, and a v1 \
             HMAC-SHA256 of "<t>.<body>" under the secret (other schemes such as v0 are ignored). \
             Exit 1 when it is not, with the reason (missingHeader, malformedHeader, staleTimestamp, \
             noMatchingSignature). The body is read as raw bytes: verify exactly what was received.
             """,
-        options: [
-            OptionHelp("--secret <secret>", "The signing secret (`tapemu gateway secret`: 64 hex digits; other text is used as its UTF-8 bytes)."),
-            OptionHelp("--header <value>", "The MONEI-Signature header's value (`t=…,v1=…`); the `MONEI-Signature:` name may be included."),
-            OptionHelp("--body-file <file>", "The raw body as received; - reads stdin."),
-            OptionHelp("--tolerance <duration>", "How far t may be from now (default 300s)."),
-            OptionHelp("--now <unix>", "The time to check against, in unix seconds (default the clock)."),
-        ] + OutputOptions.help,
         exitCodes: [
             (ExitCode.failure, "the webhook does not verify (the reason is printed)"),
             (ExitCode.noInput, "the --body-file does not exist"),
             (ExitCode.ioError, "the --body-file cannot be read"),
         ])
+
+    static let secret = Option<String>(
+        "--secret", value: "<secret>",
+        help: "The signing secret (`tapemu gateway secret`: 64 hex digits; other text is used as its UTF-8 bytes).",
+        required: true) { text, name throws(UsageError) in
+        guard !text.isEmpty else { throw UsageError("\(name) is required (tapemu gateway secret prints it)") }
+        return text
+    }
+    static let header = Option<String>(
+        "--header", value: "<value>",
+        help: "The MONEI-Signature header's value (`t=…,v1=…`); the `MONEI-Signature:` name may be included.",
+        required: true) { text, _ throws(UsageError) in
+        var value = text.trimmingCharacters(in: .whitespaces)
+        let prefix = Webhook.signatureHeaderName.lowercased() + ":"
+        if value.lowercased().hasPrefix(prefix) {
+            value = String(value.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
+        }
+        return value
+    }
+    static let bodyFile = Option<String>(
+        "--body-file", value: "<file>|-", help: "The raw body as received; - reads stdin.", required: true) {
+        text, name throws(UsageError) in
+        guard !text.isEmpty else { throw UsageError("\(name) is required (- for stdin)") }
+        return text
+    }
+    static let tolerance = Option<Duration>.duration("--tolerance", help: "How far t may be from now (default 300s).")
+    static let now = Option<Date>(
+        "--now", value: "<unix>", help: "The time to check against, in unix seconds (default the clock).") {
+        text, name throws(UsageError) in
+        Date(timeIntervalSince1970: TimeInterval(try Parse.integer(text, option: name, in: 0...Int(Int32.max) * 4)))
+    }
 
     var secret: String
     var header: String
@@ -72,30 +95,11 @@ struct WebhookVerifyCommand: TapemuCommand {
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
-        guard let secret = try arguments.option("--secret", valueName: "<secret>"), !secret.isEmpty else {
-            throw UsageError("--secret is required (tapemu gateway secret prints it)")
-        }
-        guard let header = try arguments.option("--header", valueName: "<value>") else {
-            throw UsageError("--header is required (the MONEI-Signature value)")
-        }
-        guard let bodyFile = try arguments.option("--body-file", valueName: "<file>"), !bodyFile.isEmpty else {
-            throw UsageError("--body-file is required (- for stdin)")
-        }
-        self.secret = secret
-        var value = header.trimmingCharacters(in: .whitespaces)
-        let prefix = Webhook.signatureHeaderName.lowercased() + ":"
-        if value.lowercased().hasPrefix(prefix) {
-            value = String(value.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
-        }
-        self.header = value
-        self.bodyFile = bodyFile
-        tolerance = try arguments.option("--tolerance", valueName: "<duration>", {
-            (s: String) throws(UsageError) -> Duration in try Parse.duration(s, option: "--tolerance")
-        }) ?? WebhookSignature.defaultTolerance
-        now = try arguments.option("--now", valueName: "<unix>", {
-            (s: String) throws(UsageError) -> Date in
-            Date(timeIntervalSince1970: TimeInterval(try Parse.integer(s, option: "--now", in: 0...Int(Int32.max) * 4)))
-        })
+        secret = try arguments.required(Self.secret)
+        header = try arguments.required(Self.header)
+        bodyFile = try arguments.required(Self.bodyFile)
+        tolerance = try arguments.value(Self.tolerance, default: WebhookSignature.defaultTolerance)
+        now = try arguments.value(Self.now)
         try arguments.finish()
     }
 

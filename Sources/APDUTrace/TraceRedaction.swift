@@ -1,0 +1,284 @@
+import BERTLV
+import ISO7816
+
+extension APDUTrace {
+    /// This trace with every PAN replaced, consistently across every object that holds it, by a
+    /// Luhn-valid test PAN of the same length, and every cardholder name by a placeholder of the
+    /// same length; `@redacted yes`. It still parses and replays. See ``TraceRedactor``.
+    public func redacted() -> APDUTrace { TraceRedactor.redact(self).trace }
+}
+
+/// What a redaction found and replaced.
+public struct TraceRedaction: Sendable {
+    public var trace: APDUTrace
+    /// Distinct PANs found (and replaced everywhere).
+    public var panCount: Int
+    /// Distinct cardholder names found (and replaced).
+    public var nameCount: Int
+}
+
+/// Replaces the sensitive data of a trace by test values of the same shape.
+///
+/// PANs are found in tag 5A, in track 2 equivalents (57, 9F6B), in track 1 (56) — in records,
+/// SELECT and GPO responses alike, parsed as TLV, and, in responses that do not parse (a
+/// truncated capture), by scanning for those tags. Each PAN is then replaced wherever its
+/// digits occur — as BCD at any nibble (5A, track 2, any other object) and as ASCII (track 1,
+/// 9F1F, names) — in every command and response, header (key and value) and comment. Names (5F20, 9F0B, the
+/// name field of track 1) become `CARDHOLDER/TEST…` of the same length.
+public enum TraceRedactor {
+    public static func redact(_ trace: APDUTrace) -> TraceRedaction {
+        var pans: [String] = []
+        var names: [[UInt8]] = []
+        var t = trace
+
+        // 1. Find the PANs and names, and blank the name fields where they sit.
+        for i in t.entries.indices {
+            guard case .response(let r) = t.entries[i].kind, !r.data.isEmpty else { continue }
+            var data = r.data
+            let fields = sensitiveFields(in: data)
+            for f in fields {
+                switch f {
+                case .pan(let digits):
+                    if !pans.contains(digits) { pans.append(digits) }
+                case .name(let range):
+                    let value = Array(data[range])
+                    if !names.contains(value) { names.append(value) }
+                    data.replaceSubrange(range, with: placeholderName(length: range.count))
+                }
+            }
+            if data != r.data {
+                t.entries[i].kind = .response(ResponseAPDU(data: data, statusWord: r.statusWord))
+            }
+        }
+
+        // 2. Replace every PAN wherever its digits occur, and the longer names wherever they occur.
+        var replacements: [(from: String, to: String)] = []
+        for (k, pan) in pans.enumerated() {
+            var variant = k
+            var candidate = testPAN(replacing: pan, variant: variant)
+            while pans.contains(candidate) || replacements.contains(where: { $0.to == candidate }) {
+                variant += 1
+                candidate = testPAN(replacing: pan, variant: variant)
+            }
+            replacements.append((pan, candidate))
+        }
+        let globalNames = names.compactMap { n -> [UInt8]? in
+            var v = n
+            while let l = v.last, l == 0x20 || l == 0x00 { v.removeLast() }
+            let letters = v.filter { (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }.count
+            return v.count >= 4 && letters >= 3 ? v : nil
+        }
+        func scrub(_ bytes: [UInt8]) -> [UInt8] {
+            var b = bytes
+            // Repeat until stable: a replacement never recreates an original across its edges.
+            for _ in 0..<8 {
+                let before = b
+                for r in replacements {
+                    b = replaceNibbles(in: b, digits: r.from, with: r.to)
+                    b = replace(in: b, Array(r.from.utf8), with: Array(r.to.utf8))
+                }
+                if b == before { break }
+            }
+            for n in globalNames {
+                b = replace(in: b, n, with: placeholderName(length: n.count))
+            }
+            return b
+        }
+        func scrub(_ text: String) -> String {
+            var s = text
+            for r in replacements {
+                s = String(decoding: replace(in: Array(s.utf8), Array(r.from.utf8), with: Array(r.to.utf8)), as: UTF8.self)
+            }
+            for n in globalNames {
+                s = String(decoding: replace(in: Array(s.utf8), n, with: placeholderName(length: n.count)), as: UTF8.self)
+            }
+            return s
+        }
+        for i in t.entries.indices {
+            switch t.entries[i].kind {
+            case .command(let bytes):
+                t.entries[i].kind = .command(scrub(bytes))
+            case .response(let r):
+                let b = scrub(r.bytes)
+                t.entries[i].kind = .response(ResponseAPDU(data: Array(b.dropLast(2)), statusWord: StatusWord(sw1: b[b.count - 2], sw2: b[b.count - 1])))
+            case .event(let e):
+                t.entries[i].kind = .event(TraceEvent(e.kind, detail: e.detail.map(scrub)))
+            }
+        }
+        // Keys too: a key is letters and digits, so it can hold a PAN's digits as well as a value can.
+        for i in t.headers.indices { t.headers[i] = .init(scrub(t.headers[i].key), scrub(t.headers[i].value)) }
+        t.comments = t.comments.map(scrub)
+        t.isRedacted = true
+        return TraceRedaction(trace: t, panCount: pans.count, nameCount: names.count)
+    }
+
+    /// A Luhn-valid test PAN of the same length as `original`, of the same scheme when the first
+    /// digit says which (4 Visa 476173…, 5 and 2 Mastercard, 3 Amex, 6 Discover), never equal to
+    /// it. `variant` makes distinct PANs map to distinct replacements.
+    public static func testPAN(replacing original: String, variant: Int = 0) -> String {
+        let length = max(12, min(19, original.count))
+        let first = original.first ?? "4"
+        let bodies: [Character: String] = [
+            "4": "476173900101001", "5": "541333008900001", "2": "222300004840001",
+            "3": "37424545540000", "6": "601100099013942",
+        ]
+        var body = Array(bodies[first] ?? String(first.isNumber ? first : "9"))
+        if body.count > length - 1 { body = Array(body.prefix(length - 1)) }
+        while body.count < length - 1 { body.append("0") }
+        var v = variant
+        while true {
+            var b = body
+            if v > 0 {
+                // Vary the last four digits before the check digit.
+                let tail = Int(String(b.suffix(4))) ?? 0
+                let varied = String((tail + v) % 10_000)
+                let padded = String(repeating: "0", count: 4 - varied.count) + varied
+                b.replaceSubrange((b.count - 4)..., with: Array(padded))
+            }
+            let payload = String(b)
+            let pan = payload + String(Luhn.checkDigit(payload) ?? 0)
+            if pan != original { return pan }
+            v += 1
+        }
+    }
+
+    /// `CARDHOLDER/TEST…` cut or space-padded to `length` bytes.
+    public static func placeholderName(length: Int) -> [UInt8] {
+        let pattern = Array("CARDHOLDER/TEST".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(length)
+        for i in 0..<max(0, length) { out.append(i < pattern.count ? pattern[i] : 0x20) }
+        return out
+    }
+
+    // MARK: Finding the fields
+
+    enum Field {
+        case pan(String)
+        /// The bytes of a name, to be replaced in place.
+        case name(Range<Int>)
+    }
+
+    static let nameTags: Set<Tag> = SensitiveData.cardholderNameTags
+    static let track2Tags: Set<Tag> = [.track2EquivalentData, .track2Data]
+    static let track1Tag: Tag = 0x56
+    /// What the raw scan looks for: every tag this redactor replaces (PAN, tracks, names).
+    static let scannedTags: [Tag] = ([.pan, track1Tag] + track2Tags.sorted { $0.bytes.count < $1.bytes.count }
+                                     + nameTags.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) })
+
+    /// The PANs and name fields in one response's data: by TLV when it parses, by scanning for
+    /// the tags when it does not.
+    static func sensitiveFields(in data: [UInt8]) -> [Field] {
+        var out: [Field] = []
+        if let nodes = try? BERTLV.parse(data) {
+            for n in nodes.flattened where !n.isConstructed {
+                out += fields(tag: n.tag, value: n.value.startIndex..<n.value.endIndex, in: data, strict: false)
+            }
+            return out
+        }
+        var i = 0
+        while i + 2 < data.count {
+            var tag: Tag?
+            var at = i
+            for candidate in scannedTags {
+                let encoded = candidate.bytes
+                if i + encoded.count + 1 < data.count, data[i..<(i + encoded.count)].elementsEqual(encoded) {
+                    tag = candidate; at = i + encoded.count
+                    break
+                }
+            }
+            if let tag, at < data.count, data[at] < 0x80 {
+                let length = Int(data[at])
+                let range = (at + 1)..<min(data.count, at + 1 + length)
+                if length > 0 {
+                    out += fields(tag: tag, value: range, in: data, strict: true)
+                }
+            }
+            i += 1
+        }
+        return out
+    }
+
+    /// `strict` (raw scan): only values that look exactly like what the tag holds.
+    private static func fields(tag: Tag, value: Range<Int>, in data: [UInt8], strict: Bool) -> [Field] {
+        let v = data[value]
+        switch tag {
+        case .pan:
+            if let p = try? PAN(bcd: v), !strict || p.isLuhnValid { return [.pan(p.digits)] }
+        case _ where track2Tags.contains(tag):
+            if let t = try? Track2(bytes: v), !strict || t.pan.isLuhnValid { return [.pan(t.pan.digits)] }
+            // A truncated track 2 (cut by a capture): take the digits before the separator.
+            if let digits = leadingDigits(v), digits.count >= 12, !strict || Luhn.isValid(digits) { return [.pan(digits)] }
+        case track1Tag:
+            // B<PAN>^<NAME>^<YYMM><service code>…
+            guard v.first == UInt8(ascii: "B"),
+                  let c1 = v.firstIndex(of: UInt8(ascii: "^")) else { return [] }
+            var out: [Field] = []
+            let digits = String(decoding: v[(v.startIndex + 1)..<c1].filter { $0 != 0x20 }, as: UTF8.self)
+            if let p = PAN(digits), !strict || p.isLuhnValid { out.append(.pan(p.digits)) }
+            if let c2 = v[(c1 + 1)...].firstIndex(of: UInt8(ascii: "^")), c2 > c1 + 1 {
+                out.append(.name((c1 + 1)..<c2))
+            }
+            return out
+        case _ where nameTags.contains(tag):
+            if !strict || v.allSatisfy({ (0x20...0x7E).contains($0) }) { return [.name(value)] }
+        default:
+            break
+        }
+        return []
+    }
+
+    private static func leadingDigits(_ v: ArraySlice<UInt8>) -> String? {
+        var s = ""
+        for b in v {
+            for nib in [b >> 4, b & 0xF] {
+                if nib <= 9 { s.append(Character(Unicode.Scalar(0x30 + nib))) } else { return nib == 0xD ? s : nil }
+            }
+        }
+        return s
+    }
+
+    // MARK: Replacing
+
+    /// Replaces the digits of `digits` wherever they occur as BCD nibbles, at any nibble offset.
+    static func replaceNibbles(in bytes: [UInt8], digits: String, with replacement: String) -> [UInt8] {
+        let pattern = digits.utf8.map { $0 - 0x30 }
+        let repl = replacement.utf8.map { $0 - 0x30 }
+        guard !pattern.isEmpty, pattern.count == repl.count else { return bytes }
+        var nibbles: [UInt8] = []
+        nibbles.reserveCapacity(bytes.count * 2)
+        for b in bytes { nibbles.append(b >> 4); nibbles.append(b & 0xF) }
+        var changed = false
+        var i = 0
+        while i + pattern.count <= nibbles.count {
+            if nibbles[i..<(i + pattern.count)].elementsEqual(pattern) {
+                nibbles.replaceSubrange(i..<(i + pattern.count), with: repl)
+                changed = true
+                i += pattern.count
+            } else {
+                i += 1
+            }
+        }
+        guard changed else { return bytes }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        for k in stride(from: 0, to: nibbles.count, by: 2) { out.append(nibbles[k] << 4 | nibbles[k + 1]) }
+        return out
+    }
+
+    /// Replaces every occurrence of `pattern` (same length as `replacement`).
+    static func replace(in bytes: [UInt8], _ pattern: [UInt8], with replacement: [UInt8]) -> [UInt8] {
+        guard !pattern.isEmpty, pattern.count == replacement.count, bytes.count >= pattern.count else { return bytes }
+        var b = bytes
+        var i = 0
+        while i + pattern.count <= b.count {
+            if b[i..<(i + pattern.count)].elementsEqual(pattern) {
+                b.replaceSubrange(i..<(i + pattern.count), with: replacement)
+                i += pattern.count
+            } else {
+                i += 1
+            }
+        }
+        return b
+    }
+}

@@ -1,0 +1,39 @@
+import BERTLV
+import CardChannel
+public import APDUTrace
+public import EMVKernel
+
+/// How to run the kernel on a recorded trace's card so it sends what the recorded reader sent:
+/// the trace's own amount, currency and country (found through the card's PDOL/CDOL), and its
+/// matching mode (`@match`, else masked). Shared by the two benchmarks that replay the corpus.
+public struct TraceReplaySetup: Sendable {
+    public var configuration: TerminalConfiguration
+    public var transaction: Transaction
+    public var matching: TraceMatching
+
+    /// - Parameters:
+    ///   - mode: overrides the trace's `@match` header.
+    ///   - amount: overrides the recorded amount (masked matching then ignores amount and currency).
+    public init(trace: APDUTrace, mode: TraceMatchMode? = nil, amount: UInt64? = nil) {
+        let recorded = trace.terminalData
+        var configuration = TerminalConfiguration.default
+        // A trace is outside input: a code that is not n 3 is ignored, never converted as it is.
+        if let c = recorded[.transactionCurrencyCode].flatMap({ ISOCodes.numericCode(bcd: $0) }) {
+            configuration.currencyCode = UInt16(c)
+        }
+        if let c = recorded[.terminalCountryCode].flatMap({ ISOCodes.numericCode(bcd: $0) }) {
+            configuration.countryCode = UInt16(c)
+        }
+        let recordedAmount = recorded[.amountAuthorised].flatMap(BCD.value)
+        self.configuration = configuration
+        self.transaction = Transaction(amount: amount ?? min(recordedAmount ?? 1000, EMVAmount.maximum))
+        let mode = mode ?? TraceMatching.declared(by: trace).mode
+        self.matching = TraceMatching(mode: mode, overridesAmount: amount != nil)
+    }
+
+    /// The recorded card time of the first `played` commands of `trace`: what a paced replay of
+    /// them spends on the card's behalf.
+    public static func recordedCardTime(of trace: APDUTrace, played: Int) -> Duration {
+        trace.exchanges.prefix(played).reduce(.zero) { $0 + ($1.cardTime ?? .zero) }
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import BERTLV
+
+/// The gateway's rules for the arguments of a payment, checked by both SDK faces before anything
+/// touches a card (refused by the gateway instead, the order would end unclear after the
+/// submission point).
+enum PaymentArguments {
+    /// More than 0 and at most 12 digits.
+    static func isValidAmount(_ amount: Int) -> Bool {
+        amount > 0 && amount <= Int(EMVAmount.maximum)
+    }
+
+    /// An order reference: 1 to 128 characters, not only spaces, no control characters, no
+    /// white space but the space.
+    static func isValidOrderId(_ orderId: String) -> Bool {
+        !orderId.trimmingCharacters(in: .whitespaces).isEmpty && orderId.count <= 128
+            && orderId.unicodeScalars.allSatisfy { !$0.properties.isWhitespace || $0 == " " }
+            && !orderId.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value)
+                || $0.properties.generalCategory == .format }   // bidi overrides (U+202E), zero-width marks
+    }
+
+    /// A webhook address: an http or https URL with a host, at most 2048 bytes.
+    static func isValidCallbackUrl(_ url: String) -> Bool {
+        guard url.utf8.count <= 2048, let u = URL(string: url), let scheme = u.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = u.host else { return false }
+        return !host.isEmpty
+    }
+
+    /// What is wrong with the arguments of a payment, naming the field; nil when nothing is.
+    static func invalidArgument(amount: Int, orderId: String, callbackUrl: String?) -> String? {
+        // EMV carries the amount in 12 digits (9F02): anything larger cannot be sent to a card.
+        if !isValidAmount(amount) {
+            return "amount \(amount): it must be more than 0 and at most 12 digits (\(EMVAmount.maximum))"
+        }
+        if !isValidOrderId(orderId) {
+            return "orderId: it must be 1 to 128 characters, not only spaces, without control characters or white space other than the space"
+        }
+        if let url = callbackUrl, !isValidCallbackUrl(url) {
+            return "callbackUrl '\(url.prefix(80))': it must be an http or https URL with a host, at most 2048 bytes"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// The one clock type of tapemu: a type-erased monotonic `Clock<Duration>` — offsets from the
+/// moment it was made, sleeping until an offset, and timers at an offset. Every timing and
+/// timeout in every layer (card sessions, PC/SC waits, the payment flow, the gateway) goes
+/// through one, so tests inject a ``ManualClock`` and never sleep for real.
+public struct MonotonicClock: Sendable {
+    private let nowOffset: @Sendable () -> Duration
+    private let sleeper: @Sendable (Duration) async throws -> Void
+    /// The origin, when the wrapped clock is `ContinuousClock` (deadlines are then kept by the
+    /// shared ``DeadlineWatchdog`` rather than a sleeping task).
+    private let continuousOrigin: ContinuousClock.Instant?
+
+    /// Wraps any clock whose durations are `Duration` (`ContinuousClock`, `SuspendingClock`,
+    /// ``ManualClock``).
+    public init<C: Clock>(_ clock: C) where C.Duration == Duration {
+        let origin = clock.now
+        continuousOrigin = origin as? ContinuousClock.Instant
+        nowOffset = { origin.duration(to: clock.now) }
+        sleeper = { offset in try await clock.sleep(until: origin.advanced(by: offset), tolerance: nil) }
+    }
+
+    /// The wall-independent continuous clock.
+    public static var continuous: MonotonicClock { MonotonicClock(ContinuousClock()) }
+
+    /// Time since this clock value was made.
+    public var now: Duration { nowOffset() }
+
+    /// Sleeps until `deadline` (an offset like ``now``). Throws `CancellationError` when cancelled.
+    public func sleep(until deadline: Duration) async throws {
+        try await sleeper(deadline)
+    }
+
+    /// Sleeps for `duration`.
+    public func sleep(for duration: Duration) async throws {
+        try await sleeper(now + duration)
+    }
+
+    /// A timer: calls `fire` (from a new task; keep it short) once `deadline` (an offset like
+    /// ``now``) has come, unless the returned timer is cancelled first.
+    ///
+    /// On `ContinuousClock` this is an entry in the shared ``DeadlineWatchdog`` (no task, no
+    /// thread wake-up per deadline); on any other clock a task sleeping until the deadline. The
+    /// caller cannot tell which.
+    public func schedule(at deadline: Duration, _ fire: @escaping @Sendable () -> Void) -> Timer {
+        if let origin = continuousOrigin {
+            let token = DeadlineWatchdog.shared.schedule(at: origin.advanced(by: deadline), fire)
+            return Timer { DeadlineWatchdog.shared.cancel(token) }
+        }
+        let task = Task {
+            do {
+                try await sleep(until: deadline)
+            } catch {
+                return   // cancelled: the work finished first (or the caller was cancelled)
+            }
+            fire()
+        }
+        return Timer { task.cancel() }
+    }
+
+    /// A timer from ``schedule(at:_:)``.
+    public struct Timer: Sendable {
+        private let stop: @Sendable () -> Void
+        fileprivate init(_ stop: @escaping @Sendable () -> Void) { self.stop = stop }
+        /// Stops the timer; nothing happens when it has fired already.
+        public func cancel() { stop() }
+    }
+}
+
+extension Duration {
+    /// For messages: `1 ns`, `250 µs`, `10 ms`, `2 s`, `1.5 s` (not Swift's `1e-09 seconds`).
+    public var readable: String {
+        let (s, atto) = components
+        let ns = Double(s) * 1e9 + Double(atto) / 1e9
+        func trim(_ v: Double) -> String {
+            v == v.rounded() ? String(Int64(v)) : String(format: "%.3g", v)
+        }
+        switch abs(ns) {
+        case ..<1_000: return "\(trim(ns)) ns"
+        case ..<1_000_000: return "\(trim(ns / 1e3)) µs"
+        case ..<1_000_000_000: return "\(trim(ns / 1e6)) ms"
+        default: return "\(trim(ns / 1e9)) s"
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import tapemu
+import TestSupport
+
+@Suite("Options declared once: usage, help, parsing and checks from one descriptor", .temporaryDirectories)
+struct CommandArgumentTests {
+    static let count = Option<Int>.integer("-n", "--count", value: "<reads>", help: "How many.", required: true, in: 1...10)
+    static let mode = Option<Bool>.choice("--mode", value: "on|off", help: "The mode.", [("on", true), ("off", false)],
+                                          error: { "--mode is on or off, not '\($0)'" })
+    static let verbose = Flag("--verbose", "-v", help: "Say more.")
+    static let files = Positional("<file>", help: "The inputs.", required: false, repeats: true)
+
+    @Test("the usage line and the help rows come from the declarations")
+    func usageAndHelp() {
+        let c = CommandConfiguration(commandName: "demo", abstract: "A demo.",
+                                     arguments: [Self.count, OneOf([Self.mode, Self.verbose]), Self.files])
+        #expect(c.usageLine == "tapemu demo -n <reads> [--mode on|off | --verbose] [<file>...]")
+        #expect(c.options.map(\.names) == ["-n, --count <reads>", "--mode on|off", "-v, --verbose", "<file>"])
+        #expect(c.options.map(\.help) == ["How many.", "The mode.", "Say more.", "The inputs."])
+    }
+
+    @Test("values are parsed into their type, and a bad one is the declared usage error")
+    func parsing() throws {
+        var a = Arguments(["--count=7", "--mode", "off", "-v", "x", "y"])
+        #expect(try a.required(Self.count) == 7)
+        #expect(try a.value(Self.mode) == false)
+        let verbose = a.isSet(Self.verbose)
+        #expect(verbose)
+        let rest = a.remainingPositionals()
+        #expect(rest == ["x", "y"])
+        try a.finish()
+
+        func reason(_ args: [String], _ read: (inout Arguments) throws(UsageError) -> Void) -> String? {
+            var a = Arguments(args)
+            do { try read(&a); return nil } catch { return error.reason }
+        }
+        #expect(reason([]) { a throws(UsageError) in _ = try a.required(Self.count) } == "missing -n <reads>")
+        #expect(reason(["-n", "11"]) { a throws(UsageError) in _ = try a.required(Self.count) }
+                == "-n must be between 1 and 10, not 11")
+        #expect(reason(["-n", "1", "--count", "2"]) { a throws(UsageError) in _ = try a.required(Self.count) }
+                == "-n given 2 times")
+        #expect(reason(["--mode", "maybe"]) { a throws(UsageError) in _ = try a.value(Self.mode) }
+                == "--mode is on or off, not 'maybe'")
+    }
+
+    @Test("a misspelt option is told with the declared one it is near")
+    func didYouMean() {
+        var a = Arguments(["--mdoe", "on"])
+        _ = try? a.value(Self.mode)
+        do {
+            try a.finish()
+            Issue.record("--mdoe was accepted")
+        } catch {
+            #expect(error.reason.contains("did you mean '--mode'"))
+        }
+    }
+
+    @Test("a test's temporary directories are gone when it ends")
+    func temporaryDirectoriesAreRemoved() async throws {
+        let test = try #require(Test.current)
+        let made = Mutex<String?>(nil)
+        try await TemporaryDirectories().provideScope(for: test, testCase: nil) {
+            let dir = try temporaryDirectory()
+            #expect(FileManager.default.fileExists(atPath: dir))
+            made.withLock { $0 = dir }
+        }
+        let dir = try #require(made.withLock { $0 })
+        #expect(!FileManager.default.fileExists(atPath: dir))
+    }
+}
