@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,13 +9,13 @@ import Glibc
 ///
 /// Blocking by design (a test helper): each call waits on `poll` with a deadline, so a browser
 /// that hangs fails the test with ``Failure`` instead of hanging it.
-final class HeadlessChromium {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+public final class HeadlessChromium {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// The browser's executable, or nil when Chromium is not installed.
-    static func executable() -> String? {
+    public static func executable() -> String? {
         for path in ["/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser"]
         where FileManager.default.isExecutableFile(atPath: path) {
             return path
@@ -31,7 +31,7 @@ final class HeadlessChromium {
     private var nextId = 0
     private var session: String?
 
-    init(executable: String) throws {
+    public init(executable: String) throws {
         profile = FileManager.default.temporaryDirectory
             .appendingPathComponent("tapemu-chromium-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
@@ -89,7 +89,7 @@ final class HeadlessChromium {
     }
 
     /// Opens `url` in a new page and waits for its load event.
-    func open(_ url: String, timeout: Duration = .seconds(20)) throws {
+    public func open(_ url: String, timeout: Duration = .seconds(20)) throws {
         let target = try call("Target.createTarget", ["url": "about:blank"], timeout: timeout)
         guard let targetId = target["targetId"] as? String else {
             throw Failure(description: "Target.createTarget answered \(target)")
@@ -103,7 +103,7 @@ final class HeadlessChromium {
     }
 
     /// Evaluates a JavaScript expression in the page (promises awaited) and returns its value.
-    func evaluate(_ expression: String, timeout: Duration = .seconds(20)) throws -> Any? {
+    public func evaluate(_ expression: String, timeout: Duration = .seconds(20)) throws -> Any? {
         let result = try call("Runtime.evaluate",
                               ["expression": expression, "awaitPromise": true, "returnByValue": true],
                               timeout: timeout)
@@ -115,7 +115,7 @@ final class HeadlessChromium {
 
     /// Polls `condition` (a JavaScript boolean expression) until it is true, with the page's own
     /// timers (a real event: the DOM changed), or fails after `timeout`.
-    func waitUntil(_ condition: String, timeout: Duration = .seconds(20)) throws {
+    public func waitUntil(_ condition: String, timeout: Duration = .seconds(20)) throws {
         let milliseconds = Int(timeout.components.seconds * 1000)
         let script = """
             new Promise((resolve) => {
@@ -134,7 +134,7 @@ final class HeadlessChromium {
     }
 
     /// A PNG of the page as it is now: the viewport, or the whole page when `fullPage`.
-    func screenshot(fullPage: Bool = false) throws -> Data {
+    public func screenshot(fullPage: Bool = false) throws -> Data {
         var parameters: [String: Any] = ["format": "png"]
         if fullPage {
             let metrics = try call("Page.getLayoutMetrics", [:], timeout: .seconds(20))
