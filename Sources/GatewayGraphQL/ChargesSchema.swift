@@ -132,15 +132,7 @@ public enum ChargesSchema {
     }
 
     /// MONEI's name of a sale's state.
-    public static func status(_ p: Payment) -> String {
-        switch p.state {
-        case .approved: return "SUCCEEDED"
-        case .declined: return "FAILED"
-        case .reversed: return "CANCELED"
-        case .refunded: return "REFUNDED"
-        case .partiallyRefunded: return "PARTIALLY_REFUNDED"
-        }
-    }
+    public static func status(_ p: Payment) -> String { MoneiStatus.of(p) }
 
     static func seconds(_ d: Date) -> Int { Int(d.timeIntervalSince1970.rounded(.down)) }
 

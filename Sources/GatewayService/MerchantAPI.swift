@@ -73,15 +73,7 @@ struct MerchantAPI {
         var total: Int
     }
 
-    static func status(_ p: Payment) -> String {
-        switch p.state {
-        case .approved: return "SUCCEEDED"
-        case .declined: return "FAILED"
-        case .reversed: return "CANCELED"
-        case .refunded: return "REFUNDED"
-        case .partiallyRefunded: return "PARTIALLY_REFUNDED"
-        }
-    }
+    static func status(_ p: Payment) -> String { MoneiStatus.of(p) }
 
     static func shape(_ p: Payment, lastRefund: (amount: Int, reason: String?)? = nil,
                       cancellationReason: String? = nil) -> MoneiPayment {

@@ -37,3 +37,20 @@ public enum MoneiCard {
     /// `PaymentCancellationReason` in monei-php-sdk lib/Model/).
     public static let reasons = ["duplicated", "fraudulent", "requested_by_customer"]
 }
+
+/// MONEI's `status` of a sale (`PaymentStatus` in monei-php-sdk lib/Model/PaymentStatus.php;
+/// `ChargeStatus` in MONEI/docs docs/apis/graphql/types/enums/charge-status.mdx): approved →
+/// `SUCCEEDED`, declined → `FAILED`, reversed → `CANCELED`, refunded → `REFUNDED`, refunded in
+/// part → `PARTIALLY_REFUNDED`. The merchant REST, GraphQL, the dashboard and the webhook
+/// body all say it this way.
+public enum MoneiStatus {
+    public static func of(_ p: Payment) -> String {
+        switch p.state {
+        case .approved: return "SUCCEEDED"
+        case .declined: return "FAILED"
+        case .reversed: return "CANCELED"
+        case .refunded: return "REFUNDED"
+        case .partiallyRefunded: return "PARTIALLY_REFUNDED"
+        }
+    }
+}

@@ -148,40 +148,61 @@ public enum WebhookSignature {
     }
 }
 
-/// The JSON body of a webhook: the sale as it stands after the event.
+/// The JSON body of a webhook: the sale as it stands after the event, as MONEI's Payment object.
+///
+/// MONEI POSTs the payment to its `callbackUrl` and its SDKs' `verifySignature` returns that
+/// payment (https://docs.monei.com/guides/verify-signature: `payment.id`, `payment.status ===
+/// PaymentStatus.SUCCEEDED`), so the body has the fields and values of MONEI's `Payment`
+/// (monei-php-sdk lib/Model/Payment.php; ``MoneiStatus``, ``MoneiCard``). tapemu adds `event`
+/// (the final state announced: approved, declined, reversed, refunded, partiallyRefunded) and
+/// `uniqueRef` (the CoreAPI reference), which MONEI's Payment does not have. Never a full PAN.
 struct WebhookBody: Encodable {
+    struct Card: Encodable {
+        var brand: String
+        var last4: String
+        var expiration: Int64?
+    }
+    struct PaymentMethod: Encodable {
+        var method: String
+        var card: Card
+    }
+
     var id: String
-    var event: String
-    var orderId: String
     var amount: Int
     var currency: String
+    var orderId: String
+    var accountId: String?
+    var authorizationCode: String?
+    var livemode: Bool
     var status: String
     var statusCode: String
     var statusMessage: String
-    var authorizationCode: String?
-    var uniqueRef: String
     var refundedAmount: Int
-    var cardBrand: String
-    var last4: String
+    var paymentMethod: PaymentMethod
     var createdAt: Int64
     var updatedAt: Int64
+    /// tapemu's own.
+    var event: String
+    var uniqueRef: String
 
     init(sale p: Payment, event: WebhookEvent) {
         id = p.paymentId
-        self.event = event.rawValue
-        orderId = p.orderId
         amount = p.amount
         currency = p.currency
-        status = p.state.rawValue
+        orderId = p.orderId
+        accountId = p.accountId
+        authorizationCode = p.authorisationCode
+        livemode = false
+        status = MoneiStatus.of(p)
         statusCode = p.statusCode
         statusMessage = p.statusMessage
-        authorizationCode = p.authorisationCode
-        uniqueRef = p.uniqueRef
         refundedAmount = p.refundedAmount
-        cardBrand = p.cardBrand.rawValue
-        last4 = p.last4
+        paymentMethod = PaymentMethod(method: "card", card: Card(brand: MoneiCard.brand(p.cardBrand), last4: p.last4,
+                                                                 expiration: MoneiCard.expiration(p.expiry)))
         createdAt = Int64(p.createdAt.timeIntervalSince1970.rounded(.down))
         updatedAt = Int64(p.updatedAt.timeIntervalSince1970.rounded(.down))
+        self.event = event.rawValue
+        uniqueRef = p.uniqueRef
     }
 
     func json() -> String {

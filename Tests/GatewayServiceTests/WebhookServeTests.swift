@@ -169,6 +169,13 @@ struct WebhookServeTests {
         #expect(header.hasPrefix("t=") && header.contains(",v1="))
         #expect(hook.headers.contains { $0.name.lowercased() == "content-type" && $0.value == "application/json" })
         #expect(!hook.text.contains("4761739001010010") && !hook.text.contains("4012888888881881"))
+        // The body is MONEI's Payment object (what its SDKs' verifySignature returns), plus tapemu's event and uniqueRef.
+        let payment = try jsonObject(hook.body)
+        #expect(payment["status"] as? String == "SUCCEEDED" && payment["orderId"] as? String == "wh-signed")
+        #expect(payment["amount"] as? Int == 1250 && payment["currency"] as? String == "EUR" && payment["livemode"] as? Bool == false)
+        let method = try #require(payment["paymentMethod"] as? [String: Any])
+        #expect(method["method"] as? String == "card" && (method["card"] as? [String: Any])?["last4"] as? String == "0010")
+        #expect(payment["event"] as? String == "approved" && payment["cardBrand"] == nil)
 
         let secret = try runBinary(["gateway", "secret", "--data-dir", serverDir])
         #expect(secret.status == 0, "\(secret.err)")

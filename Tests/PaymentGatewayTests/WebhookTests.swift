@@ -112,9 +112,11 @@ struct WebhookTests {
             #expect(!h.body.contains(Fixture.visa.digits))
         }
         let first = try #require(try JSONSerialization.jsonObject(with: Data(hooks[0].body.utf8)) as? [String: Any])
-        #expect(first["status"] as? String == "approved")
+        // MONEI's Payment object (its SDKs' verifySignature returns it): MONEI's status, the card under paymentMethod.
+        #expect(first["status"] as? String == "SUCCEEDED")
         #expect(first["amount"] as? Int == 1000)
-        #expect(first["last4"] as? String == "0010")
+        let card = (first["paymentMethod"] as? [String: Any])?["card"] as? [String: Any]
+        #expect(card?["last4"] as? String == "0010" && card?["brand"] as? String == "visa")
         // A receiver with another secret refuses them.
         #expect(throws: WebhookSignatureError.self) {
             try WebhookSignature.verify(header: hooks[0].signature, body: hooks[0].body, secret: Array("x".utf8),

@@ -227,7 +227,8 @@ struct WebhookFlowTests {
         let json = try #require(try JSONSerialization.jsonObject(with: Data(hook.body.utf8)) as? [String: Any])
         #expect(json["orderId"] as? String == "wh-1")
         #expect(json["id"] as? String == result.paymentId)
-        #expect(json["status"] as? String == "approved")
+        #expect(json["status"] as? String == "SUCCEEDED")   // MONEI's Payment object
+        #expect(json["event"] as? String == "approved")
         #expect(json["amount"] as? Int == 1250)
         #expect(!hook.body.contains("4761739001010010"), "the webhook holds the full PAN")
 
