@@ -51,3 +51,17 @@ struct DidYouMeanTests {
         #expect(r.status == 0, "\(r.err)")
     }
 }
+
+@Suite("Did you mean, with --json: the error document says what stderr says", .temporaryDirectories)
+struct DidYouMeanJSONTests {
+    @Test("a mistyped option behind a missing one: the document's message is stderr's reason, not the missing option")
+    func jsonMessageMatchesStderr() async throws {
+        let r = await runCLI(["pay", "--ammount", "1250", "--order-id", "x", "--json"])
+        #expect(r.status == 64)
+        let reason = "unknown option --ammount; did you mean '--amount'?"
+        #expect(r.err.hasPrefix("tapemu: \(reason)\n"), "\(r.err)")
+        let error = try #require(try jsonObject(r.out)["error"] as? [String: Any])
+        #expect(error["message"] as? String == reason)
+        #expect(error["exitCode"] as? Int == 64)
+    }
+}

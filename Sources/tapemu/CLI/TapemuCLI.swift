@@ -72,7 +72,7 @@ enum TapemuCLI {
             console.printError("Usage: \(command.configuration.usageLine)")
             console.printError("See 'tapemu help \(command.configuration.commandName)'.")
             if json, !wroteOut.withLock({ $0 }) {
-                let doc = JSONValue.object(["error": .object(["exitCode": .int(Int(ExitCode.usage)), "message": .string(error.reason)])])
+                let doc = JSONValue.object(["error": .object(["exitCode": .int(Int(ExitCode.usage)), "message": .string(reason)])])
                 if let text = try? JSONOutput.render(doc) { console.print(text) }
             }
             return ExitCode.usage
