@@ -39,6 +39,11 @@ struct CommandArgumentTests {
         #expect(reason([]) { a throws(UsageError) in _ = try a.required(Self.count) } == "missing -n <reads>")
         #expect(reason(["-n", "11"]) { a throws(UsageError) in _ = try a.required(Self.count) }
                 == "-n must be between 1 and 10, not 11")
+        // The error names the option as it was typed.
+        #expect(reason(["--count", "0"]) { a throws(UsageError) in _ = try a.required(Self.count) }
+                == "--count must be between 1 and 10, not 0")
+        #expect(reason(["--count=x"]) { a throws(UsageError) in _ = try a.required(Self.count) }
+                == "--count takes a whole number, not 'x'")
         #expect(reason(["-n", "1", "--count", "2"]) { a throws(UsageError) in _ = try a.required(Self.count) }
                 == "-n given 2 times")
         #expect(reason(["--mode", "maybe"]) { a throws(UsageError) in _ = try a.value(Self.mode) }

@@ -195,10 +195,10 @@ struct OneOf: CommandArgument {
 extension Arguments {
     /// The option's value, parsed; nil when it is absent. Given twice is a usage error.
     mutating func value<V>(_ option: Option<V>) throws(UsageError) -> V? {
-        let texts = try takeOption(option.names, valueName: option.valueName)
-        guard texts.count <= 1 else { throw UsageError("\(option.name) given \(texts.count) times") }
-        guard let text = texts.first else { return nil }
-        return try option.parse(text, option.name)
+        let given = try takeSpelledOption(option.names, valueName: option.valueName)
+        guard given.count <= 1 else { throw UsageError("\(option.name) given \(given.count) times") }
+        guard let (name, text) = given.first else { return nil }
+        return try option.parse(text, name)
     }
 
     /// The option's value, or `defaultValue` when it is absent.
@@ -215,7 +215,7 @@ extension Arguments {
     /// Every value of an option that may repeat, in order.
     mutating func values<V>(_ option: Option<V>) throws(UsageError) -> [V] {
         var out: [V] = []
-        for text in try takeOption(option.names, valueName: option.valueName) { out.append(try option.parse(text, option.name)) }
+        for (name, text) in try takeSpelledOption(option.names, valueName: option.valueName) { out.append(try option.parse(text, name)) }
         return out
     }
 
