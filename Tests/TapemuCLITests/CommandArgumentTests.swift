@@ -21,6 +21,17 @@ struct CommandArgumentTests {
         #expect(c.options.map(\.help) == ["How many.", "The mode.", "Say more.", "The inputs."])
     }
 
+    @Test("options that only go with another are shown inside its brackets, as validate() wants them")
+    func dependentsInUsage() {
+        let record = Option<String>("--record", value: "<file>", help: "Record.")
+        let noRedact = Flag("--no-redact", help: "Keep the PAN.")
+        let c = CommandConfiguration(commandName: "demo", abstract: "A demo.", arguments: [WithDependents(record, [noRedact])])
+        #expect(c.usageLine == "tapemu demo [--record <file> [--no-redact]]")
+        #expect(c.options.map(\.names) == ["--record <file>", "--no-redact"])
+        #expect(ReadCommand.configuration.usageLine.contains("[--record <file> [--no-redact]]"))
+        #expect(ReadersCommand.configuration.usageLine == "tapemu readers [--watch [--reader <name>] [--events <n>]] [--json]")
+    }
+
     @Test("values are parsed into their type, and a bad one is the declared usage error")
     func parsing() throws {
         var a = Arguments(["--count=7", "--mode", "off", "-v", "x", "y"])

@@ -190,6 +190,20 @@ struct OneOf: CommandArgument {
     var helpRows: [OptionHelp] { members.flatMap(\.helpRows) }
 }
 
+/// An argument with options that only go with it: `[--record <file> [--no-redact]]`,
+/// `[--watch [--reader <name>] [--events <n>]]` (the command's `validate()` rejects them alone).
+struct WithDependents: CommandArgument {
+    let base: any CommandArgument
+    let dependents: [any CommandArgument]
+    init(_ base: any CommandArgument, _ dependents: [any CommandArgument]) {
+        self.base = base
+        self.dependents = dependents
+    }
+    var isRequired: Bool { base.isRequired }
+    var bareUsage: String { ([base.bareUsage] + dependents.map(\.usage)).joined(separator: " ") }
+    var helpRows: [OptionHelp] { base.helpRows + dependents.flatMap(\.helpRows) }
+}
+
 // MARK: - Reading them
 
 extension Arguments {

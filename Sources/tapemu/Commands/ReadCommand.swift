@@ -10,7 +10,7 @@ struct ReadCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "read",
         abstract: "Read a card with the EMV contactless kernel: application, card data, cryptogram, exchanges.",
-        arguments: CardSourceOptions.arguments + [Self.amount, Self.wait, Self.apduTimeout, Self.record, Self.noRedact]
+        arguments: CardSourceOptions.arguments + [Self.amount, Self.wait, Self.apduTimeout, WithDependents(Self.record, [Self.noRedact])]
             + OutputOptions.arguments,
         discussion: """
             Selects the payment application (PPSE, or the terminal's AIDs one by one when the card \
