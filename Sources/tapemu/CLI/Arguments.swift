@@ -107,6 +107,8 @@ struct Arguments: Sendable {
     func finish() throws(UsageError) {
         if let t = tokens.first(where: Self.isOptionLike) {
             let name = t.split(separator: "=", maxSplits: 1).first.map(String.init) ?? t
+            // `--json=yes`: a flag the command knows, given a value (an option's would be taken).
+            if name != t, askedFor.contains(name) { throw UsageError("\(name) takes no value, not '\(t)'") }
             let hint = Suggestion.phrase(for: name, among: askedFor.filter { $0.hasPrefix("-") }).map { "; \($0)" } ?? ""
             throw UsageError("unknown option \(name)\(hint)")
         }
