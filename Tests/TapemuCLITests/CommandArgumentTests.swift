@@ -61,6 +61,17 @@ struct CommandArgumentTests {
                 == "--mode is on or off, not 'maybe'")
     }
 
+    @Test("--apdu-timeout is declared once: every command that takes it refuses 0 with the same words", arguments: [
+        ["read"], ["transmit", "00A4040000"], ["replay", "x.apdu"], ["bench", "-n", "1"],
+    ])
+    func apduTimeoutDeclaredOnce(command: [String]) async {
+        let r = await runCLI(command + ["--apdu-timeout", "0s"])
+        #expect(r.status == 64)
+        #expect(r.err.hasPrefix("tapemu: --apdu-timeout must be more than 0\n"), "\(command): \(r.err)")
+        let ok = await runCLI(command + ["--apdu-timeout", "-1s"])
+        #expect(ok.status == 64 && ok.err.hasPrefix("tapemu: --apdu-timeout takes a duration"), "\(command): \(ok.err)")
+    }
+
     @Test("a misspelt option is told with the declared one it is near")
     func didYouMean() {
         var a = Arguments(["--mdoe", "on"])

@@ -28,6 +28,11 @@ struct CardSourceOptions: Sendable, Hashable {
     static let card = Option<String>("--card", value: "<profile>",
                                      help: "Use a virtual card with this profile (the default source).")
 
+    /// `--apdu-timeout`: how long one exchange with the card may take, more than 0 (`read`,
+    /// `transmit`, `replay`, `bench`).
+    static let apduTimeout = Option<Duration>.duration(
+        "--apdu-timeout", help: "How long one APDU may take (default 2s).", positive: true)
+
     /// `[--reader <name> | --trace <file> | --card <profile>]`, for a command's arguments.
     static let arguments: [any CommandArgument] = [OneOf([reader, trace, card])]
 

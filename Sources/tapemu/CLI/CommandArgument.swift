@@ -106,9 +106,12 @@ extension Option where Value == Int {
 
 extension Option where Value == Duration {
     /// A duration with a unit (``Parse/duration(_:option:)``'s errors).
-    static func duration(_ names: String..., value valueName: String = "<duration>", help: String) -> Self {
+    static func duration(_ names: String..., value valueName: String = "<duration>", help: String,
+                         positive: Bool = false) -> Self {
         Self(names: names, valueName: valueName, help: help, required: false) { text, name throws(UsageError) in
-            try Parse.duration(text, option: name)
+            let d = try Parse.duration(text, option: name)
+            if positive, d <= .zero { throw UsageError("\(name) must be more than 0") }
+            return d
         }
     }
 }
@@ -122,6 +125,11 @@ extension Option {
         self.help = help
         self.isRequired = required
         self.parse = parse
+    }
+
+    /// The same option with the help a command gives it (its parsing and checks unchanged).
+    func withHelp(_ help: String) -> Self {
+        Self(names: names, valueName: valueName, help: help, required: isRequired, parse: parse)
     }
 
     /// One of a fixed set of words, each standing for a value; anything else is `error(text)`.
