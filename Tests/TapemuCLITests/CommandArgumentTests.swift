@@ -72,6 +72,18 @@ struct CommandArgumentTests {
         #expect(ok.status == 64 && ok.err.hasPrefix("tapemu: --apdu-timeout takes a duration"), "\(command): \(ok.err)")
     }
 
+    @Test("--wait is declared once: every command that waits for a card reads it the same way", arguments: [
+        ["read"], ["transmit", "00A4040000"], ["bench", "-n", "1"], ["pay", "--amount", "1", "--order-id", "w"],
+        ["sale", "--amount", "1", "--order-id", "w"],
+    ])
+    func waitDeclaredOnce(command: [String]) async throws {
+        let r = await runCLI(command + ["--wait", "5x"])
+        #expect(r.status == 64)
+        #expect(r.err.hasPrefix("tapemu: --wait takes a duration like 250ms, 30s or 2m, not '5x'\n"), "\(command): \(r.err)")
+        let help = TapemuCLI.commandHelp(try #require(TapemuCLI.lookup(command, in: CommandRegistry.commands)).0.configuration)
+        #expect(help.contains("--wait <duration>"))
+    }
+
     @Test("a misspelt option is told with the declared one it is near")
     func didYouMean() {
         var a = Arguments(["--mdoe", "on"])

@@ -37,7 +37,7 @@ struct ReadCommand: TapemuCommand {
         "--amount", value: "<cents>",
         help: "The amount the card sees, in minor units (default 1000 = 10.00 EUR; with --trace, the amount the trace recorded).",
         in: 0...Int(EMVAmount.maximum))
-    static let wait = Option<Duration>.duration("--wait", help: "How long to wait for a card to be presented (default 30s).")
+    static let wait = CardSourceOptions.wait.withHelp("How long to wait for a card to be presented (default 30s).")
     static let apduTimeout = CardSourceOptions.apduTimeout
     static let record = Option<String>(
         "--record", value: "<file>", help: "Record the session as a .apdu trace (redacted when the card is on a real reader).")

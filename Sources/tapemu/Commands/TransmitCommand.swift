@@ -50,7 +50,7 @@ struct TransmitCommand: TapemuCommand {
         "--json", help: "Print one JSON document: the card, and each step with its command, answer, status and TLV.")
     static let noAutoResponse = Flag(
         "--no-auto-response", help: "Send each APDU once and show 61xx / 6Cxx as the card gave them.")
-    static let wait = Option<Duration>.duration("--wait", help: "How long to wait for a card in the reader (default 30s).")
+    static let wait = CardSourceOptions.wait.withHelp("How long to wait for a card in the reader (default 30s).")
     static let apduTimeout = CardSourceOptions.apduTimeout
 
     var source: CardSourceOptions
