@@ -51,26 +51,49 @@ public struct PAN: Hashable, Sendable, CustomStringConvertible, CustomDebugStrin
     public var debugDescription: String { "PAN(\(masked))" }
 }
 
-/// The Luhn (mod 10) check of ISO/IEC 7812.
+/// The Luhn (mod 10) check of ISO/IEC 7812: the one implementation, for PANs as text and for
+/// the digit runs ``SensitiveData`` looks for PANs in.
 public enum Luhn {
     public static func isValid(_ digits: some StringProtocol) -> Bool {
-        guard !digits.isEmpty, let d = checkDigit(String(digits.dropLast())) else { return false }
-        return digits.last?.wholeNumberValue == d
+        guard let values = values(digits) else { return false }
+        return isValid(digits: values)
+    }
+
+    /// Whether `digits` (each 0 to 9, the check digit last) pass the check; false when empty.
+    public static func isValid(digits: some BidirectionalCollection<Int>) -> Bool {
+        !digits.isEmpty && sum(digits, doublingRightmost: false) % 10 == 0
     }
 
     /// The check digit to append to `payload`, or nil when it holds a non-digit.
     public static func checkDigit(_ payload: some StringProtocol) -> Int? {
+        guard let values = values(payload) else { return nil }
+        return (10 - sum(values, doublingRightmost: true) % 10) % 10
+    }
+
+    /// The ASCII digits of `text` as numbers; nil when it holds anything else.
+    private static func values(_ text: some StringProtocol) -> [Int]? {
+        var out: [Int] = []
+        out.reserveCapacity(text.utf8.count)
+        for c in text {
+            guard c.isASCII, let v = c.wholeNumberValue else { return nil }
+            out.append(v)
+        }
+        return out
+    }
+
+    /// The sum from the right with every second digit doubled (its digits added): the
+    /// rightmost first when `doublingRightmost` (a payload whose check digit is still to come).
+    private static func sum(_ digits: some BidirectionalCollection<Int>, doublingRightmost: Bool) -> Int {
         var sum = 0
-        for (i, c) in payload.reversed().enumerated() {
-            guard let v = c.wholeNumberValue, c.isASCII else { return nil }
-            if i % 2 == 0 {
-                let d = v * 2
-                sum += d > 9 ? d - 9 : d
+        for (i, d) in digits.reversed().enumerated() {
+            if (i % 2 == 0) == doublingRightmost {
+                let doubled = d * 2
+                sum += doubled > 9 ? doubled - 9 : doubled
             } else {
-                sum += v
+                sum += d
             }
         }
-        return (10 - sum % 10) % 10
+        return sum
     }
 }
 

@@ -172,25 +172,12 @@ public enum SensitiveData {
         for offset in 0...(n - panLengths.lowerBound) where offset >= free && (1...6).contains(digits[offset]) {
             for length in preferredLengths where offset + length <= n {
                 guard offset <= 4 || n - (offset + length) <= 4,
-                      luhn(digits[offset..<(offset + length)]) else { continue }
+                      Luhn.isValid(digits: digits[offset..<(offset + length)]) else { continue }
                 out += (offset + visibleLeadingDigits)..<(offset + length - visibleTrailingDigits)
                 free = offset + length
                 break
             }
         }
         return out
-    }
-
-    static func luhn(_ digits: ArraySlice<Int>) -> Bool {
-        var sum = 0
-        for (i, d) in digits.reversed().enumerated() {
-            if i % 2 == 1 {
-                let doubled = d * 2
-                sum += doubled > 9 ? doubled - 9 : doubled
-            } else {
-                sum += d
-            }
-        }
-        return sum % 10 == 0
     }
 }

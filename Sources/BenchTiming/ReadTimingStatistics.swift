@@ -1,3 +1,5 @@
+import Foundation
+
 /// Percentiles of a set of timings, by the nearest-rank method: the p-th percentile of n sorted
 /// samples is the sample at rank ⌈p/100 · n⌉ (1-based), so every reported figure is a time that
 /// was really measured. p50 of 1…100 is 50, p90 is 90, p99 is 99.
@@ -61,5 +63,19 @@ extension Duration {
     public var inNanoseconds: Double {
         let (s, atto) = components
         return Double(s) * 1e9 + Double(atto) / 1e9
+    }
+}
+
+/// How benchmark figures are written for people: the one format of `tapemu bench` and
+/// `tapemu-bench`.
+public enum BenchFigure {
+    /// `850 ns`, `12.4 µs`, `312 µs`, `3.21 ms`, `1.20 s`.
+    public static func time(_ d: Duration) -> String {
+        let ns = d.inNanoseconds
+        if ns < 1_000 { return String(format: "%.0f ns", ns) }
+        if ns < 100_000 { return String(format: "%.1f µs", ns / 1e3) }
+        if ns < 1_000_000 { return String(format: "%.0f µs", ns / 1e3) }
+        if ns < 1_000_000_000 { return String(format: "%.2f ms", ns / 1e6) }
+        return String(format: "%.2f s", ns / 1e9)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Timing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,21 +39,10 @@ package final class FileLock: @unchecked Sendable {
         return lock
     }
 
-    /// Takes the lock on a thread of its own, so a long wait never holds a thread of Swift's
-    /// cooperative pool.
+    /// Takes the lock off Swift's cooperative pool (``withBlockingCall(_:)``, the one bridge from
+    /// blocking calls), so a long wait never holds a thread of the pool.
     package static func acquire(_ path: String) async throws(Failure) -> FileLock {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<FileLock, Failure>, Never>) in
-            let thread = Thread {
-                do throws(Failure) {
-                    continuation.resume(returning: .success(try acquire(path)))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-            thread.name = "tapemu.filelock"
-            thread.start()
-        }
-        return try result.get()
+        try await withBlockingCall { () throws(Failure) -> FileLock in try acquire(path) }
     }
 
     /// Takes the lock if nobody holds it; nil when a live holder has it.

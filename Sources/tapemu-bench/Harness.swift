@@ -57,16 +57,6 @@ enum Sink {
 
 /// Formatting of figures.
 enum Figure {
-    /// `850 ns`, `12.4 µs`, `3.21 ms`, `1.20 s`.
-    static func time(_ d: Duration) -> String {
-        let ns = d.inNanoseconds
-        if ns < 1_000 { return String(format: "%.0f ns", ns) }
-        if ns < 100_000 { return String(format: "%.1f µs", ns / 1e3) }
-        if ns < 1_000_000 { return String(format: "%.0f µs", ns / 1e3) }
-        if ns < 1_000_000_000 { return String(format: "%.2f ms", ns / 1e6) }
-        return String(format: "%.2f s", ns / 1e9)
-    }
-
     /// `1.23 M/s`, `456 k/s`.
     static func rate(_ perSecond: Double) -> String {
         if perSecond >= 1e6 { return String(format: "%.2f M/s", perSecond / 1e6) }

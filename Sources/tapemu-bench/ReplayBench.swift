@@ -91,7 +91,7 @@ enum ReplayBench {
                 let magnitude = e < .zero ? .zero - e : e
                 errors.append(magnitude)
                 if magnitude > worst.error {
-                    worst = (magnitude, "\(p.name) exchange \(i + 1): recorded \(Figure.time(expected)), replayed \(Figure.time(x.duration))")
+                    worst = (magnitude, "\(p.name) exchange \(i + 1): recorded \(BenchFigure.time(expected)), replayed \(BenchFigure.time(x.duration))")
                 }
             }
         }

@@ -1,4 +1,5 @@
 import EMVKernel
+import BenchTiming
 import Foundation
 
 /// The printed table, section by section, and the targets of issue 7 with what was measured.
@@ -33,7 +34,7 @@ struct Report {
     }
 
     func micro(_ r: MicroBench.Row, note: String) {
-        var cells = [Figure.time(r.perCall.median), "best " + Figure.time(r.perCall.best)]
+        var cells = [BenchFigure.time(r.perCall.median), "best " + BenchFigure.time(r.perCall.best)]
         if let b = r.bytesPerCall, r.perCall.median > .zero {
             cells.append(String(format: "%.0f MB/s", Double(b) / r.perCall.median.inNanoseconds * 1e3))
         }
@@ -47,13 +48,13 @@ struct Report {
         }
         let perSecond = 1e9 / r.reads.p50.inNanoseconds
         row("\(r.profile) full read (\(r.exchangesPerRead) exchanges)",
-            [Figure.time(r.reads.p50), Figure.time(r.reads.p90), Figure.time(r.reads.p99), Figure.time(r.reads.max),
+            [BenchFigure.time(r.reads.p50), BenchFigure.time(r.reads.p90), BenchFigure.time(r.reads.p99), BenchFigure.time(r.reads.max),
              Figure.rate(perSecond)])
-        row("  kernel alone (recorded answers)", [Figure.time(r.kernelAlone.median)])
-        row("  card alone (its \(r.exchangesPerRead) answers)", [Figure.time(r.cardAlone.median)])
-        row("  on the air it would need at least", [Figure.time(r.airFloor)])
+        row("  kernel alone (recorded answers)", [BenchFigure.time(r.kernelAlone.median)])
+        row("  card alone (its \(r.exchangesPerRead) answers)", [BenchFigure.time(r.cardAlone.median)])
+        row("  on the air it would need at least", [BenchFigure.time(r.airFloor)])
         if r.profile == "visa-qvsdc" {
-            targets.append(("in-process Visa qVSDC read, median < 20 µs", Figure.time(r.reads.p50),
+            targets.append(("in-process Visa qVSDC read, median < 20 µs", BenchFigure.time(r.reads.p50),
                             r.reads.p50 < .microseconds(20)))
         }
     }
@@ -61,7 +62,7 @@ struct Report {
     mutating func replay(_ r: ReplayBench.Unpaced) {
         row("unpaced: \(r.exchanges) exchanges in \(r.rounds) rounds",
             [Figure.rate(r.exchangesPerSecond).replacingOccurrences(of: "/s", with: " exch/s"),
-             Figure.time(r.elapsed / max(1, r.exchanges)) + "/exch"])
+             BenchFigure.time(r.elapsed / max(1, r.exchanges)) + "/exch"])
         if !r.diverged.isEmpty {
             note("diverged from their recording: \(r.diverged.joined(separator: ", "))")
         }
@@ -72,23 +73,23 @@ struct Report {
     mutating func paced(_ r: ReplayBench.Paced) {
         row("", ["p50", "p90", "p99", "max"])
         row("paced, |replayed − recorded| per exchange",
-            [Figure.time(r.error.p50), Figure.time(r.error.p90), Figure.time(r.error.p99), Figure.time(r.error.max)])
-        note("\(r.exchanges) exchanges, \(Figure.time(r.elapsed)) in all; worst: \(r.worst)")
-        targets.append(("paced replay within 1 ms per exchange", "max " + Figure.time(r.error.max),
+            [BenchFigure.time(r.error.p50), BenchFigure.time(r.error.p90), BenchFigure.time(r.error.p99), BenchFigure.time(r.error.max)])
+        note("\(r.exchanges) exchanges, \(BenchFigure.time(r.elapsed)) in all; worst: \(r.worst)")
+        targets.append(("paced replay within 1 ms per exchange", "max " + BenchFigure.time(r.error.max),
                         r.error.max <= .milliseconds(1)))
     }
 
     mutating func pcsc(_ r: PCSCBench.Result) {
         note("\(r.reader): \(r.rounds) interleaved rounds, \(r.exchanges) exchanges per path (PPSE, SELECT, GPO, READ RECORD in turn)")
         row("", ["p50", "p90", "p99", "vs C p50"])
-        row("plain C SCardTransmit loop", [Figure.time(r.c.p50), Figure.time(r.c.p90), Figure.time(r.c.p99), "1.00×"])
-        row("PCSCCardChannel.transmit", [Figure.time(r.channel.p50), Figure.time(r.channel.p90), Figure.time(r.channel.p99),
+        row("plain C SCardTransmit loop", [BenchFigure.time(r.c.p50), BenchFigure.time(r.c.p90), BenchFigure.time(r.c.p99), "1.00×"])
+        row("PCSCCardChannel.transmit", [BenchFigure.time(r.channel.p50), BenchFigure.time(r.channel.p90), BenchFigure.time(r.channel.p99),
                                          Figure.ratio(r.channelRatio)])
-        row("CardSession.send (deadline, 61xx/6Cxx)", [Figure.time(r.session.p50), Figure.time(r.session.p90),
-                                                       Figure.time(r.session.p99), Figure.ratio(r.sessionRatio)])
-        row("full kernel read over PC/SC (\(r.read.count) reads)", [Figure.time(r.read.p50), Figure.time(r.read.p90),
-                                                                      Figure.time(r.read.p99)])
-        note("(the same read on a real contactless reader needs at least \(Figure.time(r.readAirFloor)) on the air)")
+        row("CardSession.send (deadline, 61xx/6Cxx)", [BenchFigure.time(r.session.p50), BenchFigure.time(r.session.p90),
+                                                       BenchFigure.time(r.session.p99), Figure.ratio(r.sessionRatio)])
+        row("full kernel read over PC/SC (\(r.read.count) reads)", [BenchFigure.time(r.read.p50), BenchFigure.time(r.read.p90),
+                                                                      BenchFigure.time(r.read.p99)])
+        note("(the same read on a real contactless reader needs at least \(BenchFigure.time(r.readAirFloor)) on the air)")
         targets.append(("PC/SC median per exchange within 10% of plain C",
                         "channel " + Figure.ratio(r.channelRatio) + ", session " + Figure.ratio(r.sessionRatio),
                         r.channelRatio <= 1.10))
@@ -98,7 +99,7 @@ struct Report {
         func mb(_ b: Int) -> String { String(format: "%.1f MB", Double(b) / 1_048_576) }
         row("resident set size before / half-way / after", [mb(r.before), mb(r.middle), mb(r.after)])
         row("growth over the second half", [String(format: "%+.2f B/read", r.bytesPerRead)])
-        note("(\(Figure.time(r.elapsed)) for \(r.reads) reads)")
+        note("(\(BenchFigure.time(r.elapsed)) for \(r.reads) reads)")
         // Flat: less than 1 byte per read over the second half (allocator noise is pages, not reads).
         targets.append(("memory flat over \(r.reads) reads", String(format: "%+.2f B/read", r.bytesPerRead),
                         r.bytesPerRead < 1))
@@ -107,7 +108,7 @@ struct Report {
     func air(_ rows: [AirFloorBench.Row]) {
         row("", ["exchanges", "bytes out", "bytes in", "floor"])
         for r in rows {
-            row(r.profile, [String(r.exchanges), String(r.commandBytes), String(r.responseBytes), Figure.time(r.floor)],
+            row(r.profile, [String(r.exchanges), String(r.commandBytes), String(r.responseBytes), BenchFigure.time(r.floor)],
                 suffix: r.ended.map { "  (ends: \($0))" } ?? "")
         }
     }

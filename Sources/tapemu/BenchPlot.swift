@@ -51,7 +51,7 @@ enum BenchPlot {
         for k in 0...5 {
             let ns = low + span * Double(k) / 5
             s += "<line x1=\"\(f(x(ns)))\" y1=\"\(f(top + plotH))\" x2=\"\(f(x(ns)))\" y2=\"\(f(top + plotH + 5))\" stroke=\"black\"/>\n"
-            s += "<text x=\"\(f(x(ns)))\" y=\"\(f(top + plotH + 19))\" text-anchor=\"middle\">\(escape(BenchRender.time(.nanoseconds(Int64(ns)))))</text>\n"
+            s += "<text x=\"\(f(x(ns)))\" y=\"\(f(top + plotH + 19))\" text-anchor=\"middle\">\(escape(BenchFigure.time(.nanoseconds(Int64(ns)))))</text>\n"
         }
         for n in stride(from: 0, through: tallest, by: step) {
             s += "<line x1=\"\(f(left - 5))\" y1=\"\(f(y(n)))\" x2=\"\(f(left))\" y2=\"\(f(y(n)))\" stroke=\"black\"/>\n"
@@ -64,7 +64,7 @@ enum BenchPlot {
         for (i, (name, d, colour)) in marks.enumerated() {
             let px = x(min(d.inNanoseconds, high))
             s += "<line x1=\"\(f(px))\" y1=\"\(f(top - 4))\" x2=\"\(f(px))\" y2=\"\(f(top + plotH))\" stroke=\"\(colour)\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/>\n"
-            s += "<text x=\"\(f(px + 4))\" y=\"\(f(top + 10 + Double(i) * 14))\" fill=\"\(colour)\">\(name) \(escape(BenchRender.time(d)))</text>\n"
+            s += "<text x=\"\(f(px + 4))\" y=\"\(f(top + 10 + Double(i) * 14))\" fill=\"\(colour)\">\(name) \(escape(BenchFigure.time(d)))</text>\n"
         }
         s += "</svg>\n"
         return s

@@ -4,16 +4,6 @@ import BenchTiming
 
 /// `tapemu bench`'s output: a table for people, one JSON document for tooling.
 enum BenchRender {
-    /// `850 ns`, `12.4 µs`, `312 µs`, `3.21 ms`, `1.20 s`.
-    static func time(_ d: Duration) -> String {
-        let ns = d.inNanoseconds
-        if ns < 1_000 { return String(format: "%.0f ns", ns) }
-        if ns < 100_000 { return String(format: "%.1f µs", ns / 1e3) }
-        if ns < 1_000_000 { return String(format: "%.0f µs", ns / 1e3) }
-        if ns < 1_000_000_000 { return String(format: "%.2f ms", ns / 1e6) }
-        return String(format: "%.2f s", ns / 1e9)
-    }
-
     private static func pad(_ s: String, _ n: Int, right: Bool = true) -> String {
         s.count >= n ? s : right ? String(repeating: " ", count: n - s.count) + s : s + String(repeating: " ", count: n - s.count)
     }
@@ -24,7 +14,7 @@ enum BenchRender {
         let first = 14
         s += pad("", first, right: false) + ["p50", "p90", "p99", "max"].map { pad($0, 11) }.joined() + "\n"
         func row(_ name: String, _ p: LatencyPercentiles, _ extra: String = "") {
-            s += pad(name, first, right: false) + [p.p50, p.p90, p.p99, p.max].map { pad(time($0), 11) }.joined()
+            s += pad(name, first, right: false) + [p.p50, p.p90, p.p99, p.max].map { pad(BenchFigure.time($0), 11) }.joined()
                 + extra + "\n"
         }
         row(pay ? "payment" : "read", report.total)
@@ -34,26 +24,26 @@ enum BenchRender {
         }
         let m = report.medianRead
         let exchanges = m.exchanges.count
-        s += "\nWhere the median \(pay ? "payment" : "read")'s \(time(m.total)) goes (\(exchanges) exchange\(exchanges == 1 ? "" : "s")):\n"
+        s += "\nWhere the median \(pay ? "payment" : "read")'s \(BenchFigure.time(m.total)) goes (\(exchanges) exchange\(exchanges == 1 ? "" : "s")):\n"
         var lines: [(String, String, String)] = []
-        lines.append(("on-air floor", time(m.airFloor), m.airInPath
+        lines.append(("on-air floor", BenchFigure.time(m.airFloor), m.airInPath
             ? "ISO 14443-A at 106 kbit/s for these bytes (radio in the path)"
             : "what ISO 14443-A at 106 kbit/s would need for these bytes; no radio in this path, not spent"))
         switch m.card {
         case let card?:
-            lines.append(("card", time(card), runner.kind == .trace ? "the card time the trace recorded" : "the virtual card's own time"))
+            lines.append(("card", BenchFigure.time(card), runner.kind == .trace ? "the card time the trace recorded" : "the virtual card's own time"))
         case nil:
             lines.append(("card", "unknown", "a real card's own time is not known apart: it is in the rest"))
         }
         if pay {
-            lines.append(("gateway", time(m.other), "authorisation request out to answer in (embedded gateway, durable ledger)"))
+            lines.append(("gateway", BenchFigure.time(m.other), "authorisation request out to answer in (embedded gateway, durable ledger)"))
         }
         let rest: String
         switch runner.kind {
         case .virtualCard, .trace: rest = "the rest: tapemu's kernel, session and channel\(pay ? ", payment flow" : "")"
         case .reader: rest = "the rest: tapemu, pcscd, the reader\(m.card == nil ? " and the card" : "")\(pay ? ", payment flow" : "")"
         }
-        lines.append(("host", time(m.host), rest))
+        lines.append(("host", BenchFigure.time(m.host), rest))
         for (name, value, note) in lines {
             s += "  " + pad(name, 13, right: false) + pad(value, 10) + "   " + note + "\n"
         }

@@ -25,6 +25,19 @@ struct PANTrack2Tests {
         #expect(Luhn.isValid(c.digits) == c.valid)
     }
 
+    @Test("one Luhn for text and for the digit runs the masking looks at: both forms agree")
+    func luhnOnDigits() {
+        for text in ["4761739001010010", "4111111111111111", "374245455400001", "4761739001010011", "0", "18", "19"] {
+            let digits = text.map { $0.wholeNumberValue! }
+            #expect(Luhn.isValid(digits: digits) == Luhn.isValid(text), "\(text)")
+            #expect(Luhn.isValid(digits: digits[1...]) == Luhn.isValid(text.dropFirst()), "\(text) without its first digit")
+        }
+        #expect(!Luhn.isValid(digits: [Int]()))
+        // The masking finds exactly the Luhn-valid window: one digit off and the run stays as it is.
+        #expect(SensitiveData.maskedText("x4761739001010010x") == "x476173******0010x")
+        #expect(SensitiveData.maskedText("x4761739001010011x") == "x4761739001010011x")
+    }
+
     @Test("check digit")
     func checkDigit() {
         #expect(Luhn.checkDigit("476173900101001") == 0)

@@ -193,3 +193,14 @@ import BenchTiming
         #expect(ReadTimingReport([]) == nil)
     }
 }
+
+/// The one format of benchmark times, shared by `tapemu bench` and `tapemu-bench`.
+@Suite struct BenchFigureTests {
+    @Test("three significant figures, the unit following the size", arguments: [
+        (Duration.nanoseconds(850), "850 ns"), (.nanoseconds(12_400), "12.4 µs"), (.nanoseconds(312_000), "312 µs"),
+        (.microseconds(3_210), "3.21 ms"), (.milliseconds(1_200), "1.20 s"),
+    ])
+    func time(_ d: Duration, _ text: String) {
+        #expect(BenchFigure.time(d) == text)
+    }
+}

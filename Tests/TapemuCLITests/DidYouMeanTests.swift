@@ -51,3 +51,39 @@ struct DidYouMeanTests {
         #expect(r.status == 0, "\(r.err)")
     }
 }
+
+@Suite("Did you mean, with --json: the error document says what stderr says", .temporaryDirectories)
+struct DidYouMeanJSONTests {
+    @Test("a mistyped option behind a missing one: the document's message is stderr's reason, not the missing option")
+    func jsonMessageMatchesStderr() async throws {
+        let r = await runCLI(["pay", "--ammount", "1250", "--order-id", "x", "--json"])
+        #expect(r.status == 64)
+        let reason = "unknown option --ammount; did you mean '--amount'?"
+        #expect(r.err.hasPrefix("tapemu: \(reason)\n"), "\(r.err)")
+        let error = try #require(try jsonObject(r.out)["error"] as? [String: Any])
+        #expect(error["message"] as? String == reason)
+        #expect(error["exitCode"] as? Int == 64)
+    }
+}
+
+@Suite("Flags and --help as the command line gives them", .temporaryDirectories)
+struct FlagSpellingTests {
+    @Test("a known flag given a value is told so, not called unknown")
+    func flagWithValue() async {
+        let r = await runCLI(["tlv", "decode", "5A0101", "--json=yes"])
+        #expect(r.status == 64)
+        #expect(r.err.hasPrefix("tapemu: --json takes no value, not '--json=yes'\n"), "\(r.err)")
+        let n = await runCLI(["read", "--card", "amex", "--record", "x.apdu", "--no-redact=1"])
+        #expect(n.status == 64 && n.err.hasPrefix("tapemu: --no-redact takes no value"), "\(n.err)")
+    }
+
+    @Test("after --, --help and -h are arguments, not a request for help")
+    func helpAfterDashDash() async {
+        let r = await runCLI(["tlv", "decode", "--", "--help"])
+        #expect(r.status == 65, "\(r.err)")
+        #expect(!r.out.contains("OVERVIEW"))
+        #expect(r.err.hasPrefix("tapemu: not valid hex"), "\(r.err)")
+        let h = await runCLI(["tlv", "decode", "--help"])
+        #expect(h.status == 0 && h.out.hasPrefix("OVERVIEW"))
+    }
+}

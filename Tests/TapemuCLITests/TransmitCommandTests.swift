@@ -244,6 +244,23 @@ struct TransmitCommandTests {
         #expect(d.status == 66, "\(d.err)")
     }
 
+    @Test("a line that is not hex is echoed with any PAN in it masked, however it is spaced or encoded")
+    func badLineEchoMasksPAN() async throws {
+        let visa = "4761739001010010"
+        let r = await runCLI(["transmit", "\(visa)zz"])
+        #expect(r.status == 65)
+        #expect(r.err.contains("argument 1: not an APDU in hex (not a hex digit at character 17): '476173******0010zz'"), "\(r.err)")
+        let spaced = await runCLI(["transmit", "47 61 73 90 01 01 00 10 zz"])
+        #expect(spaced.status == 65)
+        #expect(!spaced.err.contains(visa) && spaced.err.contains("476173******0010zz"), "\(spaced.err)")
+        let asciiHex = visa.utf8.map { String(format: "%02X", $0) }.joined()
+        let ascii = await runCLI(["transmit", asciiHex + "zz"])
+        #expect(ascii.status == 65)
+        #expect(!ascii.err.contains(asciiHex) && ascii.err.contains("argument 1: not an APDU in hex"), "\(ascii.err)")
+        // Without a PAN the line is shown as typed.
+        #expect(await runCLI(["transmit", "00 A4 zz"]).err.contains(": '00 A4 zz'"))
+    }
+
     @Test("a PIN block is never shown")
     func pinHidden() async throws {
         let r = await runCLI(["transmit", "--json", "0020008008241234FFFFFFFFFF"])

@@ -37,8 +37,14 @@ struct Arguments: Sendable {
 
     /// Every value given to an option named any of `names`, in order (every occurrence is consumed).
     mutating func takeOption(_ names: [String], valueName: String) throws(UsageError) -> [String] {
+        try takeSpelledOption(names, valueName: valueName).map(\.value)
+    }
+
+    /// Every value given to an option named any of `names`, in order, each with the spelling
+    /// it was given under (`--count` or `-n`), for the errors about it.
+    mutating func takeSpelledOption(_ names: [String], valueName: String) throws(UsageError) -> [(name: String, value: String)] {
         askedFor += names
-        var values: [String] = []
+        var values: [(name: String, value: String)] = []
         var kept: [String] = []
         var i = 0
         while i < tokens.count {
@@ -47,14 +53,14 @@ struct Arguments: Sendable {
                 guard i + 1 < tokens.count, !tokens[i + 1].hasPrefix("--") else {
                     throw UsageError("\(t) needs a value \(valueName)")
                 }
-                values.append(tokens[i + 1])
+                values.append((t, tokens[i + 1]))
                 i += 2
                 continue
             }
             if let eq = t.firstIndex(of: "="), names.contains(String(t[..<eq])) {
                 let v = String(t[t.index(after: eq)...])
                 guard !v.isEmpty else { throw UsageError("\(t[..<eq]) needs a value \(valueName)") }
-                values.append(v)
+                values.append((String(t[..<eq]), v))
                 i += 1
                 continue
             }
@@ -101,6 +107,8 @@ struct Arguments: Sendable {
     func finish() throws(UsageError) {
         if let t = tokens.first(where: Self.isOptionLike) {
             let name = t.split(separator: "=", maxSplits: 1).first.map(String.init) ?? t
+            // `--json=yes`: a flag the command knows, given a value (an option's would be taken).
+            if name != t, askedFor.contains(name) { throw UsageError("\(name) takes no value, not '\(t)'") }
             let hint = Suggestion.phrase(for: name, among: askedFor.filter { $0.hasPrefix("-") }).map { "; \($0)" } ?? ""
             throw UsageError("unknown option \(name)\(hint)")
         }

@@ -28,6 +28,14 @@ struct CardSourceOptions: Sendable, Hashable {
     static let card = Option<String>("--card", value: "<profile>",
                                      help: "Use a virtual card with this profile (the default source).")
 
+    /// `--wait`: how long to wait for a card to be presented (`read`, `transmit`, `bench`, `pay`, `sale`).
+    static let wait = Option<Duration>.duration("--wait", help: "How long to wait for a card (default 30s).")
+
+    /// `--apdu-timeout`: how long one exchange with the card may take, more than 0 (`read`,
+    /// `transmit`, `replay`, `bench`).
+    static let apduTimeout = Option<Duration>.duration(
+        "--apdu-timeout", help: "How long one APDU may take (default 2s).", positive: true)
+
     /// `[--reader <name> | --trace <file> | --card <profile>]`, for a command's arguments.
     static let arguments: [any CommandArgument] = [OneOf([reader, trace, card])]
 

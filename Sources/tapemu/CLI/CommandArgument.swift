@@ -106,9 +106,12 @@ extension Option where Value == Int {
 
 extension Option where Value == Duration {
     /// A duration with a unit (``Parse/duration(_:option:)``'s errors).
-    static func duration(_ names: String..., value valueName: String = "<duration>", help: String) -> Self {
+    static func duration(_ names: String..., value valueName: String = "<duration>", help: String,
+                         positive: Bool = false) -> Self {
         Self(names: names, valueName: valueName, help: help, required: false) { text, name throws(UsageError) in
-            try Parse.duration(text, option: name)
+            let d = try Parse.duration(text, option: name)
+            if positive, d <= .zero { throw UsageError("\(name) must be more than 0") }
+            return d
         }
     }
 }
@@ -122,6 +125,11 @@ extension Option {
         self.help = help
         self.isRequired = required
         self.parse = parse
+    }
+
+    /// The same option with the help a command gives it (its parsing and checks unchanged).
+    func withHelp(_ help: String) -> Self {
+        Self(names: names, valueName: valueName, help: help, required: isRequired, parse: parse)
     }
 
     /// One of a fixed set of words, each standing for a value; anything else is `error(text)`.
@@ -190,15 +198,29 @@ struct OneOf: CommandArgument {
     var helpRows: [OptionHelp] { members.flatMap(\.helpRows) }
 }
 
+/// An argument with options that only go with it: `[--record <file> [--no-redact]]`,
+/// `[--watch [--reader <name>] [--events <n>]]` (the command's `validate()` rejects them alone).
+struct WithDependents: CommandArgument {
+    let base: any CommandArgument
+    let dependents: [any CommandArgument]
+    init(_ base: any CommandArgument, _ dependents: [any CommandArgument]) {
+        self.base = base
+        self.dependents = dependents
+    }
+    var isRequired: Bool { base.isRequired }
+    var bareUsage: String { ([base.bareUsage] + dependents.map(\.usage)).joined(separator: " ") }
+    var helpRows: [OptionHelp] { base.helpRows + dependents.flatMap(\.helpRows) }
+}
+
 // MARK: - Reading them
 
 extension Arguments {
     /// The option's value, parsed; nil when it is absent. Given twice is a usage error.
     mutating func value<V>(_ option: Option<V>) throws(UsageError) -> V? {
-        let texts = try takeOption(option.names, valueName: option.valueName)
-        guard texts.count <= 1 else { throw UsageError("\(option.name) given \(texts.count) times") }
-        guard let text = texts.first else { return nil }
-        return try option.parse(text, option.name)
+        let given = try takeSpelledOption(option.names, valueName: option.valueName)
+        guard given.count <= 1 else { throw UsageError("\(option.name) given \(given.count) times") }
+        guard let (name, text) = given.first else { return nil }
+        return try option.parse(text, name)
     }
 
     /// The option's value, or `defaultValue` when it is absent.
@@ -215,7 +237,7 @@ extension Arguments {
     /// Every value of an option that may repeat, in order.
     mutating func values<V>(_ option: Option<V>) throws(UsageError) -> [V] {
         var out: [V] = []
-        for text in try takeOption(option.names, valueName: option.valueName) { out.append(try option.parse(text, option.name)) }
+        for (name, text) in try takeSpelledOption(option.names, valueName: option.valueName) { out.append(try option.parse(text, name)) }
         return out
     }
 

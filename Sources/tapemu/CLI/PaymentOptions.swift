@@ -25,7 +25,7 @@ struct PaymentOptions: Sendable {
         guard let pin = PIN(text) else { throw UsageError("--pin must be 4 to 12 digits") }
         return pin
     }
-    static let wait = Option<Duration>.duration("--wait", help: "How long to wait for a card (default 30s).")
+    static let wait = CardSourceOptions.wait
     static let gatewayTimeout = Option<Duration>.duration(
         "--gateway-timeout", help: "How long to wait for the gateway (default 30s).")
     static let token = Option<String>(

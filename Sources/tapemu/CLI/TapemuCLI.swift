@@ -43,13 +43,15 @@ enum TapemuCLI {
             return unknownCommand(args, console: console, commands: commands)
         }
         let rest = Array(args.dropFirst(used))
-        if rest.contains("--help") || rest.contains("-h") {
+        // Everything after `--` is an argument, `--help` too (`tapemu tlv decode -- --help`).
+        let options = rest.prefix { $0 != "--" }
+        if options.contains("--help") || options.contains("-h") {
             console.write(commandHelp(command.configuration))
             return ExitCode.success
         }
         // With --json, stdout holds one JSON document whatever happens: a command that fails
         // before printing its own gets {"error": {"exitCode", "message"}}.
-        let json = rest.prefix { $0 != "--" }.contains("--json")
+        let json = options.contains("--json")
         let wroteOut = Mutex(false)
         let tracked = console.observingOutput { wroteOut.withLock { $0 = true } }
         func failed(_ code: Int32, _ message: String) -> Int32 {
@@ -72,7 +74,7 @@ enum TapemuCLI {
             console.printError("Usage: \(command.configuration.usageLine)")
             console.printError("See 'tapemu help \(command.configuration.commandName)'.")
             if json, !wroteOut.withLock({ $0 }) {
-                let doc = JSONValue.object(["error": .object(["exitCode": .int(Int(ExitCode.usage)), "message": .string(error.reason)])])
+                let doc = JSONValue.object(["error": .object(["exitCode": .int(Int(ExitCode.usage)), "message": .string(reason)])])
                 if let text = try? JSONOutput.render(doc) { console.print(text) }
             }
             return ExitCode.usage

@@ -1,3 +1,4 @@
+import BERTLV
 import ISO7816
 
 /// A script of APDUs for `tapemu transmit`, in pcsc-tools `scriptor`'s syntax: one APDU in hex
@@ -55,7 +56,7 @@ struct APDUScript: Sendable, Equatable {
             do {
                 bytes = try Hex.decode(text)
             } catch {
-                throw Problem(place: place(pendingStart), reason: "not an APDU in hex (\(error.reason)): '\(text.prefix(40))'")
+                throw Problem(place: place(pendingStart), reason: "not an APDU in hex (\(error.reason))\(Self.echo(text))")
             }
             do {
                 steps.append(.send(try CommandAPDU(bytes: bytes), line: pendingStart))
@@ -67,6 +68,16 @@ struct APDUScript: Sendable, Equatable {
             throw Problem(place: place(pendingStart), reason: "the script ends inside a line continued with '\\'")
         }
         return APDUScript(steps: steps)
+    }
+
+    /// The bad line as the message shows it, `: '00A4zz'`, with any PAN in it masked by the one
+    /// policy (``SensitiveData``): digits split by spaces are joined first, and a line that would
+    /// still show 12 digits in a row (a PAN in ASCII hex) is not shown at all.
+    static func echo(_ text: String) -> String {
+        let compact = String(text.filter { !$0.isWhitespace })
+        let masked = SensitiveData.maskedText(compact)
+        if SensitiveData.mayShowPAN(masked) { return "" }
+        return ": '\((masked == compact ? text : masked).prefix(40))'"
     }
 
     /// Parses a script's text; `name` names it in messages (`script.apdu line 3`).

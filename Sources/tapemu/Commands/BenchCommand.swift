@@ -52,8 +52,8 @@ struct BenchCommand: TapemuCommand {
     static let unpaced = Flag("--unpaced", help: "With --trace: replay as fast as possible (no card time).")
     static let amount = Option<Int>.integer(
         "--amount", value: "<cents>", help: "The amount the card sees (default 1000 = 10.00 EUR).", in: 1...Int(EMVAmount.maximum))
-    static let wait = Option<Duration>.duration("--wait", help: "How long to wait for a card (default 30s).")
-    static let apduTimeout = Option<Duration>.duration("--apdu-timeout", help: "How long one APDU may take (default 2s).")
+    static let wait = CardSourceOptions.wait
+    static let apduTimeout = CardSourceOptions.apduTimeout
     static let plot = Option<String>(
         "--plot", value: "<file.svg>", help: "Write an SVG histogram of the read times with p50, p90 and p99 marked.")
 
@@ -83,7 +83,6 @@ struct BenchCommand: TapemuCommand {
     }
 
     func validate() throws(UsageError) {
-        guard apduTimeout > .zero else { throw UsageError("--apdu-timeout must be more than 0") }
         if unpaced {
             guard case .trace = source.source else { throw UsageError("--unpaced only goes with --trace") }
         }

@@ -10,7 +10,7 @@ struct ReadCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "read",
         abstract: "Read a card with the EMV contactless kernel: application, card data, cryptogram, exchanges.",
-        arguments: CardSourceOptions.arguments + [Self.amount, Self.wait, Self.apduTimeout, Self.record, Self.noRedact]
+        arguments: CardSourceOptions.arguments + [Self.amount, Self.wait, Self.apduTimeout, WithDependents(Self.record, [Self.noRedact])]
             + OutputOptions.arguments,
         discussion: """
             Selects the payment application (PPSE, or the terminal's AIDs one by one when the card \
@@ -37,8 +37,8 @@ struct ReadCommand: TapemuCommand {
         "--amount", value: "<cents>",
         help: "The amount the card sees, in minor units (default 1000 = 10.00 EUR; with --trace, the amount the trace recorded).",
         in: 0...Int(EMVAmount.maximum))
-    static let wait = Option<Duration>.duration("--wait", help: "How long to wait for a card to be presented (default 30s).")
-    static let apduTimeout = Option<Duration>.duration("--apdu-timeout", help: "How long one APDU may take (default 2s).")
+    static let wait = CardSourceOptions.wait.withHelp("How long to wait for a card to be presented (default 30s).")
+    static let apduTimeout = CardSourceOptions.apduTimeout
     static let record = Option<String>(
         "--record", value: "<file>", help: "Record the session as a .apdu trace (redacted when the card is on a real reader).")
     static let noRedact = Flag("--no-redact", help: "With --record: keep the PAN, track 2 and name (never commit such a trace).")
@@ -64,7 +64,6 @@ struct ReadCommand: TapemuCommand {
     }
 
     func validate() throws(UsageError) {
-        guard apduTimeout > .zero else { throw UsageError("--apdu-timeout must be more than 0") }
         if noRedact && record == nil { throw UsageError("--no-redact only goes with --record") }
         if let record, case .trace(let path) = source.source, SamePath.same(record, path) {
             throw UsageError("--record \(record) is the --trace being replayed: it would be overwritten; record elsewhere")

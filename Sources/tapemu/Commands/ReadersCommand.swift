@@ -8,7 +8,7 @@ struct ReadersCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "readers",
         abstract: "List the PC/SC readers with their state, card presence and ATR; --watch follows their events.",
-        arguments: [Self.watch, Self.reader, Self.events, Self.json],
+        arguments: [WithDependents(Self.watch, [Self.reader, Self.events]), Self.json],
         discussion: """
             Asks pcscd for its readers and the state of each: whether a card is present, held \
             exclusively by another program, in use, mute (no answer to reset) or unavailable, and \

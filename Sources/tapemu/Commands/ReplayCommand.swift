@@ -42,8 +42,8 @@ struct ReplayCommand: TapemuCommand {
         return m
     }
     static let paced = Flag("--paced", help: "Reproduce the recorded card timing (default: as fast as possible).")
-    static let apduTimeout = Option<Duration>.duration(
-        "--apdu-timeout", help: "How long one APDU may take (default 2s); a paced replay waits the recorded card time.")
+    static let apduTimeout = CardSourceOptions.apduTimeout.withHelp(
+        "How long one APDU may take (default 2s); a paced replay waits the recorded card time.")
     static let amount = Option<Int>.integer(
         "--amount", value: "<cents>",
         help: "Run with this amount instead of the recorded one; masked then ignores amount and currency.", in: 0...Int(EMVAmount.maximum))
@@ -69,7 +69,6 @@ struct ReplayCommand: TapemuCommand {
 
     func validate() throws(UsageError) {
         guard !paths.isEmpty else { throw UsageError("missing <file|dir>: the traces to replay") }
-        guard apduTimeout > .zero else { throw UsageError("--apdu-timeout must be more than 0") }
     }
 
     func run(_ console: Console) async throws -> Int32 {

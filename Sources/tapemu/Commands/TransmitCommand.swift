@@ -50,8 +50,8 @@ struct TransmitCommand: TapemuCommand {
         "--json", help: "Print one JSON document: the card, and each step with its command, answer, status and TLV.")
     static let noAutoResponse = Flag(
         "--no-auto-response", help: "Send each APDU once and show 61xx / 6Cxx as the card gave them.")
-    static let wait = Option<Duration>.duration("--wait", help: "How long to wait for a card in the reader (default 30s).")
-    static let apduTimeout = Option<Duration>.duration("--apdu-timeout", help: "How long one APDU may take (default 2s).")
+    static let wait = CardSourceOptions.wait.withHelp("How long to wait for a card in the reader (default 30s).")
+    static let apduTimeout = CardSourceOptions.apduTimeout
 
     var source: CardSourceOptions
     var arguments: [String]
@@ -81,7 +81,6 @@ struct TransmitCommand: TapemuCommand {
         if file != nil && !arguments.isEmpty {
             throw UsageError("give the APDUs as arguments or with -f, not both")
         }
-        guard apduTimeout > .zero else { throw UsageError("--apdu-timeout must be more than 0") }
     }
 
     func run(_ console: Console) async throws -> Int32 {
