@@ -80,8 +80,20 @@ struct CommandArgumentTests {
         let r = await runCLI(command + ["--wait", "5x"])
         #expect(r.status == 64)
         #expect(r.err.hasPrefix("tapemu: --wait takes a duration like 250ms, 30s or 2m, not '5x'\n"), "\(command): \(r.err)")
+        // No card can be presented in no time: a zero wait is a usage error, not a timeout.
+        let zero = await runCLI(command + ["--wait", "0s"])
+        #expect(zero.status == 64 && zero.err.hasPrefix("tapemu: --wait must be more than 0\n"), "\(command): \(zero.err)")
         let help = TapemuCLI.commandHelp(try #require(TapemuCLI.lookup(command, in: CommandRegistry.commands)).0.configuration)
         #expect(help.contains("--wait <duration>"))
+    }
+
+    @Test("--gateway-timeout 0 is a usage error: no gateway answers in no time", arguments: [
+        ["pay", "--amount", "1", "--order-id", "w"], ["sale", "--amount", "1", "--order-id", "w"],
+    ])
+    func zeroGatewayTimeout(command: [String]) async {
+        let r = await runCLI(command + ["--gateway-timeout", "0ms"])
+        #expect(r.status == 64)
+        #expect(r.err.hasPrefix("tapemu: --gateway-timeout must be more than 0\n"), "\(command): \(r.err)")
     }
 
     @Test("a misspelt option is told with the declared one it is near")

@@ -29,7 +29,7 @@ struct CardSourceOptions: Sendable, Hashable {
                                      help: "Use a virtual card with this profile (the default source).")
 
     /// `--wait`: how long to wait for a card to be presented (`read`, `transmit`, `bench`, `pay`, `sale`).
-    static let wait = Option<Duration>.duration("--wait", help: "How long to wait for a card (default 30s).")
+    static let wait = Option<Duration>.duration("--wait", help: "How long to wait for a card (default 30s).", positive: true)
 
     /// `--apdu-timeout`: how long one exchange with the card may take, more than 0 (`read`,
     /// `transmit`, `replay`, `bench`).

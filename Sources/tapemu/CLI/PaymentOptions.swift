@@ -27,7 +27,7 @@ struct PaymentOptions: Sendable {
     }
     static let wait = CardSourceOptions.wait
     static let gatewayTimeout = Option<Duration>.duration(
-        "--gateway-timeout", help: "How long to wait for the gateway (default 30s).")
+        "--gateway-timeout", help: "How long to wait for the gateway (default 30s).", positive: true)
     static let token = Option<String>(
         "--token", value: "<token>", help: "A token from the gateway (default: one issued by the gateway, embedded or --gateway, for this run).")
 
