@@ -45,6 +45,16 @@ public final class GatewayService: Sendable {
         self.gateway = gateway
         apiKey = "tpk_test_" + Wire.hex(try gateway.ledger.secret(named: "merchant_api_key"))
         faults = FaultInjector(standing: fault)
+        // `kill-mid-batch`: dies inside a group commit of two or more, before its COMMIT.
+        gateway.ledger.setBeforeBatchCommit { [faults] orderIds in
+            let armed = faults.armed
+            guard orderIds.count >= 2,
+                  armed.standing == .killMidBatch || armed.counted.contains(where: { $0.fault == .killMidBatch })
+            else { return }
+            let line = "tapemu gateway: kill-mid-batch: SIGKILL before the commit of \(orderIds.count) authorisations: \(orderIds.joined(separator: " "))\n"
+            _ = line.utf8CString.withUnsafeBufferPointer { write(STDOUT_FILENO, $0.baseAddress, $0.count - 1) }
+            kill(getpid(), SIGKILL)
+        }
     }
 
     /// Arms `fault` for the next `count` authorisations (nil: every one until cleared).

@@ -112,7 +112,7 @@ public final class EmbeddedGateway: Gateway {
     /// a decline or a refusal.
     private func exchange<T>(_ operation: GatewayOperation, options: GatewayRequestOptions,
                              triggerFault: GatewayFault? = nil,
-                             _ body: () throws(GatewayError) -> T) async throws(GatewayError) -> T {
+                             _ body: () async throws(GatewayError) -> T) async throws(GatewayError) -> T {
         let fault = options.fault ?? takeArmed(operation) ?? triggerFault ?? .none
         let timeout = options.timeout ?? configuration.requestTimeout
         switch fault {
@@ -130,7 +130,7 @@ public final class EmbeddedGateway: Gateway {
         // The gateway handles the request; its answer (a result or a refusal) then meets the fault.
         let answer: Result<T, GatewayError>
         do throws(GatewayError) {
-            answer = .success(try body())
+            answer = .success(try await body())
         } catch {
             answer = .failure(error)
         }
@@ -156,8 +156,8 @@ public final class EmbeddedGateway: Gateway {
                           options: GatewayRequestOptions) async throws(GatewayError) -> AuthorisationResponse {
         var triggerFault = request.amount > 0 ? TestTriggers.trigger(forAmount: request.amount)?.fault : nil
         if case .slow = triggerFault { triggerFault = .slow(configuration.slowAnswerDelay) }
-        return try await exchange(.authorise, options: options, triggerFault: triggerFault) { () throws(GatewayError) in
-            try record(request)
+        return try await exchange(.authorise, options: options, triggerFault: triggerFault) { () async throws(GatewayError) in
+            try await record(request)
         }
     }
 
@@ -241,7 +241,10 @@ public final class EmbeddedGateway: Gateway {
         return Decision(status: .approved, reason: .approved, cryptogram: check)
     }
 
-    private func record(_ r: AuthorisationRequest) throws(GatewayError) -> AuthorisationResponse {
+    /// Validates and decides alone, then records in the ledger's next group commit
+    /// (``SaleGroupCommit``): concurrent authorisations share one transaction and one durable
+    /// commit, each answered after that commit exactly as if it had been alone.
+    private func record(_ r: AuthorisationRequest) async throws(GatewayError) -> AuthorisationResponse {
         let emv = try validate(r)
         if let v = r.sdkVersion { try requireSupported(sdkVersion: v) }
         let decision = decide(r, emv: emv)
@@ -257,7 +260,7 @@ public final class EmbeddedGateway: Gateway {
             emvData: Self.redacted(emv).encoded, cryptogram: decision.cryptogram, callbackUrl: r.callbackUrl,
             accountId: r.accountId, sdkVersion: r.sdkVersion, reversed: false, refundedAmount: 0,
             createdAt: now, updatedAt: now)
-        let (stored, replay) = try ledger.recordSale(sale, fingerprint: ledger.fingerprint(of: pan.digits))
+        let (stored, replay) = try await ledger.recordSaleGrouped(sale, fingerprint: ledger.fingerprint(of: pan.digits))
         return AuthorisationResponse(payment: stored, isReplay: replay)
     }
 

@@ -30,6 +30,8 @@ public final class Ledger: Sendable {
     let tokenSecret: [UInt8]
     private let fingerprintKey: [UInt8]
     private let connection: Mutex<SQLiteConnection>
+    /// Concurrent sales share transactions and commits (``SaleGroupCommit``).
+    let groupCommit = SaleGroupCommit()
 
     /// `PRAGMA application_id` of a ledger ("TPML").
     static let applicationId = 0x5450_4D4C
@@ -231,25 +233,95 @@ public final class Ledger: Sendable {
     func recordSale(_ sale: Payment, fingerprint: String) throws(GatewayError) -> (Payment, isReplay: Bool) {
         try withConnection { (conn) throws(GatewayError) in
             try conn.transaction { () throws(GatewayError) -> (Payment, isReplay: Bool) in
-                if let row = try conn.query("SELECT \(Self.columns) FROM payments WHERE kind = 'sale' AND order_id = ?",
-                                            [.text(sale.orderId)]).first {
-                    let (existing, storedFingerprint) = try Self.payment(row)
-                    var differences: [String] = []
-                    if existing.amount != sale.amount { differences.append("amount") }
-                    if existing.currency != sale.currency { differences.append("currency") }
-                    if storedFingerprint != fingerprint { differences.append("card") }
-                    guard differences.isEmpty else {
-                        throw GatewayError(.orderConflict,
-                                           "order \(sale.orderId) already exists with a different \(differences.joined(separator: ", ")); nothing was charged")
-                    }
-                    return (existing, true)
-                }
-                try Self.insert(sale, fingerprint: fingerprint, conn)
-                try self.enqueueWebhook(for: sale, event: sale.status == .approved ? .approved : .declined,
-                                        at: sale.createdAt, conn)
-                return (sale, false)
+                let o = try writeSale(sale, fingerprint: fingerprint, conn)
+                return (o.payment, o.isReplay)
             }
         }
+    }
+
+    /// ``recordSale(_:fingerprint:)`` in the next group commit (``SaleGroupCommit``): the sale
+    /// shares its transaction and its durable commit with the sales that arrive meanwhile;
+    /// returns after that commit, with what it alone would have returned.
+    func recordSaleGrouped(_ sale: Payment, fingerprint: String) async throws(GatewayError) -> (Payment, isReplay: Bool) {
+        let o = try await groupCommit.record(sale, fingerprint: fingerprint, in: self)
+        return (o.payment, o.isReplay)
+    }
+
+    /// The work of ``recordSale(_:fingerprint:)`` for one sale inside an open transaction.
+    private func writeSale(_ sale: Payment, fingerprint: String,
+                           _ conn: SQLiteConnection) throws(GatewayError) -> SaleOutcome {
+        if let row = try conn.query("SELECT \(Self.columns) FROM payments WHERE kind = 'sale' AND order_id = ?",
+                                    [.text(sale.orderId)]).first {
+            let (existing, storedFingerprint) = try Self.payment(row)
+            var differences: [String] = []
+            if existing.amount != sale.amount { differences.append("amount") }
+            if existing.currency != sale.currency { differences.append("currency") }
+            if storedFingerprint != fingerprint { differences.append("card") }
+            guard differences.isEmpty else {
+                throw GatewayError(.orderConflict,
+                                   "order \(sale.orderId) already exists with a different \(differences.joined(separator: ", ")); nothing was charged")
+            }
+            return SaleOutcome(payment: existing, isReplay: true)
+        }
+        try Self.insert(sale, fingerprint: fingerprint, conn)
+        try enqueueWebhook(for: sale, event: sale.status == .approved ? .approved : .declined, at: sale.createdAt, conn)
+        return SaleOutcome(payment: sale, isReplay: false)
+    }
+
+    /// Records `sales` in ONE immediate transaction and one durable commit (group commit),
+    /// each exactly as ``recordSale(_:fingerprint:)`` would one after another in this order:
+    /// a later sale of an orderId met earlier in the batch is a replay or an `orderConflict`.
+    /// Each sale runs inside its own savepoint, so one that throws writes nothing and the
+    /// others go on. Returns one result per sale, in order, only after the commit; when the
+    /// transaction cannot be opened, committed, or a statement's failure ended it, every sale
+    /// gets that error and nothing of the batch was written.
+    func recordSales(_ sales: [(sale: Payment, fingerprint: String)]) -> [Result<SaleOutcome, GatewayError>] {
+        let hook = batchHooks.withLock { $0 }
+        do throws(GatewayError) {
+            return try withConnection { (conn) throws(GatewayError) -> [Result<SaleOutcome, GatewayError>] in
+                try conn.transaction { () throws(GatewayError) -> [Result<SaleOutcome, GatewayError>] in
+                    var results: [Result<SaleOutcome, GatewayError>] = []
+                    results.reserveCapacity(sales.count)
+                    for (sale, fingerprint) in sales {
+                        if sales.count > 1 { try conn.run("SAVEPOINT sale") }
+                        do throws(GatewayError) {
+                            results.append(.success(try writeSale(sale, fingerprint: fingerprint, conn)))
+                            if sales.count > 1 { try conn.run("RELEASE sale") }
+                        } catch {
+                            // A statement's failure may have ended the transaction (a full
+                            // disk, an I/O error): then the whole batch fails with it.
+                            guard sales.count > 1, conn.inTransaction else { throw error }
+                            try conn.run("ROLLBACK TO sale")
+                            try conn.run("RELEASE sale")
+                            results.append(.failure(error))
+                        }
+                    }
+                    if let before = hook.beforeCommit { before(sales.map(\.sale.orderId)) }
+                    if hook.failCommits > 0 {
+                        batchHooks.withLock { $0.failCommits -= 1 }
+                        conn.failNextCommit()
+                    }
+                    return results
+                }
+            }
+        } catch {
+            return Array(repeating: .failure(error), count: sales.count)
+        }
+    }
+
+    /// Test and fault hooks of ``recordSales(_:)``.
+    struct BatchHooks: Sendable {
+        /// Called with the batch's orderIds after every sale of it was written, before COMMIT.
+        var beforeCommit: (@Sendable ([String]) -> Void)?
+        /// How many batch commits SQLite refuses (its commit hook turns COMMIT into ROLLBACK).
+        var failCommits = 0
+    }
+    let batchHooks = Mutex(BatchHooks())
+
+    /// Calls `hook` with the orderIds of every batch of sales after it was written and before
+    /// its commit (the gateway service's `kill-mid-batch` fault: the process dies there).
+    public func setBeforeBatchCommit(_ hook: (@Sendable ([String]) -> Void)?) {
+        batchHooks.withLock { $0.beforeCommit = hook }
     }
 
     /// Reverses the sale with `uniqueRef` once. Returns the updated sale and the reversal row.
