@@ -239,6 +239,9 @@ public final class Ledger: Sendable {
         }
     }
 
+    /// Group commits of sales so far in this process: batches, sales in them, the largest batch.
+    public var groupCommitStatistics: (batches: Int, sales: Int, largest: Int) { groupCommit.statistics }
+
     /// ``recordSale(_:fingerprint:)`` in the next group commit (``SaleGroupCommit``): the sale
     /// shares its transaction and its durable commit with the sales that arrive meanwhile;
     /// returns after that commit, with what it alone would have returned.
