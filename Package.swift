@@ -92,7 +92,7 @@ let package = Package(
         // durable SQLite commit loop (prints figures, asserts nothing).
         .executableTarget(name: "tapemu-gateway-bench",
                           dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV",
-                                         "PostgresLedger"],
+                                         "PostgresClient"],
                           swiftSettings: swiftSettings),
         // Fuzzing: each harness's one-input function, shared by the libFuzzer build (`scripts/dev
         // fuzz` compiles Fuzz/Main against these modules with -sanitize=fuzzer) and the regression

@@ -2,6 +2,8 @@
 // gateway service and RemoteGateway on loopback) beside the embedded gateway and a raw durable
 // SQLite commit loop (WAL, synchronous=FULL) in the same directory, in the same run.
 // Run with `swift run -c release tapemu-gateway-bench [--dir DIR] [--count N]`.
+// With `--postgres URL`: 1, 2 and 4 `tapemu gateway serve` processes on one PostgreSQL ledger
+// beside one on SQLite (build the tapemu product in the same configuration first).
 // Prints figures; asserts nothing.
 import BERTLV
 import Foundation
@@ -17,11 +19,13 @@ print("DEBUG BUILD: these figures mean little. Run  swift run -c release tapemu-
 
 var directory = FileManager.default.temporaryDirectory.path
 var count = 2000
+var postgres: String?
 var args = Array(CommandLine.arguments.dropFirst())
 while !args.isEmpty {
     let a = args.removeFirst()
     switch a {
     case "--dir" where !args.isEmpty: directory = args.removeFirst()
+    case "--postgres" where !args.isEmpty: postgres = args.removeFirst()
     case "--count" where !args.isEmpty:
         guard let n = Int(args.removeFirst()), n >= 32 else {
             FileHandle.standardError.write(Data("tapemu-gateway-bench: --count takes 32 or more\n".utf8))
@@ -29,7 +33,7 @@ while !args.isEmpty {
         }
         count = n
     default:
-        FileHandle.standardError.write(Data("usage: tapemu-gateway-bench [--dir DIR] [--count N]\n".utf8))
+        FileHandle.standardError.write(Data("usage: tapemu-gateway-bench [--dir DIR] [--count N] [--postgres postgres://USER@HOST:PORT/DB]\n".utf8))
         exit(64)
     }
 }
@@ -98,6 +102,16 @@ func fresh(in directory: String) -> String {
     let d = (directory as NSString).appendingPathComponent("tapemu-gwbench-\(UUID().uuidString)")
     try? FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
     return d
+}
+
+if let postgres {
+    do {
+        try await SharedLedgerBench.run(postgres: postgres, directory: directory, count: count)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("tapemu-gateway-bench: \(error)\n".utf8))
+        exit(1)
+    }
 }
 
 print("tapemu-gateway-bench: \(count) durable authorisations per row, in \(directory)")
