@@ -1,8 +1,8 @@
 import Foundation
 
 /// A few connections to one database, handed to one caller at a time, and threads of their
-/// own for async callers (``run(_:)``): libpq blocks its thread for every round trip, which
-/// must never be a thread of Swift's cooperative pool.
+/// own for async callers (``run(_:)``, ``PostgresExecutor/shared``): libpq blocks its thread
+/// for every round trip, which must never be a thread of Swift's cooperative pool.
 ///
 /// Connections are made when first needed and remade after the server came back: a
 /// connection that broke reconnects on its next query.
@@ -12,14 +12,13 @@ public final class PostgresPool: @unchecked Sendable {
     private let condition = NSCondition()
     private var idle: [PostgresConnection] = []
     private var opened = 0
-    /// Runs async callers' work on threads of its own (one per connection).
-    public let executor: PostgresExecutor
+    /// Where ``run(_:)`` runs its work: threads of their own, shared by every pool.
+    public var executor: PostgresExecutor { PostgresExecutor.shared }
 
     /// Checks the server is reachable by opening one connection.
     public init(url: String, size: Int = 4) throws(PostgresError) {
         self.url = url
         self.size = max(1, size)
-        executor = PostgresExecutor(threads: self.size, name: "tapemu.postgres")
         let first = try PostgresConnection(url: url)
         idle = [first]
         opened = 1
@@ -71,6 +70,9 @@ public final class PostgresPool: @unchecked Sendable {
 /// Dedicated threads as a task executor: blocking database calls run here, never on the
 /// cooperative pool.
 public final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
+    /// One for the process (its threads live as long as it does).
+    public static let shared = PostgresExecutor(threads: 8, name: "tapemu.postgres")
+
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
 

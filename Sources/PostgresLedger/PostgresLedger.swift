@@ -193,6 +193,9 @@ public final class PostgresLedger: LedgerStore, Sendable {
             return GatewayError(.serverError,
                                 "the ledger database went away while the write was committing: it may have been recorded (look it up): \(e.message)")
         }
+        if e.sqlState == "XX001" {
+            return GatewayError(.corruptLedger, "the ledger database holds a row this tapemu did not write: \(e.message)")
+        }
         if e.isSerializationFailure {
             return GatewayError(.busy, "the ledger database was busy (\(e.sqlState ?? "")); nothing was recorded, retrying is safe")
         }

@@ -1,5 +1,5 @@
 public import PaymentGateway
-public import PostgresClient
+import PostgresClient
 
 extension EmbeddedGateway {
     /// The gateway over a PostgreSQL ledger (`postgres://USER@HOST:PORT/DB`) that several

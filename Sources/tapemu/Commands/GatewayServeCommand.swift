@@ -73,8 +73,7 @@ struct GatewayServeCommand: TapemuCommand {
             if let ledgerURL {
                 let shared = try SharedLedgerServe.open(ledgerURL)
                 service = try GatewayService(gateway: shared, fault: fault)
-                let deliverer = SharedLedgerServe.deliverer(shared)
-                delivery = Task.detached { await deliverer.run() }
+                delivery = SharedLedgerServe.deliver(shared)
             } else {
                 service = try GatewayService(gateway: gateway.openGateway(.create), fault: fault)
             }

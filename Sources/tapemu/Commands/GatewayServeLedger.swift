@@ -23,10 +23,14 @@ enum SharedLedgerServe {
         try EmbeddedGateway.shared(ledgerURL: url)
     }
 
-    /// Delivers the outbox until cancelled (a database away: retried every poll).
-    static func deliverer(_ gateway: EmbeddedGateway) -> WebhookDeliverer {
-        WebhookDeliverer(ledger: gateway.ledger, transport: HTTPWebhookTransport(), timeout: .seconds(5),
-                         pollInterval: .milliseconds(200))
+    /// Delivers the outbox until the task is cancelled (a database away: retried every poll),
+    /// on the PostgreSQL client's own threads (its ledger calls block).
+    static func deliver(_ gateway: EmbeddedGateway) -> Task<Void, Never> {
+        let deliverer = WebhookDeliverer(ledger: gateway.ledger, transport: HTTPWebhookTransport(), timeout: .seconds(5),
+                                         pollInterval: .milliseconds(200))
+        return Task.detached {
+            await withTaskExecutorPreference(PostgresExecutor.shared) { await deliverer.run() }
+        }
     }
 }
 
