@@ -82,4 +82,37 @@ struct PostgresLedgerTests {
         #expect(!PostgresLedger.fault(PostgresError(.notSent, "down"), writing: true).isCommunicationFailure)
         #expect(PostgresLedger.fault(PostgresError(.server, "x", sqlState: "40001"), writing: true).code == .busy)
     }
+
+    @Test("the connection breaks while COMMIT is under way: the terminal's outcome is unknown; the order is then looked up, never charged twice")
+    func lostDuringCommit() async throws {
+        let url = try TestPostgres.freshDatabase()
+        let g = try EmbeddedGateway.shared(ledgerURL: url, connections: 2)
+        // A deferred trigger runs inside COMMIT: for this order it ends its own session there.
+        let admin = try PostgresConnection(url: url)
+        try admin.query("""
+            CREATE FUNCTION die_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.order_id = 'die-at-commit' THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF;
+                RETURN NULL;
+            END $$
+            """)
+        try admin.query("""
+            CREATE CONSTRAINT TRIGGER die_at_commit AFTER INSERT ON payments
+            DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION die_at_commit()
+            """)
+        do throws(GatewayError) {
+            _ = try await g.authorize(Card.request("die-at-commit"))
+            Issue.record("answered although the connection broke during COMMIT")
+        } catch {
+            #expect(error.isCommunicationFailure, "\(error)")
+            #expect(error.reason.contains("may have been recorded"))
+        }
+        // The terminal's recovery: look the order up (the gateway reconnects by itself).
+        let found = try await g.charges(orderId: "die-at-commit")
+        #expect(found.count <= 1)
+        try admin.query("DROP TRIGGER die_at_commit ON payments")
+        let again = try await g.authorize(Card.request("die-at-commit"))
+        #expect(again.isReplay == !found.isEmpty)
+        #expect(try g.ledger.saleCount(orderId: "die-at-commit") == 1)
+    }
 }
