@@ -36,11 +36,18 @@ final class ServerProcess: @unchecked Sendable {
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] h in
-            let data = h.availableData
-            self?.received(data.isEmpty ? nil : String(decoding: data, as: UTF8.self))
-        }
         try process.run()
+        // Its stdout is read on a thread of its own until EOF (blocking reads; no dispatch
+        // source that could outlive the descriptor when the process is killed).
+        let reader = pipe.fileHandleForReading
+        let thread = Thread { [weak self] in
+            while true {
+                let data = reader.availableData
+                self?.received(data.isEmpty ? nil : String(decoding: data, as: UTF8.self))
+                if data.isEmpty { break }
+            }
+        }
+        thread.start()
     }
 
     private func received(_ text: String?) {
@@ -71,10 +78,7 @@ final class ServerProcess: @unchecked Sendable {
 
     func kill() { if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) } }
 
-    deinit {
-        kill()
-        pipe.fileHandleForReading.readabilityHandler = nil
-    }
+    deinit { kill() }
 }
 
 /// The merchant's webhook endpoint: records every (paymentId, event) it receives.
