@@ -76,6 +76,8 @@ public final class PostgresConnection {
             PQfinish(c)
             throw PostgresError(.connect, "cannot connect to PostgreSQL at \(PostgresURL.redacted(url)): \(message)")
         }
+        // The server's notices ("… already exists, skipping") are not ours to print.
+        _ = PQsetNoticeProcessor(c, { _, _ in }, nil)
         conn = c
     }
 
