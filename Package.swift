@@ -32,6 +32,8 @@ let package = Package(
                        providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
 
         // Bytes.
         .target(name: "ISO7816", swiftSettings: swiftSettings),
@@ -68,10 +70,16 @@ let package = Package(
         // faults) and RemoteGateway, the `Gateway` that talks to it.
         .target(name: "GatewayService", dependencies: ["HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV"],
                 swiftSettings: swiftSettings),
+        // A PostgreSQL client over libpq (the only module that imports it): parameterised
+        // queries, transactions, typed errors with SQLSTATE, connections on their own threads.
+        .target(name: "PostgresClient", dependencies: ["CLibPQ"], swiftSettings: swiftSettings),
+        // The gateway's ledger on PostgreSQL (``LedgerStore``), shared by several gateway servers.
+        .target(name: "PostgresLedger", dependencies: ["PostgresClient", "PaymentGateway"],
+                swiftSettings: swiftSettings),
         .executableTarget(
             name: "tapemu",
             dependencies: ["TapToPay", "EMVKernel", "PaymentGateway", "CardChannel", "PCSC",
-                           "VirtualCard", "BERTLV", "ISO7816", "GatewayService"],
+                           "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "PostgresLedger"],
             swiftSettings: swiftSettings),
         // The benchmark's baseline: a plain C SCardTransmit loop (no Swift module but PCSC imports
         // libpcsclite).
@@ -83,7 +91,8 @@ let package = Package(
         // Durable authorisations per second over HTTP, beside the embedded gateway and a raw
         // durable SQLite commit loop (prints figures, asserts nothing).
         .executableTarget(name: "tapemu-gateway-bench",
-                          dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV"],
+                          dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV",
+                                         "PostgresClient"],
                           swiftSettings: swiftSettings),
         // Fuzzing: each harness's one-input function, shared by the libFuzzer build (`scripts/dev
         // fuzz` compiles Fuzz/Main against these modules with -sanitize=fuzzer) and the regression
@@ -116,6 +125,12 @@ let package = Package(
                                    "VirtualCard", "CardChannel", "EMVKernel", "tapemu"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "GraphQLTests", dependencies: ["GraphQL"], swiftSettings: swiftSettings),
+        // PostgreSQL: the client, the ledger contract on both backends, several servers on one
+        // ledger (needs TAPEMU_TEST_POSTGRES; `scripts/dev test` starts a private cluster).
+        .testTarget(name: "PostgresLedgerTests",
+                    dependencies: ["PostgresClient", "PostgresLedger", "PaymentGateway", "GatewayService", "HTTPServer",
+                                   "HTTPClient", "BERTLV", "tapemu"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "GatewayWebTests",
                     dependencies: ["GatewayWeb", "GatewayGraphQL", "GraphQL", "HTTPServer", "PaymentGateway", "BERTLV"],
                     swiftSettings: swiftSettings),

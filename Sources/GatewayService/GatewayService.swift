@@ -46,7 +46,7 @@ public final class GatewayService: Sendable {
         apiKey = "tpk_test_" + Wire.hex(try gateway.ledger.secret(named: "merchant_api_key"))
         faults = FaultInjector(standing: fault)
         // `kill-mid-batch`: dies inside a group commit of two or more, before its COMMIT.
-        gateway.ledger.setBeforeBatchCommit { [faults] orderIds in
+        gateway.setBeforeBatchCommit { [faults] orderIds in
             let armed = faults.armed
             guard orderIds.count >= 2,
                   armed.standing == .killMidBatch || armed.counted.contains(where: { $0.fault == .killMidBatch })

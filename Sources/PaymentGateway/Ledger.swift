@@ -30,8 +30,6 @@ public final class Ledger: Sendable {
     let tokenSecret: [UInt8]
     private let fingerprintKey: [UInt8]
     private let connection: Mutex<SQLiteConnection>
-    /// Concurrent sales share transactions and commits (``SaleGroupCommit``).
-    let groupCommit = SaleGroupCommit()
 
     /// `PRAGMA application_id` of a ledger ("TPML").
     static let applicationId = 0x5450_4D4C
@@ -239,17 +237,6 @@ public final class Ledger: Sendable {
         }
     }
 
-    /// Group commits of sales so far in this process: batches, sales in them, the largest batch.
-    public var groupCommitStatistics: (batches: Int, sales: Int, largest: Int) { groupCommit.statistics }
-
-    /// ``recordSale(_:fingerprint:)`` in the next group commit (``SaleGroupCommit``): the sale
-    /// shares its transaction and its durable commit with the sales that arrive meanwhile;
-    /// returns after that commit, with what it alone would have returned.
-    func recordSaleGrouped(_ sale: Payment, fingerprint: String) async throws(GatewayError) -> (Payment, isReplay: Bool) {
-        let o = try await groupCommit.record(sale, fingerprint: fingerprint, in: self)
-        return (o.payment, o.isReplay)
-    }
-
     /// The work of ``recordSale(_:fingerprint:)`` for one sale inside an open transaction.
     private func writeSale(_ sale: Payment, fingerprint: String,
                            _ conn: SQLiteConnection) throws(GatewayError) -> SaleOutcome {
@@ -277,8 +264,11 @@ public final class Ledger: Sendable {
     /// Each sale runs inside its own savepoint, so one that throws writes nothing and the
     /// others go on. Returns one result per sale, in order, only after the commit; when the
     /// transaction cannot be opened, committed, or a statement's failure ended it, every sale
-    /// gets that error and nothing of the batch was written.
-    func recordSales(_ sales: [(sale: Payment, fingerprint: String)]) -> [Result<SaleOutcome, GatewayError>] {
+    /// gets that error and nothing of the batch was written. `beforeCommit` is called with the
+    /// batch's orderIds after every sale of it was written, before COMMIT. (SQLite's
+    /// ``LedgerStore/storeSales(_:beforeCommit:)``, which ``SaleGroupCommit`` calls.)
+    func recordSales(_ sales: [(sale: Payment, fingerprint: String)],
+                     beforeCommit: (@Sendable ([String]) -> Void)? = nil) -> [Result<SaleOutcome, GatewayError>] {
         let hook = batchHooks.withLock { $0 }
         do throws(GatewayError) {
             return try withConnection { (conn) throws(GatewayError) -> [Result<SaleOutcome, GatewayError>] in
@@ -299,7 +289,7 @@ public final class Ledger: Sendable {
                             results.append(.failure(error))
                         }
                     }
-                    if let before = hook.beforeCommit { before(sales.map(\.sale.orderId)) }
+                    if let beforeCommit { beforeCommit(sales.map(\.sale.orderId)) }
                     if hook.failCommits > 0 {
                         batchHooks.withLock { $0.failCommits -= 1 }
                         conn.failNextCommit()
@@ -312,20 +302,12 @@ public final class Ledger: Sendable {
         }
     }
 
-    /// Test and fault hooks of ``recordSales(_:)``.
+    /// Test hooks of ``recordSales(_:beforeCommit:)``.
     struct BatchHooks: Sendable {
-        /// Called with the batch's orderIds after every sale of it was written, before COMMIT.
-        var beforeCommit: (@Sendable ([String]) -> Void)?
         /// How many batch commits SQLite refuses (its commit hook turns COMMIT into ROLLBACK).
         var failCommits = 0
     }
     let batchHooks = Mutex(BatchHooks())
-
-    /// Calls `hook` with the orderIds of every batch of sales after it was written and before
-    /// its commit (the gateway service's `kill-mid-batch` fault: the process dies there).
-    public func setBeforeBatchCommit(_ hook: (@Sendable ([String]) -> Void)?) {
-        batchHooks.withLock { $0.beforeCommit = hook }
-    }
 
     /// Reverses the sale with `uniqueRef` once. Returns the updated sale and the reversal row.
     func recordReversal(uniqueRef: String, at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment) {

@@ -1,9 +1,14 @@
 import Synchronization
 
 /// A sale as the ledger recorded it, or the stored one its orderId already had (`isReplay`).
-struct SaleOutcome: Sendable {
-    var payment: Payment
-    var isReplay: Bool
+public struct SaleOutcome: Sendable {
+    public var payment: Payment
+    public var isReplay: Bool
+
+    public init(payment: Payment, isReplay: Bool) {
+        self.payment = payment
+        self.isReplay = isReplay
+    }
 }
 
 /// Group commit of sales: concurrent authorisations share one write transaction and one
@@ -11,8 +16,9 @@ struct SaleOutcome: Sendable {
 ///
 /// No thread of its own. The first caller when no batch runs becomes the *leader*: it takes
 /// every waiting sale (up to ``maxBatch``) with its own, writes them with
-/// ``Ledger/recordSales(_:)`` — each in its savepoint, each decided as if alone and in
-/// arrival order — commits, and only then answers them all. Callers that arrive meanwhile wait
+/// ``LedgerStore/storeSales(_:beforeCommit:)`` — one transaction, each sale in its savepoint,
+/// each decided as if alone and in arrival order, on SQLite (``Ledger/recordSales(_:beforeCommit:)``)
+/// as on PostgreSQL — commits, and only then answers them all. Callers that arrive meanwhile wait
 /// suspended (no thread held); when the leader is done it hands the lead to the first of them,
 /// which writes the next batch, so a leader's own answer never waits for more than its batch.
 ///
@@ -42,6 +48,8 @@ final class SaleGroupCommit: Sendable {
         /// Tests: a leader waits for this many waiters before it takes its batch.
         var gate: Int?
         var gateWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Called with a batch's orderIds after its sales were written, before its COMMIT.
+        var beforeCommit: (@Sendable ([String]) -> Void)?
     }
 
     private let state = Mutex(State())
@@ -52,7 +60,7 @@ final class SaleGroupCommit: Sendable {
     }
 
     /// Records `sale` in the next group commit; returns after that commit.
-    func record(_ sale: Payment, fingerprint: String, in ledger: Ledger) async throws(GatewayError) -> SaleOutcome {
+    func record(_ sale: Payment, fingerprint: String, in ledger: any LedgerStore) async throws(GatewayError) -> SaleOutcome {
         let turn = await withCheckedContinuation { (c: CheckedContinuation<Turn, Never>) in
             let lead = state.withLock { s -> Bool in
                 if s.leading {
@@ -77,15 +85,21 @@ final class SaleGroupCommit: Sendable {
         }
     }
 
-    private func lead(_ sale: Payment, fingerprint: String, _ ledger: Ledger) async -> Result<SaleOutcome, GatewayError> {
+    private func lead(_ sale: Payment, fingerprint: String, _ ledger: any LedgerStore) async -> Result<SaleOutcome, GatewayError> {
         if let n = state.withLock({ $0.gate }) { await queued(n) }
-        let others = state.withLock { s -> [Waiter] in
+        let (others, hook) = state.withLock { s -> ([Waiter], (@Sendable ([String]) -> Void)?) in
             let n = min(s.queue.count, Self.maxBatch - 1)
             let taken = Array(s.queue.prefix(n))
             s.queue.removeFirst(n)
-            return taken
+            return (taken, s.beforeCommit)
         }
-        let results = ledger.recordSales([(sale, fingerprint)] + others.map { ($0.sale, $0.fingerprint) })
+        var results = ledger.storeSales([(sale, fingerprint)] + others.map { ($0.sale, $0.fingerprint) },
+                                        beforeCommit: hook)
+        if results.count != others.count + 1 {
+            // A store that broke the contract: nobody is told a sale was recorded.
+            results = Array(repeating: .failure(GatewayError(.serverError, "the ledger answered \(results.count) of \(others.count + 1) sales of a batch; whether they were recorded is unknown")),
+                            count: others.count + 1)
+        }
         let next = state.withLock { s -> Waiter? in
             s.batches += 1
             s.sales += results.count
@@ -99,6 +113,12 @@ final class SaleGroupCommit: Sendable {
         for (w, r) in zip(others, results.dropFirst()) { w.continuation.resume(returning: .done(r)) }
         next?.continuation.resume(returning: .lead)
         return results[0]
+    }
+
+    /// Calls `hook` with the orderIds of every batch after its sales were written and before
+    /// its commit (nil: none).
+    func setBeforeCommit(_ hook: (@Sendable ([String]) -> Void)?) {
+        state.withLock { $0.beforeCommit = hook }
     }
 
     /// Tests: every leader waits until `count` sales wait behind it before taking its batch

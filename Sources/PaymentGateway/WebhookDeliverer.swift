@@ -119,7 +119,7 @@ public struct WebhookFaults: Sendable, Hashable {
 /// Long-running work is ``run()``, which the caller schedules (and cancels to stop);
 /// ``deliverDue()`` is one pass, for tests and one-shot commands.
 public final class WebhookDeliverer: Sendable {
-    public let ledger: Ledger
+    public let ledger: any LedgerStore
     public let transport: any WebhookTransport
     public let policy: WebhookRetryPolicy
     /// How long one POST may take.
@@ -136,7 +136,7 @@ public final class WebhookDeliverer: Sendable {
     /// This deliverer's lease owner id.
     public let owner: String
 
-    public init(ledger: Ledger, transport: any WebhookTransport, policy: WebhookRetryPolicy = .standard,
+    public init(ledger: any LedgerStore, transport: any WebhookTransport, policy: WebhookRetryPolicy = .standard,
                 timeout: Duration = .seconds(10), clock: any Clock<Duration> = ContinuousClock(),
                 now: @escaping @Sendable () -> Date = { Date() }, pollInterval: Duration = .seconds(1),
                 faults: WebhookFaults = .none, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {

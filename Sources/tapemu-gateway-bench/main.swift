@@ -3,6 +3,8 @@
 // SQLite commit loop (WAL, synchronous=FULL) in the same directory, in the same run.
 // Run with `swift run -c release tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|health]`
 // (`--only` for profiling one path, e.g. under `perf record`).
+// With `--postgres URL`: 1, 2 and 4 `tapemu gateway serve` processes on one PostgreSQL ledger
+// beside one on SQLite (build the tapemu product in the same configuration first).
 // Prints figures; asserts nothing.
 import BERTLV
 import Foundation
@@ -19,12 +21,14 @@ print("DEBUG BUILD: these figures mean little. Run  swift run -c release tapemu-
 var directory = FileManager.default.temporaryDirectory.path
 var count = 2000
 var only: String?
+var postgres: String?
 var args = Array(CommandLine.arguments.dropFirst())
 while !args.isEmpty {
     let a = args.removeFirst()
     switch a {
     case "--dir" where !args.isEmpty: directory = args.removeFirst()
     case "--only" where !args.isEmpty && ["embedded", "http", "health"].contains(args[0]): only = args.removeFirst()
+    case "--postgres" where !args.isEmpty: postgres = args.removeFirst()
     case "--count" where !args.isEmpty:
         guard let n = Int(args.removeFirst()), n >= 32 else {
             FileHandle.standardError.write(Data("tapemu-gateway-bench: --count takes 32 or more\n".utf8))
@@ -32,7 +36,7 @@ while !args.isEmpty {
         }
         count = n
     default:
-        FileHandle.standardError.write(Data("usage: tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|health]\n".utf8))
+        FileHandle.standardError.write(Data("usage: tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|health] [--postgres postgres://USER@HOST:PORT/DB]\n".utf8))
         exit(64)
     }
 }
@@ -103,6 +107,16 @@ func fresh(in directory: String) -> String {
     return d
 }
 
+if let postgres {
+    do {
+        try await SharedLedgerBench.run(postgres: postgres, directory: directory, count: count)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("tapemu-gateway-bench: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
 print("tapemu-gateway-bench: \(count) durable authorisations per row, in \(directory)")
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) core(s); figures vary with whatever else runs")
 // The disk's fsync time moves with whatever else writes to it (here: other builds), by 20× in
@@ -134,7 +148,7 @@ do {
         let (total, lat, failures) = await load(gw, clients: clients, count: count, run: "c\(clients)")
         if failures > 0 { print("  (embedded, \(clients) clients: \(failures) failed)") }
         rows.append(Row(figures: figures("embedded gateway, \(clients) client(s)", total: total, latencies: lat), raw: reference,
-                        batches: gw.ledger.groupCommitStatistics))
+                        batches: gw.groupCommitStatistics))
     }
     for clients in [1, 8, 32] where only == nil || only == "http" {
         let dir = fresh(in: directory)
@@ -147,7 +161,7 @@ do {
         let (total, lat, failures) = await load(remote, clients: clients, count: count, run: "c\(clients)")
         if failures > 0 { print("  (HTTP, \(clients) clients: \(failures) failed)") }
         rows.append(Row(figures: figures("HTTP (gateway serve + RemoteGateway), \(clients) client(s)", total: total, latencies: lat),
-                        raw: reference, batches: service.gateway.ledger.groupCommitStatistics))
+                        raw: reference, batches: service.gateway.groupCommitStatistics))
         await server.stop()
     }
     // The HTTP stack alone (no ledger, no JSON body): its ceiling on this machine.

@@ -2,7 +2,7 @@ import Foundation
 @testable import PaymentGateway
 import Testing
 
-/// Group commit (``SaleGroupCommit``, ``Ledger/recordSales(_:)``): concurrent authorisations
+/// Group commit (``SaleGroupCommit``, ``Ledger/recordSales(_:beforeCommit:)``): concurrent authorisations
 /// share one transaction and one durable commit, each answered exactly as if alone.
 @Suite("Group commit of authorisations")
 struct GroupCommitTests {
@@ -10,8 +10,8 @@ struct GroupCommitTests {
     /// behind it, so they form ONE batch. Returns each request's result, in request order.
     static func oneBatch(_ g: EmbeddedGateway, _ requests: [AuthorisationRequest],
                          queued: Int? = nil) async -> [Result<AuthorisationResponse, GatewayError>] {
-        g.ledger.groupCommit.setGate(queued ?? requests.count - 1)
-        defer { g.ledger.groupCommit.setGate(nil) }
+        g.groupCommit.setGate(queued ?? requests.count - 1)
+        defer { g.groupCommit.setGate(nil) }
         return await withTaskGroup(of: (Int, Result<AuthorisationResponse, GatewayError>).self) { group in
             for (i, r) in requests.enumerated() {
                 group.addTask {
@@ -40,7 +40,7 @@ struct GroupCommitTests {
         }
         requests.shuffle()
         let results = await Self.oneBatch(g, requests)
-        let stats = g.ledger.groupCommit.statistics
+        let stats = g.groupCommit.statistics
         #expect(stats.batches == 1 && stats.largest == 32)
 
         for k in 0..<8 {
@@ -83,7 +83,7 @@ struct GroupCommitTests {
                 #expect(try result.get().status == .approved)
             }
         }
-        #expect(g.ledger.groupCommit.statistics.largest == 31)
+        #expect(g.groupCommit.statistics.largest == 31)
         #expect(try g.ledger.allPayments().count == 31 && g.ledger.saleCount(orderId: "bad") == 0)
     }
 
@@ -98,7 +98,7 @@ struct GroupCommitTests {
     func savepointPerSale() throws {
         let dir = TempDir()
         let g = try Fixture.gateway(dir)
-        let l = g.ledger
+        let l = try #require(g.ledger as? Ledger)
         let a = Self.sale("a")
         let results = l.recordSales([
             (a, "fp-1"),
@@ -122,9 +122,9 @@ struct GroupCommitTests {
         let dir = TempDir()
         let g = try Fixture.gateway(dir)
         let requests = (0..<8).map { Fixture.request(orderId: "cf-\($0)") }
-        g.ledger.batchHooks.withLock { $0.failCommits = 1 }
+        try #require(g.ledger as? Ledger).batchHooks.withLock { $0.failCommits = 1 }
         let failed = await Self.oneBatch(g, requests)
-        #expect(g.ledger.groupCommit.statistics.largest == 8)
+        #expect(g.groupCommit.statistics.largest == 8)
         for result in failed {
             switch result {
             case .success(let a): Issue.record("answered \(a.status) although the commit failed")
@@ -147,7 +147,7 @@ struct GroupCommitTests {
         let a = try await g.authorize(Fixture.request(orderId: "solo"))
         let b = try await g.authorize(Fixture.request(orderId: "solo"))
         #expect(!a.isReplay && b.isReplay && a.paymentId == b.paymentId)
-        let stats = g.ledger.groupCommit.statistics
+        let stats = g.groupCommit.statistics
         #expect(stats.batches == 2 && stats.largest == 1)
     }
 }

@@ -10,7 +10,7 @@ struct GatewayServeCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway serve",
         abstract: "Serve the gateway over HTTP (terminal API, merchant REST, CoreAPI REST) until SIGINT or SIGTERM.",
-        usage: "[--listen <host:port>] [--fault <fault>] [--max-body <bytes>] [--access-log] [--data-dir <dir>]",
+        usage: "[--listen <host:port>] [--fault <fault>] [--max-body <bytes>] [--access-log] [--data-dir <dir> | --ledger <url>]",
         discussion: """
             Prints its URL and the merchant API key (kept in the ledger: the same on every run \
             on this --data-dir). Listens on loopback unless --listen names another address. \
@@ -22,6 +22,7 @@ struct GatewayServeCommand: TapemuCommand {
             OptionHelp("--fault <fault>", "A network fault on every authorisation: \(ServerFault.names.joined(separator: ", ")). POST /admin/faults arms one for N requests."),
             OptionHelp("--max-body <bytes>", "The largest request body (default 1048576); larger gets 413."),
             OptionHelp("--access-log", "One stderr line when a request arrives and one when it is answered (method, path, status, X-Request-Id; never a body)."),
+            SharedLedgerServe.help,
         ] + GatewayOptions.help,
         exitCodes: GatewayOptions.creatingExitCodes + [(ExitCode.unavailable, "the address cannot be listened on")])
 
@@ -31,9 +32,12 @@ struct GatewayServeCommand: TapemuCommand {
     var maxBody: Int
     var accessLog: Bool
     var gateway: GatewayOptions
+    /// `--ledger`: a PostgreSQL ledger shared with other servers (nil: the one in --data-dir).
+    var ledgerURL: String?
 
     init(arguments: inout Arguments) throws(UsageError) {
         gateway = try GatewayOptions(arguments: &arguments)
+        ledgerURL = try SharedLedgerServe.parse(&arguments)
         accessLog = arguments.flag("--access-log")
         let listen = try arguments.option("--listen", valueName: "<host:port>") ?? "127.0.0.1:8080"
         guard let colon = listen.lastIndex(of: ":"), let p = UInt16(listen[listen.index(after: colon)...]) else {
@@ -64,9 +68,17 @@ struct GatewayServeCommand: TapemuCommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let service: GatewayService
+        var delivery: Task<Void, Never>?
         do {
-            service = try GatewayService(gateway: gateway.openGateway(.create), fault: fault)
+            if let ledgerURL {
+                let shared = try SharedLedgerServe.open(ledgerURL)
+                service = try GatewayService(gateway: shared, fault: fault)
+                delivery = SharedLedgerServe.deliver(shared)
+            } else {
+                service = try GatewayService(gateway: gateway.openGateway(.create), fault: fault)
+            }
         } catch let error as GatewayError {
+            if ledgerURL != nil { throw CommandFailure(exitCode: ExitCode.ioError, "cannot open the gateway ledger: \(error.reason)") }
             throw gateway.failure(error, doing: "cannot open the gateway ledger")
         }
         let server: HTTPServer
@@ -95,6 +107,7 @@ struct GatewayServeCommand: TapemuCommand {
         }
         console.printError("tapemu: stopping (letting \(server.requestsInFlight) request(s) under way finish)")
         await server.stop()
+        delivery?.cancel()
         trapHolder.withLock { $0?.remove() }
         console.printError("tapemu: stopped")
         return ExitCode.success
