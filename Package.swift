@@ -32,6 +32,8 @@ let package = Package(
                        providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
 
         // Bytes.
         .target(name: "ISO7816", swiftSettings: swiftSettings),
@@ -83,7 +85,13 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // The gateway as a network service (router, terminal API, merchant REST, CoreAPI REST,
         // faults, webhook delivery over HTTP) and RemoteGateway, the `Gateway` that talks to it.
-        .target(name: "GatewayService", dependencies: ["HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV"],
+        .target(name: "GatewayService", dependencies: ["HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV", "Timing"],
+                swiftSettings: swiftSettings),
+        // A PostgreSQL client over libpq (the only module that imports it): parameterised
+        // queries, transactions, typed errors with SQLSTATE, connections on their own threads.
+        .target(name: "PostgresClient", dependencies: ["CLibPQ", "Timing"], swiftSettings: swiftSettings),
+        // The gateway's ledger on PostgreSQL (``LedgerStore``), shared by several gateway servers.
+        .target(name: "PostgresLedger", dependencies: ["PostgresClient", "PaymentGateway"],
                 swiftSettings: swiftSettings),
         // TAPEMU_TEST_HOOKS compiles in the crash switches (TAPEMU_KILL_AT) the crash tests and
         // scripts/chaos use: debug builds only (scripts/chaos passes -Xswiftc -DTAPEMU_TEST_HOOKS
@@ -91,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "tapemu",
             dependencies: ["TapToPay", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "DeviceStore", "CardChannel",
-                           "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb"],
+                           "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb", "PostgresClient", "PostgresLedger"],
             swiftSettings: swiftSettings + [.define("TAPEMU_TEST_HOOKS", .when(configuration: .debug))]),
         // The benchmark's baseline: a plain C SCardTransmit loop (no Swift module but PCSC imports
         // libpcsclite).
@@ -104,7 +112,8 @@ let package = Package(
         // Durable authorisations per second over HTTP, beside the embedded gateway and a raw
         // durable SQLite commit loop (prints figures, asserts nothing).
         .executableTarget(name: "tapemu-gateway-bench",
-                          dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV"],
+                          dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV",
+                                         "PostgresClient"],
                           swiftSettings: swiftSettings),
         // Fuzzing: each harness's one-input function, shared by the libFuzzer build (`scripts/dev
         // fuzz` compiles Fuzz/Main against these modules with -sanitize=fuzzer) and the regression
@@ -146,6 +155,12 @@ let package = Package(
                                    "BERTLV", "VirtualCard", "CardChannel", "EMVKernel", "Timing", "tapemu", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "GraphQLTests", dependencies: ["GraphQL"], swiftSettings: swiftSettings),
+        // PostgreSQL: the client, the ledger contract on both backends, several servers on one
+        // ledger (needs TAPEMU_TEST_POSTGRES; `scripts/dev test` starts a private cluster).
+        .testTarget(name: "PostgresLedgerTests",
+                    dependencies: ["PostgresClient", "PostgresLedger", "PaymentGateway", "GatewayService", "HTTPServer",
+                                   "HTTPClient", "BERTLV", "Timing", "tapemu", "TestSupport"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "GatewayWebTests",
                     dependencies: ["GatewayWeb", "GatewayGraphQL", "GraphQL", "HTTPServer", "PaymentGateway", "BERTLV",
                                    "TestSupport"],

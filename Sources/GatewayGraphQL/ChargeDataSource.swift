@@ -15,8 +15,8 @@ public protocol ChargeDataSource: Sendable {
 
 /// The ledger of an ``EmbeddedGateway`` (or of a data directory) as a data source.
 public struct LedgerChargeDataSource: ChargeDataSource {
-    public let ledger: Ledger
-    public init(ledger: Ledger) { self.ledger = ledger }
+    public let ledger: any LedgerStore
+    public init(ledger: any LedgerStore) { self.ledger = ledger }
 
     public func sales(orderId: String?, paymentId: String?) throws(GatewayError) -> [Payment] {
         if let paymentId {

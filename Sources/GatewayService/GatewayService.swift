@@ -3,6 +3,7 @@ public import Foundation
 public import HTTPServer
 public import PaymentGateway
 import Synchronization
+import Timing
 
 /// The emulated gateway as a network service: an ``EmbeddedGateway`` (its durable ledger) behind
 /// the routes of ``routes()``.
@@ -50,6 +51,16 @@ public final class GatewayService: Sendable {
         self.gateway = gateway
         apiKey = "tpk_test_" + Wire.hex(try gateway.ledger.secret(named: "merchant_api_key"))
         faults = FaultInjector(standing: fault)
+        // `kill-mid-batch`: dies inside a group commit of two or more, before its COMMIT.
+        gateway.setBeforeBatchCommit { [faults] orderIds in
+            let armed = faults.armed
+            guard orderIds.count >= 2,
+                  armed.standing == .killMidBatch || armed.counted.contains(where: { $0.fault == .killMidBatch })
+            else { return }
+            let line = "tapemu gateway: kill-mid-batch: SIGKILL before the commit of \(orderIds.count) authorisations: \(orderIds.joined(separator: " "))\n"
+            _ = line.utf8CString.withUnsafeBufferPointer { write(STDOUT_FILENO, $0.baseAddress, $0.count - 1) }
+            kill(getpid(), SIGKILL)
+        }
     }
 
     /// Arms `fault` for the next `count` authorisations (nil: every one until cleared).
@@ -246,11 +257,11 @@ public final class GatewayService: Sendable {
     /// faults here, so the gateway itself injects none (not an armed one, not a trigger's).
     static let passThrough = GatewayRequestOptions(timeout: nil, fault: GatewayFault.none)
 
-    /// Runs a gateway request on the ledger's own threads (``LedgerExecutor``), never on the
+    /// Runs a gateway request on the ledger's own threads (``Timing/BlockingExecutor/ledger``), never on the
     /// cooperative pool; its refusal becomes a typed route error.
     func call<T>(_ body: () async throws(GatewayError) -> T) async throws(RouteError) -> T {
         do {
-            return try await withTaskExecutorPreference(LedgerExecutor.shared) { () async throws(GatewayError) -> T in
+            return try await withTaskExecutorPreference(BlockingExecutor.ledger) { () async throws(GatewayError) -> T in
                 try await body()
             }
         } catch {

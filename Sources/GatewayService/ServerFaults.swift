@@ -12,6 +12,7 @@ import Synchronization
 /// | `close-after-commit` | recorded | the connection closes without a status line (lost answer) |
 /// | `stall-mid-body` | recorded | status, headers and half the body, then silence until the server's connection timeout |
 /// | `kill-after-commit` | recorded (durably) | the server process dies by SIGKILL before answering |
+/// | `kill-mid-batch` | **nothing of the batch** | the process dies by SIGKILL inside a group commit of two or more authorisations, after writing them, before COMMIT (it prints their orderIds first); every client of the batch loses its connection |
 public enum ServerFault: Sendable, Hashable, CustomStringConvertible {
     case delay(Duration)
     case errorBeforeCommit
@@ -19,9 +20,10 @@ public enum ServerFault: Sendable, Hashable, CustomStringConvertible {
     case closeAfterCommit
     case stallMidBody
     case killAfterCommit
+    case killMidBatch
 
     public static let names = ["delay:MS", "error-before-commit", "error-after-commit", "close-after-commit",
-                               "stall-mid-body", "kill-after-commit"]
+                               "stall-mid-body", "kill-after-commit", "kill-mid-batch"]
 
     /// A fault from its name (`delay:250` is 250 ms); nil for anything else.
     public init?(name: String) {
@@ -31,6 +33,7 @@ public enum ServerFault: Sendable, Hashable, CustomStringConvertible {
         case "close-after-commit": self = .closeAfterCommit
         case "stall-mid-body": self = .stallMidBody
         case "kill-after-commit": self = .killAfterCommit
+        case "kill-mid-batch": self = .killMidBatch
         default:
             guard name.hasPrefix("delay:"), let ms = Int(name.dropFirst(6)), (0...600_000).contains(ms) else { return nil }
             self = .delay(.milliseconds(ms))
@@ -46,6 +49,7 @@ public enum ServerFault: Sendable, Hashable, CustomStringConvertible {
         case .closeAfterCommit: return "close-after-commit"
         case .stallMidBody: return "stall-mid-body"
         case .killAfterCommit: return "kill-after-commit"
+        case .killMidBatch: return "kill-mid-batch"
         }
     }
 

@@ -1,6 +1,7 @@
 public import HTTPClient
 public import PaymentGateway
 import Synchronization
+import Timing
 
 /// ``WebhookTransport`` over ``HTTPClient`` (libcurl): one `POST` per attempt on a fresh
 /// connection, the receiver's status returned whatever it is; a request that got no status
@@ -37,9 +38,9 @@ extension GatewayService {
     }
 
     /// Runs `deliverer` until the task is cancelled, its ledger work on the ledger's own threads
-    /// (``LedgerExecutor``), never on the cooperative pool.
+    /// (``Timing/BlockingExecutor/ledger``), never on the cooperative pool.
     public func runWebhookDelivery(_ deliverer: WebhookDeliverer) async {
-        await withTaskExecutorPreference(LedgerExecutor.shared) {
+        await withTaskExecutorPreference(BlockingExecutor.ledger) {
             await deliverer.run()
         }
     }

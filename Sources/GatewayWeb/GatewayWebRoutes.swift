@@ -16,7 +16,7 @@ public struct GatewayWebRoutes: HTTPHandler {
 
     /// `indexingLag`: hide sales younger than this from `charges` and the dashboard (a fault
     /// on demand, ``IndexingLag``); nil shows every sale at once.
-    public init(ledger: Ledger, apiKey: String? = nil, indexingLag: Duration? = nil) {
+    public init(ledger: any LedgerStore, apiKey: String? = nil, indexingLag: Duration? = nil) {
         let ledgerSource = LedgerChargeDataSource(ledger: ledger)
         let source: any DashboardDataSource = indexingLag.map { IndexingLag(ledgerSource, lag: $0) } ?? ledgerSource
         graphql = GraphQLHandler(service: GraphQLService(source: source), apiKey: apiKey)

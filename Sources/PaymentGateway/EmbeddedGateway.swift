@@ -61,7 +61,12 @@ public final class EmbeddedGateway: Gateway {
     public static let triggers: [TestTrigger] = TestTriggers.all
 
     public let configuration: Configuration
-    public let ledger: Ledger
+    /// The ledger: the SQLite file in ``Configuration/dataDirectory``, or the store given to
+    /// ``init(configuration:ledger:)`` (e.g. PostgreSQL shared by several servers).
+    public let ledger: any LedgerStore
+    /// Concurrent authorisations share transactions and commits of ``ledger``
+    /// (``SaleGroupCommit``, ``LedgerStore/storeSales(_:beforeCommit:)``), whatever its backend.
+    let groupCommit = SaleGroupCommit()
     private let armed = Mutex<[GatewayOperation: [GatewayFault]]>([:])
 
     /// Opens the ledger in the configuration's data directory.
@@ -69,6 +74,12 @@ public final class EmbeddedGateway: Gateway {
         self.configuration = configuration
         ledger = try Ledger(directory: configuration.dataDirectory, busyTimeout: configuration.busyTimeout,
                             access: configuration.access)
+    }
+
+    /// A gateway over `ledger` (the configuration's data directory and access are not used).
+    public init(configuration: Configuration, ledger: any LedgerStore) {
+        self.configuration = configuration
+        self.ledger = ledger
     }
 
     public convenience init(dataDirectory: String, clock: any Clock<Duration> = ContinuousClock(),
@@ -114,7 +125,7 @@ public final class EmbeddedGateway: Gateway {
     /// a decline or a refusal.
     private func exchange<T>(_ operation: GatewayOperation, options: GatewayRequestOptions,
                              triggerFault: GatewayFault? = nil,
-                             _ body: () throws(GatewayError) -> T) async throws(GatewayError) -> T {
+                             _ body: () async throws(GatewayError) -> T) async throws(GatewayError) -> T {
         let fault = options.fault ?? takeArmed(operation) ?? triggerFault ?? .none
         let timeout = options.timeout ?? configuration.requestTimeout
         switch fault {
@@ -132,7 +143,7 @@ public final class EmbeddedGateway: Gateway {
         // The gateway handles the request; its answer (a result or a refusal) then meets the fault.
         let answer: Result<T, GatewayError>
         do throws(GatewayError) {
-            answer = .success(try body())
+            answer = .success(try await body())
         } catch {
             answer = .failure(error)
         }
@@ -158,8 +169,8 @@ public final class EmbeddedGateway: Gateway {
                           options: GatewayRequestOptions) async throws(GatewayError) -> AuthorisationResponse {
         var triggerFault = request.amount > 0 ? TestTriggers.trigger(forAmount: request.amount)?.fault : nil
         if case .slow = triggerFault { triggerFault = .slow(configuration.slowAnswerDelay) }
-        return try await exchange(.authorise, options: options, triggerFault: triggerFault) { () throws(GatewayError) in
-            try record(request)
+        return try await exchange(.authorise, options: options, triggerFault: triggerFault) { () async throws(GatewayError) in
+            try await record(request)
         }
     }
 
@@ -243,7 +254,20 @@ public final class EmbeddedGateway: Gateway {
         return Decision(status: .approved, reason: .approved, cryptogram: check)
     }
 
-    private func record(_ r: AuthorisationRequest) throws(GatewayError) -> AuthorisationResponse {
+    /// Group commits of sales so far in this process: batches, sales in them, the largest batch.
+    public var groupCommitStatistics: (batches: Int, sales: Int, largest: Int) { groupCommit.statistics }
+
+    /// Calls `hook` with the orderIds of every group commit after its sales were written and
+    /// before its COMMIT, on either backend (the gateway service's `kill-mid-batch` fault: the
+    /// process dies there); nil removes it.
+    public func setBeforeBatchCommit(_ hook: (@Sendable ([String]) -> Void)?) {
+        groupCommit.setBeforeCommit(hook)
+    }
+
+    /// Validates and decides alone, then records in the ledger's next group commit
+    /// (``SaleGroupCommit``): concurrent authorisations share one transaction and one durable
+    /// commit, each answered after that commit exactly as if it had been alone.
+    private func record(_ r: AuthorisationRequest) async throws(GatewayError) -> AuthorisationResponse {
         let emv = try validate(r)
         if let v = r.sdkVersion { try requireSupported(sdkVersion: v) }
         let decision = decide(r, emv: emv)
@@ -259,8 +283,8 @@ public final class EmbeddedGateway: Gateway {
             emvData: Self.redacted(emv).encoded, cryptogram: decision.cryptogram, callbackUrl: r.callbackUrl,
             accountId: r.accountId, sdkVersion: r.sdkVersion, reversed: false, refundedAmount: 0,
             createdAt: now, updatedAt: now)
-        let (stored, replay) = try ledger.recordSale(sale, fingerprint: ledger.fingerprint(of: pan.digits))
-        return AuthorisationResponse(payment: stored, isReplay: replay)
+        let o = try await groupCommit.record(sale, fingerprint: ledger.cardFingerprint(of: pan.digits), in: ledger)
+        return AuthorisationResponse(payment: o.payment, isReplay: o.isReplay)
     }
 
     private func requireSupported(sdkVersion v: String) throws(GatewayError) {
@@ -297,7 +321,7 @@ public final class EmbeddedGateway: Gateway {
     public func reverse(uniqueRef: String, options: GatewayRequestOptions) async throws(GatewayError) -> ReversalResponse {
         try await exchange(.reversal, options: options) { () throws(GatewayError) in
             guard !uniqueRef.isEmpty else { throw GatewayError(.invalidRequest, "the uniqueRef is empty") }
-            let (sale, reversal) = try ledger.recordReversal(uniqueRef: uniqueRef, at: configuration.now())
+            let (sale, reversal) = try ledger.storeReversal(uniqueRef: uniqueRef, at: configuration.now())
             return ReversalResponse(uniqueRef: reversal.uniqueRef, originalUniqueRef: sale.uniqueRef,
                                     paymentId: sale.paymentId, orderId: sale.orderId, amount: reversal.amount,
                                     currency: sale.currency, statusCode: reversal.statusCode,
@@ -309,7 +333,7 @@ public final class EmbeddedGateway: Gateway {
                        options: GatewayRequestOptions) async throws(GatewayError) -> RefundResponse {
         try await exchange(.refund, options: options) { () throws(GatewayError) in
             guard !uniqueRef.isEmpty else { throw GatewayError(.invalidRequest, "the uniqueRef is empty") }
-            let (sale, refund) = try ledger.recordRefund(uniqueRef: uniqueRef, amount: amount, at: configuration.now())
+            let (sale, refund) = try ledger.storeRefund(uniqueRef: uniqueRef, amount: amount, at: configuration.now())
             return RefundResponse(uniqueRef: refund.uniqueRef, refundPaymentId: refund.paymentId,
                                   originalUniqueRef: sale.uniqueRef, paymentId: sale.paymentId, orderId: sale.orderId,
                                   amount: refund.amount, currency: sale.currency, refundedAmount: sale.refundedAmount,
@@ -325,12 +349,12 @@ public final class EmbeddedGateway: Gateway {
     public func issueToken(accountId: String, mode: TokenMode = .test, ttl: Duration = .seconds(3600)) -> String {
         let now = Int64(configuration.now().timeIntervalSince1970.rounded(.down))
         return TokenCodec.issue(accountId: accountId, mode: mode, issuedAt: now,
-                                expiresAt: now + ttl.components.seconds, secret: ledger.tokenSecret)
+                                expiresAt: now + ttl.components.seconds, secret: ledger.tokenSigningSecret)
     }
 
     public func validateToken(_ token: String, options: GatewayRequestOptions) async throws(GatewayError) -> TokenValidation {
         try await exchange(.validateToken, options: options) { () throws(GatewayError) in
-            TokenCodec.validate(token, secret: ledger.tokenSecret,
+            TokenCodec.validate(token, secret: ledger.tokenSigningSecret,
                                 now: Int64(configuration.now().timeIntervalSince1970.rounded(.down)))
         }
     }

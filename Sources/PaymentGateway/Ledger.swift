@@ -231,26 +231,83 @@ public final class Ledger: Sendable {
     func recordSale(_ sale: Payment, fingerprint: String) throws(GatewayError) -> (Payment, isReplay: Bool) {
         try withConnection { (conn) throws(GatewayError) in
             try conn.transaction { () throws(GatewayError) -> (Payment, isReplay: Bool) in
-                if let row = try conn.query("SELECT \(Self.columns) FROM payments WHERE kind = 'sale' AND order_id = ?",
-                                            [.text(sale.orderId)]).first {
-                    let (existing, storedFingerprint) = try Self.payment(row)
-                    var differences: [String] = []
-                    if existing.amount != sale.amount { differences.append("amount") }
-                    if existing.currency != sale.currency { differences.append("currency") }
-                    if storedFingerprint != fingerprint { differences.append("card") }
-                    guard differences.isEmpty else {
-                        throw GatewayError(.orderConflict,
-                                           "order \(sale.orderId) already exists with a different \(differences.joined(separator: ", ")); nothing was charged")
-                    }
-                    return (existing, true)
-                }
-                try Self.insert(sale, fingerprint: fingerprint, conn)
-                try self.enqueueWebhook(for: sale, event: sale.status == .approved ? .approved : .declined,
-                                        at: sale.createdAt, conn)
-                return (sale, false)
+                let o = try writeSale(sale, fingerprint: fingerprint, conn)
+                return (o.payment, o.isReplay)
             }
         }
     }
+
+    /// The work of ``recordSale(_:fingerprint:)`` for one sale inside an open transaction.
+    private func writeSale(_ sale: Payment, fingerprint: String,
+                           _ conn: SQLiteConnection) throws(GatewayError) -> SaleOutcome {
+        if let row = try conn.query("SELECT \(Self.columns) FROM payments WHERE kind = 'sale' AND order_id = ?",
+                                    [.text(sale.orderId)]).first {
+            let (existing, storedFingerprint) = try Self.payment(row)
+            var differences: [String] = []
+            if existing.amount != sale.amount { differences.append("amount") }
+            if existing.currency != sale.currency { differences.append("currency") }
+            if storedFingerprint != fingerprint { differences.append("card") }
+            guard differences.isEmpty else {
+                throw GatewayError(.orderConflict,
+                                   "order \(sale.orderId) already exists with a different \(differences.joined(separator: ", ")); nothing was charged")
+            }
+            return SaleOutcome(payment: existing, isReplay: true)
+        }
+        try Self.insert(sale, fingerprint: fingerprint, conn)
+        try enqueueWebhook(for: sale, event: sale.status == .approved ? .approved : .declined, at: sale.createdAt, conn)
+        return SaleOutcome(payment: sale, isReplay: false)
+    }
+
+    /// Records `sales` in ONE immediate transaction and one durable commit (group commit),
+    /// each exactly as ``recordSale(_:fingerprint:)`` would one after another in this order:
+    /// a later sale of an orderId met earlier in the batch is a replay or an `orderConflict`.
+    /// Each sale runs inside its own savepoint, so one that throws writes nothing and the
+    /// others go on. Returns one result per sale, in order, only after the commit; when the
+    /// transaction cannot be opened, committed, or a statement's failure ended it, every sale
+    /// gets that error and nothing of the batch was written. `beforeCommit` is called with the
+    /// batch's orderIds after every sale of it was written, before COMMIT. (SQLite's
+    /// ``LedgerStore/storeSales(_:beforeCommit:)``, which ``SaleGroupCommit`` calls.)
+    func recordSales(_ sales: [(sale: Payment, fingerprint: String)],
+                     beforeCommit: (@Sendable ([String]) -> Void)? = nil) -> [Result<SaleOutcome, GatewayError>] {
+        let hook = batchHooks.withLock { $0 }
+        do throws(GatewayError) {
+            return try withConnection { (conn) throws(GatewayError) -> [Result<SaleOutcome, GatewayError>] in
+                try conn.transaction { () throws(GatewayError) -> [Result<SaleOutcome, GatewayError>] in
+                    var results: [Result<SaleOutcome, GatewayError>] = []
+                    results.reserveCapacity(sales.count)
+                    for (sale, fingerprint) in sales {
+                        if sales.count > 1 { try conn.run("SAVEPOINT sale") }
+                        do throws(GatewayError) {
+                            results.append(.success(try writeSale(sale, fingerprint: fingerprint, conn)))
+                            if sales.count > 1 { try conn.run("RELEASE sale") }
+                        } catch {
+                            // A statement's failure may have ended the transaction (a full
+                            // disk, an I/O error): then the whole batch fails with it.
+                            guard sales.count > 1, conn.inTransaction else { throw error }
+                            try conn.run("ROLLBACK TO sale")
+                            try conn.run("RELEASE sale")
+                            results.append(.failure(error))
+                        }
+                    }
+                    if let beforeCommit { beforeCommit(sales.map(\.sale.orderId)) }
+                    if hook.failCommits > 0 {
+                        batchHooks.withLock { $0.failCommits -= 1 }
+                        conn.failNextCommit()
+                    }
+                    return results
+                }
+            }
+        } catch {
+            return Array(repeating: .failure(error), count: sales.count)
+        }
+    }
+
+    /// Test hooks of ``recordSales(_:beforeCommit:)``.
+    struct BatchHooks: Sendable {
+        /// How many batch commits SQLite refuses (its commit hook turns COMMIT into ROLLBACK).
+        var failCommits = 0
+    }
+    let batchHooks = Mutex(BatchHooks())
 
     /// Reverses the sale with `uniqueRef` once. Returns the updated sale and the reversal row.
     func recordReversal(uniqueRef: String, at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment) {

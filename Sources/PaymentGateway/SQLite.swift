@@ -178,6 +178,12 @@ package final class SQLiteConnection {
             try? execute("ROLLBACK")
             throw error
         }
+        defer {
+            if pendingCommitFailure {
+                sqlite3_commit_hook(db, nil, nil)
+                pendingCommitFailure = false
+            }
+        }
         do {
             try execute("COMMIT")
         } catch {
@@ -186,6 +192,18 @@ package final class SQLiteConnection {
         }
         return result
     }
+
+    /// Whether a transaction is open (SQLite ends one by itself after some errors: a full
+    /// disk, an I/O error).
+    var inTransaction: Bool { db.map { sqlite3_get_autocommit($0) == 0 } ?? false }
+
+    /// Makes the next COMMIT fail as SQLite's own refusal (its commit hook turns it into a
+    /// ROLLBACK, `SQLITE_CONSTRAINT_COMMITHOOK`); for tests of a failed group commit.
+    func failNextCommit() {
+        sqlite3_commit_hook(db, { _ in 1 }, nil)
+        pendingCommitFailure = true
+    }
+    private var pendingCommitFailure = false
 
     package var userVersion: Int {
         get throws(GatewayError) { try query("PRAGMA user_version").first?[0].int ?? 0 }

@@ -120,7 +120,7 @@ public struct WebhookFaults: Sendable, Hashable {
 /// Long-running work is ``run()``, which the caller schedules (and cancels to stop);
 /// ``deliverDue()`` is one pass, for tests and one-shot commands.
 public final class WebhookDeliverer: Sendable {
-    public let ledger: Ledger
+    public let ledger: any LedgerStore
     public let transport: any WebhookTransport
     public let policy: WebhookRetryPolicy
     /// How long one POST may take.
@@ -140,7 +140,7 @@ public final class WebhookDeliverer: Sendable {
     /// it): the webhook as claimed (its `attempts` before this one) and the attempt.
     private let onAttempt: (@Sendable (Webhook, WebhookAttemptRecord) -> Void)?
 
-    public init(ledger: Ledger, transport: any WebhookTransport, policy: WebhookRetryPolicy = .standard,
+    public init(ledger: any LedgerStore, transport: any WebhookTransport, policy: WebhookRetryPolicy = .standard,
                 timeout: Duration = .seconds(10), clock: any Clock<Duration> = ContinuousClock(),
                 now: @escaping @Sendable () -> Date = { Date() }, pollInterval: Duration = .seconds(1),
                 faults: WebhookFaults = .none, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },

@@ -1,7 +1,10 @@
 // tapemu-gateway-bench: durable authorisations per second and their latency, over HTTP (the
 // gateway service and RemoteGateway on loopback) beside the embedded gateway and a raw durable
 // SQLite commit loop (WAL, synchronous=FULL) in the same directory, in the same run.
-// Run with `swift run -c release tapemu-gateway-bench [--dir DIR] [--count N]`.
+// Run with `swift run -c release tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|health]`
+// (`--only` for profiling one path, e.g. under `perf record`).
+// With `--postgres URL`: 1, 2 and 4 `tapemu gateway serve` processes on one PostgreSQL ledger
+// beside one on SQLite (build the tapemu product in the same configuration first).
 // Prints figures; asserts nothing.
 import BERTLV
 import Foundation
@@ -17,11 +20,15 @@ print("DEBUG BUILD: these figures mean little. Run  swift run -c release tapemu-
 
 var directory = FileManager.default.temporaryDirectory.path
 var count = 2000
+var only: String?
+var postgres: String?
 var args = Array(CommandLine.arguments.dropFirst())
 while !args.isEmpty {
     let a = args.removeFirst()
     switch a {
     case "--dir" where !args.isEmpty: directory = args.removeFirst()
+    case "--only" where !args.isEmpty && ["embedded", "http", "health"].contains(args[0]): only = args.removeFirst()
+    case "--postgres" where !args.isEmpty: postgres = args.removeFirst()
     case "--count" where !args.isEmpty:
         guard let n = Int(args.removeFirst()), n >= 32 else {
             FileHandle.standardError.write(Data("tapemu-gateway-bench: --count takes 32 or more\n".utf8))
@@ -29,7 +36,7 @@ while !args.isEmpty {
         }
         count = n
     default:
-        FileHandle.standardError.write(Data("usage: tapemu-gateway-bench [--dir DIR] [--count N]\n".utf8))
+        FileHandle.standardError.write(Data("usage: tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|health] [--postgres postgres://USER@HOST:PORT/DB]\n".utf8))
         exit(64)
     }
 }
@@ -100,6 +107,16 @@ func fresh(in directory: String) -> String {
     return d
 }
 
+if let postgres {
+    do {
+        try await SharedLedgerBench.run(postgres: postgres, directory: directory, count: count)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("tapemu-gateway-bench: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
 print("tapemu-gateway-bench: \(count) durable authorisations per row, in \(directory)")
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) core(s); figures vary with whatever else runs")
 // The disk's fsync time moves with whatever else writes to it (here: other builds), by 20× in
@@ -107,6 +124,8 @@ print("machine: \(ProcessInfo.processInfo.activeProcessorCount) core(s); figures
 struct Row {
     var figures: Figures
     var raw: Figures
+    /// The ledger's group commits (warm-up included): batches, sales, largest batch.
+    var batches: (batches: Int, sales: Int, largest: Int)
 }
 var rows: [Row] = []
 do {
@@ -120,7 +139,7 @@ do {
         return figures("raw", total: clock.now - t0, latencies: lat)
     }
 
-    for clients in [1, 8, 32] {
+    for clients in [1, 8, 32] where only == nil || only == "embedded" {
         let dir = fresh(in: directory)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let gw = try EmbeddedGateway(dataDirectory: dir)
@@ -128,9 +147,10 @@ do {
         let reference = try raw()
         let (total, lat, failures) = await load(gw, clients: clients, count: count, run: "c\(clients)")
         if failures > 0 { print("  (embedded, \(clients) clients: \(failures) failed)") }
-        rows.append(Row(figures: figures("embedded gateway, \(clients) client(s)", total: total, latencies: lat), raw: reference))
+        rows.append(Row(figures: figures("embedded gateway, \(clients) client(s)", total: total, latencies: lat), raw: reference,
+                        batches: gw.groupCommitStatistics))
     }
-    for clients in [1, 8, 32] {
+    for clients in [1, 8, 32] where only == nil || only == "http" {
         let dir = fresh(in: directory)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let service = try GatewayService(dataDirectory: dir)
@@ -141,12 +161,12 @@ do {
         let (total, lat, failures) = await load(remote, clients: clients, count: count, run: "c\(clients)")
         if failures > 0 { print("  (HTTP, \(clients) clients: \(failures) failed)") }
         rows.append(Row(figures: figures("HTTP (gateway serve + RemoteGateway), \(clients) client(s)", total: total, latencies: lat),
-                        raw: reference))
+                        raw: reference, batches: service.gateway.groupCommitStatistics))
         await server.stop()
     }
     // The HTTP stack alone (no ledger, no JSON body): its ceiling on this machine.
     var ceiling: [Figures] = []
-    for clients in [1, 32] {
+    for clients in [1, 32] where only == nil || only == "health" {
         let server = try HTTPServer(configuration: HTTPServerConfiguration(maxConnections: 512),
                                     handler: GatewayService(dataDirectory: fresh(in: directory)).routes())
         struct Health: Gateway {
@@ -179,14 +199,15 @@ do {
     print("")
     for c in ceiling { print(String(format: "%@: %.0f requests/s", c.label, c.rate)) }
     print("")
-    print("| what | authorisations/s | p50 ms | p99 ms | raw commits/s just before (p50 ms) | × raw |")
-    print("|------|-----------------:|-------:|-------:|-----------------------------------:|------:|")
+    print("| what | authorisations/s | p50 ms | p99 ms | raw commits/s just before (p50 ms) | × raw | sales per commit (largest) |")
+    print("|------|-----------------:|-------:|-------:|-----------------------------------:|------:|------:|")
     for r in rows {
         let f = r.figures
-        print(String(format: "| %@ | %.0f | %.2f | %.2f | %.0f (%.2f) | %.2f |", f.label, f.rate, f.p50, f.p99, r.raw.rate,
-                     r.raw.p50, f.rate / r.raw.rate))
+        print(String(format: "| %@ | %.0f | %.2f | %.2f | %.0f (%.2f) | %.2f | %.1f (%d) |", f.label, f.rate, f.p50, f.p99, r.raw.rate,
+                     r.raw.p50, f.rate / r.raw.rate, Double(r.batches.sales) / Double(max(1, r.batches.batches)),
+                     r.batches.largest))
     }
-    if let http32 = rows.last {
+    if let http32 = rows.last, only == nil || only == "http" {
         let ratio = http32.figures.rate / http32.raw.rate
         print("")
         print(String(format: "goal: HTTP at 32 clients ≥ 0.5 × the raw commit rate: %.2f × (%@)", ratio,

@@ -1,4 +1,6 @@
+import BERTLV
 import Foundation
+import GatewayService
 import HTTPClient
 import PaymentGateway
 import Synchronization
@@ -13,25 +15,8 @@ final class ServeProcess: @unchecked Sendable {
     private let lines = Mutex<(buffer: String, waiters: [(String, CheckedContinuation<String?, Never>)], closed: Bool)>(("", [], false))
     let outPipe = Pipe()
 
-    /// The built `tapemu`, next to this test bundle.
-    static func binary() throws -> URL {
-        if let path = ProcessInfo.processInfo.environment["TAPEMU_BINARY"], !path.isEmpty {
-            return URL(fileURLWithPath: path)
-        }
-        var dir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        while dir.path != "/" {
-            let candidate = dir.appendingPathComponent("tapemu")
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDir), !isDir.boolValue,
-               FileManager.default.isExecutableFile(atPath: candidate.path) {
-                return candidate
-            }
-            if dir.lastPathComponent == "debug" || dir.lastPathComponent == "release" { break }
-            dir = dir.deletingLastPathComponent()
-        }
-        struct Missing: Error {}
-        throw Missing()
-    }
+    /// The built `tapemu` (TestSupport's ``tapemuExecutable()``).
+    static func binary() throws -> URL { try tapemuExecutable() }
 
     init(_ args: [String]) throws {
         process.executableURL = try Self.binary()
@@ -99,6 +84,49 @@ final class ServeProcess: @unchecked Sendable {
 
 @Suite("tapemu gateway serve as a process", .temporaryDirectories)
 struct ServeProcessTests {
+    @Test("killed by SIGKILL inside a group commit, after its rows were written and before COMMIT: the ledger holds none of that batch, all it answered, and no half-written sale")
+    func killMidBatch() async throws {
+        let serverDir = try temporaryDirectory()
+        let server = try ServeProcess(["--data-dir", serverDir, "--fault", "kill-mid-batch"])
+        let remote = RemoteGateway(baseURL: try await server.url(), requestTimeout: .seconds(20))
+        var approved: Set<String> = []
+        // Waves of 32 concurrent authorisations until a batch of two or more forms (the first
+        // usually does); the process dies inside it.
+        var wave = 0
+        while server.process.isRunning && wave < 20 {
+            let answered = await withTaskGroup(of: String?.self) { group in
+                for i in 0..<32 {
+                    let orderId = "kmb-\(wave)-\(i)"
+                    group.addTask {
+                        let r = try? await remote.authorize(AuthorisationRequest(
+                            orderId: orderId, amount: 1000, currency: "EUR", callbackUrl: "http://127.0.0.1:9/hook",
+                            card: CardData(pan: PAN("4012888888881881")!, expiry: "2812")))
+                        return r?.status == .approved ? orderId : nil
+                    }
+                }
+                var out: Set<String> = []
+                for await o in group { if let o { out.insert(o) } }
+                return out
+            }
+            approved.formUnion(answered)
+            wave += 1
+        }
+        let exit = await server.waitForExit()
+        #expect(exit.signalled && exit.status == SIGKILL)
+        let line = try #require(await server.line(startingWith: "tapemu gateway: kill-mid-batch: "))
+        let killed = Set(line.split(separator: ":").last!.split(separator: " ").map(String.init))
+        #expect(killed.count >= 2)
+
+        let ledger = try Ledger(directory: serverDir, access: .existing)
+        let sales = try ledger.allPayments()
+        let recorded = Set(sales.map(\.orderId))
+        #expect(recorded.isDisjoint(with: killed), "a row of the killed batch survived: \(recorded.intersection(killed))")
+        #expect(approved.isSubset(of: recorded), "an answered approval is missing")
+        // Every recorded sale has its webhook: nothing half-written.
+        let hooked = try ledger.webhooks().map(\.orderId)
+        #expect(hooked.sorted() == sales.map(\.orderId).sorted())
+    }
+
     @Test("killed by SIGKILL between the commit and the answer: the terminal reports outcomeUnknown; the restarted server's ledger and charges hold the payment")
     func killAfterCommit() async throws {
         let serverDir = try temporaryDirectory()

@@ -136,7 +136,7 @@ struct LedgerTests {
         // Nothing in the database files holds the digits, their BCD, or the name.
         let bcd = Fixture.visa.bcd
         for suffix in ["", "-wal"] {
-            let bytes = [UInt8](FileManager.default.contents(atPath: g.ledger.path + suffix) ?? Data())
+            let bytes = [UInt8](FileManager.default.contents(atPath: g.ledger.location + suffix) ?? Data())
             let text = String(decoding: bytes, as: UTF8.self)
             #expect(!text.contains(Fixture.visa.digits))
             #expect(!text.uppercased().contains(Encoding.hex(bcd, uppercase: true)))

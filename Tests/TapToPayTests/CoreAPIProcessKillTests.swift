@@ -64,32 +64,8 @@ import TestSupport
         var stderr: String
     }
 
-    /// The built `tapemu`, next to this test bundle.
-    static func binary() throws -> URL {
-        if let path = ProcessInfo.processInfo.environment["TAPEMU_BINARY"], !path.isEmpty {
-            return URL(fileURLWithPath: path)
-        }
-        let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var dir = me.deletingLastPathComponent()
-        // The bundle may be a directory (…/tapemuPackageTests.xctest/…) on some layouts.
-        while dir.path != "/" {
-            let candidate = dir.appendingPathComponent("tapemu")
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDir), !isDir.boolValue,
-               FileManager.default.isExecutableFile(atPath: candidate.path) {
-                return candidate
-            }
-            if dir.lastPathComponent == "debug" || dir.lastPathComponent == "release" { break }
-            dir = dir.deletingLastPathComponent()
-        }
-        struct Missing: Error, CustomStringConvertible {
-            let near: String
-            var description: String {
-                "the tapemu executable is not built next to the tests (\(near)): run `swift build --build-tests` (or `swift build --product tapemu`) with the same scratch path, or set TAPEMU_BINARY"
-            }
-        }
-        throw Missing(near: me.deletingLastPathComponent().path)
-    }
+    /// The built `tapemu` (TestSupport's ``tapemuExecutable()``).
+    static func binary() throws -> URL { try tapemuExecutable() }
 
     /// Runs `tapemu args…` (or another `executable`) and waits for it to exit (a real event: the
     /// child's termination).

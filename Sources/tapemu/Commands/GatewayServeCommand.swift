@@ -3,14 +3,17 @@ import GatewayService
 import GatewayWeb
 import HTTPServer
 import PaymentGateway
+import PostgresClient
+import PostgresLedger
 
 /// `tapemu gateway serve`: the emulated gateway as an HTTP service (terminal API, merchant REST
-/// in MONEI's shapes, CoreAPI REST, admin faults) over the ledger in --data-dir.
+/// in MONEI's shapes, CoreAPI REST, admin faults) over the ledger in --data-dir, or a PostgreSQL
+/// ledger several servers share (--ledger).
 struct GatewayServeCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway serve",
         abstract: "Serve the gateway over HTTP (terminal API, merchant REST, CoreAPI REST, GraphQL, dashboard) and deliver its webhooks until SIGINT or SIGTERM.",
-        arguments: [Self.listen, Self.fault, Self.webhookFault, Self.maxBody, Self.accessLog] + GatewayOptions.arguments,
+        arguments: [Self.listen, Self.fault, Self.webhookFault, Self.maxBody, Self.accessLog, Self.ledger] + GatewayOptions.arguments,
         discussion: """
             Prints its URL, the merchant API key (kept in the ledger: the same on every run \
             on this --data-dir) and the dashboard's URL. Listens on loopback unless --listen names \
@@ -59,6 +62,15 @@ struct GatewayServeCommand: TapemuCommand {
     }
     static let maxBody = Option<Int>.integer(
         "--max-body", value: "<bytes>", help: "The largest request body (default 1048576); larger gets 413.", in: 1...Int.max)
+    /// `--ledger postgres://…`: a PostgreSQL ledger several servers share (claims and leases keep
+    /// one server on each webhook of the shared outbox at a time).
+    static let ledger = Option<String>(
+        "--ledger", value: "<url>",
+        help: "Keep the ledger in PostgreSQL (postgres://USER@HOST:PORT/DB) shared by several gateway servers, instead of --data-dir; each server also delivers the shared webhook outbox.") {
+        text, name throws(UsageError) in
+        guard PostgresURL.isPostgres(text) else { throw UsageError("\(name) must be a postgres://USER@HOST:PORT/DB URL") }
+        return text
+    }
     static let accessLog = Flag(
         "--access-log",
         help: "One stderr line when a request arrives and one when it is answered (method, path, status, X-Request-Id; never a body).")
@@ -77,9 +89,12 @@ struct GatewayServeCommand: TapemuCommand {
     var webhookFaults: WebhookFaults
     var webhookSchedule: WebhookSchedule
     var gateway: GatewayOptions
+    /// `--ledger`: a PostgreSQL ledger shared with other servers (nil: the one in --data-dir).
+    var ledgerURL: String?
 
     init(arguments: inout Arguments) throws(UsageError) {
         gateway = try GatewayOptions(arguments: &arguments)
+        ledgerURL = try arguments.value(Self.ledger)
         accessLog = arguments.isSet(Self.accessLog)
         listen = try arguments.value(Self.listen, default: ListenAddress(host: "127.0.0.1", port: 8080))
         fault = try arguments.value(Self.fault)
@@ -135,10 +150,25 @@ struct GatewayServeCommand: TapemuCommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
+        // One service and one deliverer (below) whichever the ledger: --data-dir's SQLite or
+        // --ledger's PostgreSQL.
+        let opened: EmbeddedGateway
+        if let ledgerURL {
+            do {
+                opened = try EmbeddedGateway.shared(ledgerURL: ledgerURL)
+            } catch {
+                throw CommandFailure(exitCode: ExitCode.ioError, "cannot open the gateway ledger: \(error.reason)")
+            }
+        } else {
+            opened = try gateway.openGateway(.create)
+        }
         let service: GatewayService
-        do {
-            service = try GatewayService(gateway: gateway.openGateway(.create), fault: fault)
-        } catch let error as GatewayError {
+        do throws(GatewayError) {
+            service = try GatewayService(gateway: opened, fault: fault)
+        } catch {
+            guard ledgerURL == nil else {
+                throw CommandFailure(exitCode: ExitCode.ioError, "cannot open the gateway ledger: \(error.reason)")
+            }
             throw gateway.failure(error, doing: "cannot open the gateway ledger")
         }
         let dashboard = Self.isLoopback(listen.host)

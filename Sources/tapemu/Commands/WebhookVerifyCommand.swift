@@ -111,7 +111,7 @@ struct WebhookVerifyCommand: TapemuCommand {
 
 /// The rows of `gateway webhooks`: each webhook with its delivery state.
 enum WebhookRows {
-    static func rows(_ ledger: Ledger, orderId: String?, pendingOnly: Bool) throws -> [GatewayWebhooksCommand.Row] {
+    static func rows(_ ledger: any LedgerStore, orderId: String?, pendingOnly: Bool) throws -> [GatewayWebhooksCommand.Row] {
         let iso = Date.ISO8601FormatStyle()
         // A version-1 ledger opened read only has no delivery state yet: the outbox alone.
         guard let deliveries = try? ledger.webhookDeliveries(orderId: orderId) else {

@@ -1,0 +1,226 @@
+public import Foundation
+import VirtualCard
+
+/// Where a gateway keeps its ledger: the embedded SQLite file (``Ledger``, the default) or a
+/// database server several gateway processes share (`PostgresLedger`). Every backend gives the
+/// same guarantees:
+///
+/// - one sale per orderId, whoever races on it (a replay returns the stored sale; a mismatch
+///   throws ``GatewayError/Code/orderConflict``);
+/// - a sale reversed at most once, refunds never beyond the remainder;
+/// - the webhook of a state change written in the same transaction as the change;
+/// - a webhook claimed by one deliverer at a time under a lease, claimed again once the lease
+///   ran out (at least once);
+/// - a write that throws recorded nothing, except ``GatewayError/Code/serverError`` from a
+///   write whose commit was under way when the database went away: then it may have been
+///   recorded (the caller's outcome is unknown; look the order up).
+///
+/// Calls block their thread (a lock, a disk flush, a network round trip): run them off
+/// Swift's cooperative pool.
+public protocol LedgerStore: Sendable {
+    /// The key that signs webhooks (`MONEI-Signature`).
+    var webhookSecret: [UInt8] { get }
+    /// The key that signs tokens.
+    var tokenSigningSecret: [UInt8] { get }
+    /// A keyed fingerprint of a PAN (never the PAN itself).
+    func cardFingerprint(of digits: String) -> String
+    /// Where the ledger is, for messages (never a password).
+    var location: String { get }
+
+    // Writes: the gateway's decisions.
+    func storeSale(_ sale: Payment, fingerprint: String) throws(GatewayError) -> (Payment, isReplay: Bool)
+    /// Group commit (``SaleGroupCommit``): records `sales` in ONE transaction and one commit,
+    /// each exactly as ``storeSale(_:fingerprint:)`` would one after another in this order (a
+    /// later sale of an orderId met earlier in the batch is a replay or an `orderConflict`).
+    /// Each sale runs in its own savepoint: one whose write fails records nothing and the
+    /// others go on. Returns one result per sale, in order, only once the commit is over;
+    /// when the transaction fails as a whole (cannot begin, a failure that ends it, a refused
+    /// or broken COMMIT), every sale gets that error, and it says what ``storeSale(_:fingerprint:)``'s
+    /// would (nothing recorded, or `serverError`: maybe recorded). `beforeCommit` is called
+    /// with the batch's orderIds after every sale was written and before COMMIT.
+    func storeSales(_ sales: [(sale: Payment, fingerprint: String)],
+                    beforeCommit: (@Sendable ([String]) -> Void)?) -> [Result<SaleOutcome, GatewayError>]
+    func storeReversal(uniqueRef: String, at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment)
+    func storeRefund(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment)
+
+    // Reads.
+    func payment(paymentId: String) throws(GatewayError) -> Payment?
+    func payment(uniqueRef: String) throws(GatewayError) -> Payment?
+    func sales(orderId: String) throws(GatewayError) -> [Payment]
+    func allPayments() throws(GatewayError) -> [Payment]
+    func saleCount(orderId: String) throws(GatewayError) -> Int
+    func transactions(_ filter: TransactionFilter) throws(GatewayError) -> [Payment]
+    func payments(orderId: String) throws(GatewayError) -> [Payment]
+    func children(ofPaymentId paymentId: String) throws(GatewayError) -> [Payment]
+    func recentSales(limit: Int) throws(GatewayError) -> [Payment]
+
+    // The webhook outbox and its delivery.
+    func webhooks(orderId: String?, pendingOnly: Bool) throws(GatewayError) -> [Webhook]
+    func webhookDeliveries(orderId: String?, paymentId: String?) throws(GatewayError) -> [WebhookDelivery]
+    func webhookAttempts(webhookId: Int64) throws(GatewayError) -> [WebhookAttempt]
+    func claimDueWebhooks(now: Date, owner: String, lease: Duration, limit: Int,
+                          firstAttemptDelay: Duration) throws(GatewayError) -> [Webhook]
+    func nextWebhookDue(firstAttemptDelay: Duration) throws(GatewayError) -> Date?
+    func recordWebhookAttempt(_ a: WebhookAttemptRecord) throws(GatewayError)
+    func markWebhookDelivered(id: Int64, at date: Date) throws(GatewayError)
+    func recordWebhookFailure(id: Int64, error: String) throws(GatewayError)
+
+    // Accounts, SDK versions, named secrets.
+    func termsAccepted(accountId: String) throws(GatewayError) -> Bool
+    func setTermsAccepted(_ accepted: Bool, accountId: String, at date: Date) throws(GatewayError)
+    func blockedSDKVersions() throws(GatewayError) -> Set<String>
+    func blockSDKVersion(_ version: String) throws(GatewayError)
+    func unblockSDKVersion(_ version: String) throws(GatewayError)
+    func secret(named name: String) throws(GatewayError) -> [UInt8]
+}
+
+extension LedgerStore {
+    // The requirements' defaults (a protocol requirement has none of its own).
+    public func webhooks() throws(GatewayError) -> [Webhook] { try webhooks(orderId: nil, pendingOnly: false) }
+    public func webhooks(orderId: String?) throws(GatewayError) -> [Webhook] {
+        try webhooks(orderId: orderId, pendingOnly: false)
+    }
+    public func webhooks(pendingOnly: Bool) throws(GatewayError) -> [Webhook] {
+        try webhooks(orderId: nil, pendingOnly: pendingOnly)
+    }
+    public func webhookDeliveries() throws(GatewayError) -> [WebhookDelivery] {
+        try webhookDeliveries(orderId: nil, paymentId: nil)
+    }
+    public func webhookDeliveries(orderId: String?) throws(GatewayError) -> [WebhookDelivery] {
+        try webhookDeliveries(orderId: orderId, paymentId: nil)
+    }
+    public func webhookDeliveries(paymentId: String?) throws(GatewayError) -> [WebhookDelivery] {
+        try webhookDeliveries(orderId: nil, paymentId: paymentId)
+    }
+    public func claimDueWebhooks(now: Date, owner: String, lease: Duration, limit: Int) throws(GatewayError) -> [Webhook] {
+        try claimDueWebhooks(now: now, owner: owner, lease: lease, limit: limit, firstAttemptDelay: .zero)
+    }
+    public func nextWebhookDue() throws(GatewayError) -> Date? { try nextWebhookDue(firstAttemptDelay: .zero) }
+}
+
+/// The SQLite ledger as a ``LedgerStore``.
+extension Ledger: LedgerStore {
+    public var tokenSigningSecret: [UInt8] { tokenSecret }
+    public func cardFingerprint(of digits: String) -> String { fingerprint(of: digits) }
+    public var location: String { path }
+    public func storeSale(_ sale: Payment, fingerprint: String) throws(GatewayError) -> (Payment, isReplay: Bool) {
+        try recordSale(sale, fingerprint: fingerprint)
+    }
+    public func storeSales(_ sales: [(sale: Payment, fingerprint: String)],
+                           beforeCommit: (@Sendable ([String]) -> Void)?) -> [Result<SaleOutcome, GatewayError>] {
+        recordSales(sales, beforeCommit: beforeCommit)
+    }
+    public func storeReversal(uniqueRef: String, at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment) {
+        try recordReversal(uniqueRef: uniqueRef, at: now)
+    }
+    public func storeRefund(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment) {
+        try recordRefund(uniqueRef: uniqueRef, amount: amount, at: now)
+    }
+}
+
+/// The rules every backend applies the same way, and the rows it builds: shared so a new
+/// backend decides exactly as the SQLite ledger does.
+public enum LedgerRules {
+    /// The ledger's own settings (never handed out by ``LedgerStore/secret(named:)``).
+    public static let reservedSettings: Set<String> = ["webhook_secret", "token_secret", "fingerprint_key",
+                                                       "data_directory_id"]
+
+    /// Throws `orderConflict` when a replayed sale differs from the stored one.
+    public static func checkReplay(stored: Payment, storedFingerprint: String, sale: Payment,
+                                   fingerprint: String) throws(GatewayError) {
+        var differences: [String] = []
+        if stored.amount != sale.amount { differences.append("amount") }
+        if stored.currency != sale.currency { differences.append("currency") }
+        if storedFingerprint != fingerprint { differences.append("card") }
+        guard differences.isEmpty else {
+            throw GatewayError(.orderConflict,
+                               "order \(sale.orderId) already exists with a different \(differences.joined(separator: ", ")); nothing was charged")
+        }
+    }
+
+    /// Throws the refusal of reversing `sale` (looked up by `uniqueRef`), if any.
+    public static func checkReversible(_ sale: Payment, uniqueRef: String) throws(GatewayError) {
+        guard sale.kind == .sale else {
+            throw GatewayError(.notReversible, "\(uniqueRef) is a \(sale.kind.rawValue), not a sale")
+        }
+        guard !sale.reversed else {
+            throw GatewayError(.alreadyReversed, "\(uniqueRef) was reversed before; it is not reversed again")
+        }
+        guard sale.status == .approved else {
+            throw GatewayError(.notReversible, "\(uniqueRef) was declined; there is nothing to reverse")
+        }
+        guard sale.refundedAmount == 0 else {
+            throw GatewayError(.notReversible, "\(uniqueRef) was refunded in part or in full; refund the rest instead")
+        }
+    }
+
+    /// The amount a refund of `amount` (nil: all that is left) takes, or its refusal.
+    public static func refundValue(_ sale: Payment, uniqueRef: String, amount: Int?) throws(GatewayError) -> Int {
+        guard sale.kind == .sale else {
+            throw GatewayError(.notRefundable, "\(uniqueRef) is a \(sale.kind.rawValue), not a sale")
+        }
+        guard sale.status == .approved else {
+            throw GatewayError(.notRefundable, "\(uniqueRef) was declined; there is nothing to refund")
+        }
+        guard !sale.reversed else {
+            throw GatewayError(.notRefundable, "\(uniqueRef) was reversed; there is nothing to refund")
+        }
+        let remaining = sale.remainingAmount
+        let value = amount ?? remaining
+        guard value > 0, value <= remaining else {
+            throw GatewayError(.refundExceedsRemaining,
+                               "a refund of \(value) but \(remaining) of \(sale.amount) is left to refund")
+        }
+        return value
+    }
+
+    /// The reversal or refund row of `sale`.
+    public static func child(of sale: Payment, kind: TransactionKind, amount: Int, message: String, at now: Date) -> Payment {
+        Payment(paymentId: Encoding.paymentId(), kind: kind, orderId: sale.orderId, parentPaymentId: sale.paymentId,
+                amount: amount, currency: sale.currency, status: .approved, statusCode: "00", statusMessage: message,
+                authorisationCode: Encoding.authorisationCode(), uniqueRef: Encoding.uniqueRef(),
+                cardBrand: sale.cardBrand, last4: sale.last4, maskedPAN: sale.maskedPAN, expiry: sale.expiry,
+                panSequenceNumber: sale.panSequenceNumber, emvData: [], cryptogram: sale.cryptogram,
+                callbackUrl: sale.callbackUrl, accountId: sale.accountId, sdkVersion: sale.sdkVersion,
+                reversed: false, refundedAmount: 0, createdAt: now, updatedAt: now)
+    }
+
+    /// The body and `MONEI-Signature` header of the webhook announcing `sale`'s new state.
+    public static func webhookMessage(for sale: Payment, event: WebhookEvent, at now: Date,
+                                      secret: [UInt8]) -> (body: String, signature: String) {
+        let body = WebhookBody(sale: sale, event: event).json()
+        let t = Int64(now.timeIntervalSince1970.rounded(.down))
+        return (body, WebhookSignature.header(body: Array(body.utf8), secret: secret, timestamp: t))
+    }
+
+    public static func millis(_ d: Date) -> Int64 { Int64((d.timeIntervalSince1970 * 1000).rounded(.down)) }
+    public static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(ms) / 1000) }
+    public static func millis(_ d: Duration) -> Int64 {
+        d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
+    }
+    public static func hex(_ bytes: [UInt8]) -> String { Encoding.hex(bytes) }
+    public static func unhex(_ text: String) -> [UInt8]? { Encoding.unhex(text) }
+    public static func randomSecret() -> [UInt8] { Crypto.randomBytes(32) }
+    public static func hmac(key: [UInt8], _ digits: String) -> String {
+        Encoding.hex(Crypto.hmacSHA256(key: key, message: Array(digits.utf8)))
+    }
+
+    public static func webhook(id: Int64, paymentId: String, orderId: String, event: WebhookEvent, url: String,
+                               body: String, signature: String, createdAt: Date, deliveredAt: Date?, attempts: Int,
+                               lastError: String?) -> Webhook {
+        Webhook(id: id, paymentId: paymentId, orderId: orderId, event: event, url: url, body: body, signature: signature,
+                createdAt: createdAt, deliveredAt: deliveredAt, attempts: attempts, lastError: lastError)
+    }
+
+    public static func delivery(_ w: Webhook, nextAttemptAt: Date?, lastAttemptAt: Date?, lastStatus: Int?,
+                                gaveUpAt: Date?) -> WebhookDelivery {
+        WebhookDelivery(webhook: w, nextAttemptAt: nextAttemptAt, lastAttemptAt: lastAttemptAt, lastStatus: lastStatus,
+                        gaveUpAt: gaveUpAt)
+    }
+
+    public static func attempt(webhookId: Int64, attempt: Int, startedAt: Date, finishedAt: Date, status: Int?,
+                               error: String?, nextAttemptAt: Date?, fault: String?) -> WebhookAttempt {
+        WebhookAttempt(webhookId: webhookId, attempt: attempt, startedAt: startedAt, finishedAt: finishedAt,
+                       status: status, error: error, nextAttemptAt: nextAttemptAt, fault: fault)
+    }
+}

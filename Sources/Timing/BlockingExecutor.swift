@@ -1,0 +1,38 @@
+import Foundation
+
+/// Dedicated threads as a task executor, for work that blocks its thread for long or often (a
+/// database's calls: SQLite's lock and fsync, libpq's network round trips). A task that prefers
+/// it (`withTaskExecutorPreference(executor) { … }`) runs there, never holding a thread of
+/// Swift's cooperative pool — on a 2-core machine that pool has two threads, which a few waiting
+/// database calls would otherwise fill. For one call, ``withBlockingCall(_:)`` is enough.
+public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+
+    /// Starts `threads` threads named `name.0`, `name.1`…; they live as long as the process.
+    public init(threads: Int, name: String) {
+        for i in 0..<max(1, threads) {
+            let t = Thread { [self] in work() }
+            t.name = "\(name).\(i)"
+            t.start()
+        }
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func work() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty { condition.wait() }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import PaymentGateway
+import PostgresClient
+import PostgresLedger
+import Synchronization
+import Testing
+import TestSupport
+
+/// One backend of the contract: how to make a gateway over a new ledger, and a second gateway
+/// over the same ledger (another process, another server).
+struct Backend: Sendable, CustomStringConvertible {
+    var description: String
+    var fresh: @Sendable () throws -> (gateway: EmbeddedGateway, reopen: @Sendable () throws -> EmbeddedGateway)
+
+    static let sqlite = Backend(description: "SQLite") {
+        let dir = try temporaryDirectory()
+        let open: @Sendable () throws -> EmbeddedGateway = { try EmbeddedGateway(dataDirectory: dir) }
+        return (try open(), open)
+    }
+
+    static let postgres = Backend(description: "PostgreSQL") {
+        let url = try TestPostgres.freshDatabase()
+        let open: @Sendable () throws -> EmbeddedGateway = { try EmbeddedGateway.shared(ledgerURL: url) }
+        return (try open(), open)
+    }
+}
+
+/// The gateway contract, the same on every backend (each test runs once per backend below).
+enum LedgerContract {
+    static func idempotentPerOrder(_ b: Backend) async throws {
+        let g = try b.fresh().gateway
+        let first = try await g.authorize(Card.request("o-1"))
+        #expect(first.status == .approved && !first.isReplay)
+        let again = try await g.authorize(Card.request("o-1"))
+        #expect(again.isReplay && again.paymentId == first.paymentId)
+        await #expect(throws: GatewayError.self) { try await g.authorize(Card.request("o-1", amount: 999)) }
+        do throws(GatewayError) { _ = try await g.authorize(Card.request("o-1", pan: Card.other)); Issue.record("another card was charged") }
+        catch { #expect(error.code == .orderConflict) }
+        #expect(try g.ledger.saleCount(orderId: "o-1") == 1)
+        #expect(try await g.charges(orderId: "o-1").map(\.paymentId) == [first.paymentId])
+        #expect(try g.ledger.webhooks(orderId: "o-1").map(\.event) == [.approved])
+    }
+
+    static func reversalOnce(_ b: Backend) async throws {
+        let g = try b.fresh().gateway
+        let sale = try await g.authorize(Card.request("o-rev"))
+        let r = try await g.reverse(uniqueRef: sale.uniqueRef)
+        #expect(r.originalUniqueRef == sale.uniqueRef && r.amount == 1250)
+        do throws(GatewayError) { _ = try await g.reverse(uniqueRef: sale.uniqueRef); Issue.record("reversed twice") }
+        catch { #expect(error.code == .alreadyReversed) }
+        do throws(GatewayError) { _ = try await g.refund(uniqueRef: sale.uniqueRef, amount: 1); Issue.record("refunded a reversed sale") }
+        catch { #expect(error.code == .notRefundable) }
+        do throws(GatewayError) { _ = try await g.reverse(uniqueRef: "NOSUCHREF"); Issue.record("reversed nothing") }
+        catch { #expect(error.code == .notFound) }
+        #expect(try g.ledger.webhooks(orderId: "o-rev").map(\.event) == [.approved, .reversed])
+        let list = try await g.transactionList(orderId: "o-rev")
+        #expect(list.count == 1 && list[0].code == .cancelled)
+    }
+
+    static func refundsWithinRemainder(_ b: Backend) async throws {
+        let g = try b.fresh().gateway
+        let sale = try await g.authorize(Card.request("o-ref", amount: 1000))
+        let r1 = try await g.refund(uniqueRef: sale.uniqueRef, amount: 400)
+        #expect(r1.remainingAmount == 600 && r1.refundedAmount == 400)
+        do throws(GatewayError) { _ = try await g.refund(uniqueRef: sale.uniqueRef, amount: 601); Issue.record("refunded beyond the remainder") }
+        catch { #expect(error.code == .refundExceedsRemaining) }
+        let r2 = try await g.refund(uniqueRef: sale.uniqueRef)
+        #expect(r2.amount == 600 && r2.remainingAmount == 0)
+        do throws(GatewayError) { _ = try await g.reverse(uniqueRef: sale.uniqueRef); Issue.record("reversed a refunded sale") }
+        catch { #expect(error.code == .notReversible) }
+        #expect(try g.ledger.webhooks(orderId: "o-ref").map(\.event) == [.approved, .partiallyRefunded, .refunded])
+        let list = try await g.transactionList(orderId: "o-ref")
+        #expect(list.count == 3 && list.first?.uniqueRef == sale.uniqueRef)
+        #expect(try g.ledger.children(ofPaymentId: sale.paymentId).map(\.amount) == [400, 600])
+    }
+
+    /// 32 concurrent authorisations of one order and 10 concurrent refunds of one sale.
+    static func races(_ b: Backend) async throws {
+        let (g, reopen) = try b.fresh()
+        let others = try (0..<3).map { _ in try reopen() }
+        let gateways = [g] + others
+        let answers = try await withTaskExecutorPreference(testLedgerThreads) {
+            try await withThrowingTaskGroup(of: AuthorisationResponse.self) { group in
+                for i in 0..<32 { group.addTask { try await gateways[i % gateways.count].authorize(Card.request("o-race")) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        #expect(Set(answers.map { $0.paymentId }).count == 1)
+        #expect(answers.filter { !$0.isReplay }.count == 1)
+        #expect(try g.ledger.saleCount(orderId: "o-race") == 1)
+        #expect(try g.ledger.webhooks(orderId: "o-race").count == 1)
+
+        let sale = try await g.authorize(Card.request("o-refunds", amount: 1000))
+        let refunds = await withTaskExecutorPreference(testLedgerThreads) {
+            await withTaskGroup(of: GatewayError.Code?.self) { group in
+                for i in 0..<10 {
+                    group.addTask {
+                        do throws(GatewayError) { _ = try await gateways[i % gateways.count].refund(uniqueRef: sale.uniqueRef, amount: 300); return nil }
+                        catch { return error.code }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        #expect(refunds.filter { $0 == nil }.count == 3)
+        #expect(refunds.compactMap { $0 }.allSatisfy { $0 == GatewayError.Code.refundExceedsRemaining || $0 == GatewayError.Code.busy })
+        #expect(try g.ledger.payment(uniqueRef: sale.uniqueRef)?.refundedAmount == 900)
+    }
+
+    /// Group commit through the store (``LedgerStore/storeSales(_:beforeCommit:)``): one batch
+    /// with an in-batch replay, an in-batch conflict, a write the database refuses (a taken
+    /// uniqueRef), a replay of a committed sale and a new order; the hook runs once before
+    /// COMMIT with the batch's orderIds; the ledger then holds exactly the sales that succeeded.
+    static func batchOfSales(_ b: Backend) async throws {
+        let g = try b.fresh().gateway
+        let seed = try await g.authorize(Card.request("o-seed"))
+        let template = try #require(try g.ledger.payment(paymentId: seed.paymentId))
+        let fp = g.ledger.cardFingerprint(of: Card.visa.digits)
+        func sale(_ orderId: String, amount: Int = 1250, uniqueRef: String? = nil) -> Payment {
+            Card.sale(like: template, orderId: orderId, amount: amount, uniqueRef: uniqueRef)
+        }
+        let a = sale("b-a")
+        let c = sale("b-c")
+        let hooked = Mutex<[[String]]>([])
+        let results = g.ledger.storeSales([
+            (a, fp),
+            (sale("b-a"), fp),                          // replay of the first, inside the batch
+            (sale("b-a", amount: 2000), fp),            // conflict with the first
+            (sale("b-b", uniqueRef: a.uniqueRef), fp),  // the database refuses it mid-batch
+            (sale("o-seed"), fp),                       // replay of a committed sale
+            (c, fp),
+        ], beforeCommit: { ids in hooked.withLock { $0.append(ids) } })
+        try #require(results.count == 6)
+        #expect(try results[0].get().payment.paymentId == a.paymentId && !results[0].get().isReplay)
+        #expect(try results[1].get().payment.paymentId == a.paymentId && results[1].get().isReplay)
+        if case .failure(let e) = results[2] { #expect(e.code == .orderConflict) } else { Issue.record("no conflict") }
+        if case .failure(let e) = results[3] { #expect(e.code == .storage) } else { Issue.record("a taken uniqueRef was stored") }
+        #expect(try results[4].get().payment.paymentId == seed.paymentId && results[4].get().isReplay)
+        #expect(try results[5].get().payment.paymentId == c.paymentId && !results[5].get().isReplay)
+        #expect(hooked.withLock { $0 } == [["b-a", "b-a", "b-a", "b-b", "o-seed", "b-c"]])
+        #expect(try g.ledger.allPayments().map(\.orderId).sorted() == ["b-a", "b-c", "o-seed"])
+        #expect(try g.ledger.webhooks().map(\.orderId).sorted() == ["b-a", "b-c", "o-seed"])
+        #expect(try g.ledger.saleCount(orderId: "b-b") == 0)
+    }
+
+    /// One deliverer holds a webhook under its lease; another gets it once the lease ran out.
+    static func webhookClaims(_ b: Backend) async throws {
+        let g = try b.fresh().gateway
+        _ = try await g.authorize(Card.request("o-hook"))
+        let now = Date()
+        let a = try g.ledger.claimDueWebhooks(now: now, owner: "a", lease: .seconds(30), limit: 10)
+        #expect(a.count == 1)
+        #expect(try g.ledger.claimDueWebhooks(now: now.addingTimeInterval(1), owner: "b", lease: .seconds(30), limit: 10).isEmpty)
+        // "a" died: after its lease, "b" claims it and delivers it.
+        let later = now.addingTimeInterval(31)
+        let b2 = try g.ledger.claimDueWebhooks(now: later, owner: "b", lease: .seconds(30), limit: 10)
+        #expect(b2.map(\.id) == a.map(\.id))
+        try g.ledger.recordWebhookAttempt(WebhookAttemptRecord(
+            webhookId: b2[0].id, owner: "b", startedAt: later, finishedAt: later, status: 200, error: nil,
+            delivered: true, nextAttemptAt: nil))
+        #expect(try g.ledger.webhooks(pendingOnly: true).isEmpty)
+        #expect(try g.ledger.webhookAttempts(webhookId: b2[0].id).map(\.status) == [200])
+        #expect(try g.ledger.webhookDeliveries(orderId: "o-hook").map(\.state) == ["delivered"])
+        #expect(try g.ledger.claimDueWebhooks(now: later.addingTimeInterval(100), owner: "c", lease: .seconds(30), limit: 10).isEmpty)
+    }
+
+    /// Settings and secrets are the ledger's: a second gateway on it agrees.
+    static func sharedSettings(_ b: Backend) async throws {
+        let (g, reopen) = try b.fresh()
+        let key = try g.ledger.secret(named: "merchant_api_key")
+        #expect(key.count == 32)
+        do throws(GatewayError) { _ = try g.ledger.secret(named: "webhook_secret"); Issue.record("handed out the webhook secret") }
+        catch { #expect(error.code == .invalidRequest) }
+        try await g.setTermsAccepted(true, accountId: "acct-1")
+        try g.blockSDKVersion("0.9.0")
+        let sale = try await g.authorize(Card.request("o-shared"))
+        let h = try reopen()
+        #expect(try h.ledger.secret(named: "merchant_api_key") == key)
+        #expect(h.webhookSecret == g.webhookSecret)
+        #expect(try await h.termsAccepted(accountId: "acct-1"))
+        do throws(GatewayError) { try await h.checkSDKVersion("0.9.0"); Issue.record("a blocked SDK passed") }
+        catch { #expect(error.code == .sdkUpgradeRequired) }
+        #expect(try await h.charges(orderId: "o-shared").map(\.paymentId) == [sale.paymentId])
+        let token = g.issueToken(accountId: "acct-1")
+        guard case .valid = try await h.validateToken(token) else { Issue.record("the other gateway refused the token"); return }
+    }
+}
+
+@Suite("Gateway ledger contract: SQLite", .temporaryDirectories)
+struct SQLiteLedgerContractTests {
+    @Test func idempotentPerOrder() async throws { try await LedgerContract.idempotentPerOrder(.sqlite) }
+    @Test func reversalOnce() async throws { try await LedgerContract.reversalOnce(.sqlite) }
+    @Test func refundsWithinRemainder() async throws { try await LedgerContract.refundsWithinRemainder(.sqlite) }
+    @Test func races() async throws { try await LedgerContract.races(.sqlite) }
+    @Test func batchOfSales() async throws { try await LedgerContract.batchOfSales(.sqlite) }
+    @Test func webhookClaims() async throws { try await LedgerContract.webhookClaims(.sqlite) }
+    @Test func sharedSettings() async throws { try await LedgerContract.sharedSettings(.sqlite) }
+}
+
+@Suite("Gateway ledger contract: PostgreSQL", .enabled(if: TestPostgres.available, Comment(rawValue: TestPostgres.skipMessage)))
+struct PostgresLedgerContractTests {
+    @Test func idempotentPerOrder() async throws { try await LedgerContract.idempotentPerOrder(.postgres) }
+    @Test func reversalOnce() async throws { try await LedgerContract.reversalOnce(.postgres) }
+    @Test func refundsWithinRemainder() async throws { try await LedgerContract.refundsWithinRemainder(.postgres) }
+    @Test func races() async throws { try await LedgerContract.races(.postgres) }
+    @Test func batchOfSales() async throws { try await LedgerContract.batchOfSales(.postgres) }
+    @Test func webhookClaims() async throws { try await LedgerContract.webhookClaims(.postgres) }
+    @Test func sharedSettings() async throws { try await LedgerContract.sharedSettings(.postgres) }
+}
