@@ -351,25 +351,31 @@ public final class PostgresLedger: LedgerStore, Sendable {
         let batched = sales.count > 1
         do throws(GatewayError) {
             return try write { (c) throws(PostgresError) -> Result<[Result<SaleOutcome, GatewayError>], GatewayError> in
-                var results: [Result<SaleOutcome, GatewayError>] = []
-                results.reserveCapacity(sales.count)
-                for (sale, fingerprint) in sales {
+                var results = [Result<SaleOutcome, GatewayError>?](repeating: nil, count: sales.count)
+                // In orderId order (stable: one order's requests keep their arrival order), so that
+                // every server's batches take the order-id index entries in one global order and
+                // two batches never wait on each other in a cycle (a deadlock would fail both).
+                let writeOrder = sales.indices.sorted {
+                    (sales[$0].sale.orderId, $0) < (sales[$1].sale.orderId, $1)
+                }
+                for index in writeOrder {
+                    let (sale, fingerprint) = sales[index]
                     guard batched else {
-                        results.append(try self.writeSale(sale, fingerprint: fingerprint, c))
+                        results[index] = try self.writeSale(sale, fingerprint: fingerprint, c)
                         continue
                     }
                     try c.query("SAVEPOINT sale")
                     do throws(PostgresError) {
-                        results.append(try self.writeSale(sale, fingerprint: fingerprint, c))
+                        results[index] = try self.writeSale(sale, fingerprint: fingerprint, c)
                         try c.query("RELEASE SAVEPOINT sale")
                     } catch where error.code == .server && !error.isSerializationFailure {
                         try c.query("ROLLBACK TO SAVEPOINT sale")
                         try c.query("RELEASE SAVEPOINT sale")
-                        results.append(.failure(Self.fault(error, writing: true)))
+                        results[index] = .failure(Self.fault(error, writing: true))
                     }
                 }
                 beforeCommit?(sales.map(\.sale.orderId))
-                return .success(results)
+                return .success(results.map { $0! })
             }
         } catch {
             return Array(repeating: .failure(error), count: sales.count)
