@@ -323,6 +323,23 @@ struct RawReaderState: Sendable {
 
 /// Every call into libpcsclite. Each call runs on the thread that owns its context (see
 /// ``PCSCThread``), except ``cancel(_:)``, the one call that may cross threads.
+/// `SCardCancel` is the one call made from another thread than the context's. It must never run
+/// beside that context's `SCardReleaseContext`, nor beside libpcsclite's own clean-up at process
+/// exit (both free what it reads: a Ctrl-C'd `readers --watch` crashed in `SCardCancel` once in
+/// tens of runs, the watch having ended and the process exiting while the cancel was still in
+/// pcscd). One lock orders the three; the exit handler takes it before the library's destructors
+/// run (atexit handlers run before them) and leaves every later cancel a no-op.
+enum CrossThreadCalls {
+    struct State {
+        var released: Set<SCARDCONTEXT> = []
+        var exiting = false
+    }
+    static let state: Mutex<State> = {
+        atexit { CrossThreadCalls.state.withLock { $0.exiting = true } }
+        return Mutex(State())
+    }()
+}
+
 struct PCSCLite: Sendable {
     /// Forced return codes (tests), or nil.
     let forced: PCSCForcedResults?
@@ -363,12 +380,17 @@ struct PCSCLite: Sendable {
         var context: SCARDCONTEXT = 0
         let rv = SCardEstablishContext(DWORD(SCARD_SCOPE_SYSTEM), nil, nil, &context)
         try Self.check(rv, .establishContext)
+        // (Also registers the exit handler, now that the library is loaded and in use.)
+        CrossThreadCalls.state.withLock { _ = $0.released.remove(context) }
         return context
     }
 
     func releaseContext(_ context: SCARDCONTEXT) {
         if forcedCode(.releaseContext) != nil { return }
-        _ = SCardReleaseContext(context)
+        CrossThreadCalls.state.withLock { s in
+            s.released.insert(context)
+            _ = SCardReleaseContext(context)
+        }
     }
 
     /// Reader names; an empty list when there are none (`SCARD_E_NO_READERS_AVAILABLE`).
@@ -430,7 +452,12 @@ struct PCSCLite: Sendable {
     /// another thread than the context's.
     func cancel(_ context: SCARDCONTEXT) {
         if forcedCode(.cancel) != nil { return }
-        _ = SCardCancel(context)
+        CrossThreadCalls.state.withLock { s in
+            // After its release (or once the process is exiting) the handle is gone: libpcsclite
+            // would look it up in a list another thread is freeing.
+            guard !s.exiting, !s.released.contains(context) else { return }
+            _ = SCardCancel(context)
+        }
     }
 
     func connect(_ context: SCARDCONTEXT, reader: String, share: PCSCShareMode,
