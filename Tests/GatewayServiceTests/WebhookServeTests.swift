@@ -83,14 +83,17 @@ final class WebhookReceiver: Sendable {
             s.next += 1
             return s.next
         }
-        let timer = Task { [state] in
-            try? await Task.sleep(for: limit)
-            state.log.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
-        }
+        // The waiter is registered before the bound starts, so a bound that ends first always
+        // finds it (never a continuation left waiting for ever).
+        var bound: Task<Void, Never>?
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             state.log.withLock { $0.waiters[id] = c }
+            bound = Task { [state] in
+                try? await Task.sleep(for: limit)
+                state.log.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+            }
         }
-        timer.cancel()
+        bound?.cancel()
     }
 
     /// Requests on `path` whose body holds `"orderId":"<orderId>"`.
