@@ -40,6 +40,8 @@ public final class RecordingChannel: CardChannel {
 
     public var atr: [UInt8] { channel.atr }
 
+    public var preferredExecutor: (any TaskExecutor)? { channel.preferredExecutor }
+
     /// The recording so far (redacted when the recorder redacts).
     public var trace: APDUTrace {
         let t = state.withLock { $0 }

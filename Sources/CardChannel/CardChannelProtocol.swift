@@ -22,6 +22,14 @@ public protocol CardChannel: Sendable {
     /// Default: true.
     var mayHoldRealCard: Bool { get }
 
+    /// The executor a sequence of exchanges (a whole card read) should run on, or nil for any.
+    ///
+    /// The PC/SC channel answers with the thread that owns its PC/SC context: a task running
+    /// there sends each APDU as a direct call on the same thread, without handing it to another
+    /// thread and waking up again for the answer. ``CardSession/run(_:)`` and the kernel's read
+    /// use it. Default: nil.
+    var preferredExecutor: (any TaskExecutor)? { get }
+
     /// Sends one command APDU and returns the card's response, unprocessed.
     func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU
 
@@ -40,6 +48,8 @@ public protocol CardChannel: Sendable {
 
 extension CardChannel {
     public var mayHoldRealCard: Bool { true }
+
+    public var preferredExecutor: (any TaskExecutor)? { nil }
 
     public func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
                          onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {

@@ -68,6 +68,14 @@ public final class CardSession: Sendable {
     /// The ATR of the card.
     public var atr: [UInt8] { channel.atr }
 
+    /// Runs `body` — a sequence of exchanges, a whole read — on the channel's
+    /// ``CardChannel/preferredExecutor`` (on the PC/SC channel, the thread that owns the PC/SC
+    /// context: each APDU is then a direct call there). Anything else, as it is.
+    public func run<T, Failure: Error>(_ body: () async throws(Failure) -> T) async throws(Failure) -> T {
+        guard let executor = channel.preferredExecutor else { return try await body() }
+        return try await withTaskExecutorPreference(executor, operation: body)
+    }
+
     /// Sends `command` and returns the complete response: 61xx chains are fetched and
     /// concatenated, a 6Cxx is answered by resending with the exact Le.
     public func send(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {

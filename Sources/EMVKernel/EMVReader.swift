@@ -37,9 +37,19 @@ public struct EMVReader: Sendable {
     }
 
     /// Reads the card of `session`. The exchanges in the result (and in an error's partial read)
-    /// are those of this read only.
+    /// are those of this read only. The read runs on the channel's preferred executor
+    /// (``CardSession/run(_:)``: on the PC/SC channel, the thread that owns the context).
     public func read(session: CardSession, transaction: Transaction,
                      onOnlineDataReady: @Sendable (PartialCardRead) async -> Void = { _ in })
+        async throws(KernelError) -> CardRead
+    {
+        try await session.run { () async throws(KernelError) -> CardRead in
+            try await runKernel(session: session, transaction: transaction, onOnlineDataReady: onOnlineDataReady)
+        }
+    }
+
+    private func runKernel(session: CardSession, transaction: Transaction,
+                           onOnlineDataReady: @Sendable (PartialCardRead) async -> Void)
         async throws(KernelError) -> CardRead
     {
         let firstExchange = session.exchanges.count

@@ -34,6 +34,11 @@ public final class PCSCCardChannel: CardChannel {
         self.removalCheck = removalCheck
     }
 
+    /// The thread that owns the card's PC/SC context: a task running there sends each APDU as a
+    /// direct call on that thread (no hand-over, no wake-up). Deadlines and cancellation hold
+    /// the same: a task whose call blocks is resumed elsewhere.
+    public var preferredExecutor: (any TaskExecutor)? { card.context.thread }
+
     /// Opens a channel on a card already connected (see ``PCSC/openChannel(reader:wait:clock:share:)``
     /// for the usual way).
     public static func wrapping(_ card: PCSCCard) async throws(CardChannelError) -> PCSCCardChannel {
@@ -115,6 +120,32 @@ public final class PCSCCardChannel: CardChannel {
             return true
         } catch {
             return error.code == .unknownReader || error.code == .readerUnavailable
+        }
+    }
+
+    /// Sends `count` commands, cycling through `commands`, as bare `SCardTransmit` calls in one
+    /// loop on the context's thread — no task, no deadline, no hand-over — and returns the time
+    /// of each call: the floor that what the channel adds per exchange is measured against
+    /// (`tapemu bench --reader`, tapemu-bench). A failed transmit ends the loop with its error.
+    public func bareTransmitTimes(_ commands: [CommandAPDU], count: Int) async throws(CardChannelError) -> [Duration] {
+        try check(commands.first ?? CommandAPDU(cla: 0x00, ins: 0xA4, p1: 0x04, p2: 0x00))
+        guard !commands.isEmpty, count > 0 else { return [] }
+        let lite = card.context.lite, handle = card.handle, proto = card.activeProtocol
+        let bytes = commands.map(\.bytes)
+        do {
+            return try await card.context.thread.perform(.transmit) { () throws(PCSCError) -> [Duration] in
+                let clock = ContinuousClock()
+                var times: [Duration] = []
+                times.reserveCapacity(count)
+                for i in 0..<count {
+                    let start = clock.now
+                    _ = try lite.transmit(handle, protocol: proto, bytes[i % bytes.count])
+                    times.append(start.duration(to: clock.now))
+                }
+                return times
+            }
+        } catch {
+            throw CardChannelError(error, during: .exchange, reader: reader)
         }
     }
 

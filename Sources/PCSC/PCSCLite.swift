@@ -5,6 +5,7 @@
 //
 // pcsc-lite on 64-bit Linux: DWORD is `UInt` and LONG is `Int` in Swift. Its structs are used as
 // imported, never redeclared.
+import Dispatch
 import CPCSCLite
 import Glibc
 import Synchronization
@@ -329,15 +330,61 @@ struct RawReaderState: Sendable {
 /// tens of runs, the watch having ended and the process exiting while the cancel was still in
 /// pcscd). One lock orders the three; the exit handler takes it before the library's destructors
 /// run (atexit handlers run before them) and leaves every later cancel a no-op.
+///
+/// No other call may run beside that clean-up either: `tapemu bench --reader` crashed in
+/// libpcsclite once in ~90 runs when the channel's `SCardDisconnect`, queued as the command
+/// ended, ran on the context's thread while the main thread was already in `exit`. So every call
+/// is counted in flight (``call(refused:_:)``); the exit handler refuses new ones (they return
+/// `SCARD_E_CANCELLED` without touching the library), cancels the waits of every live context,
+/// and waits — at most ``exitWait`` — for those in flight to come out.
 enum CrossThreadCalls {
     struct State {
         var released: Set<SCARDCONTEXT> = []
+        /// Contexts established and not yet released.
+        var live: Set<SCARDCONTEXT> = []
         var exiting = false
+        /// Calls into libpcsclite under way.
+        var inFlight = 0
     }
     static let state: Mutex<State> = {
-        atexit { CrossThreadCalls.state.withLock { $0.exiting = true } }
+        atexit { CrossThreadCalls.processExits() }
         return Mutex(State())
     }()
+    /// Signalled when the last call in flight comes out after exit began.
+    private static let drained = DispatchSemaphore(value: 0)
+    /// How long the exit waits for calls in flight (a transmit to a mute card may never return).
+    static let exitWait = DispatchTimeInterval.milliseconds(500)
+
+    /// Runs `body`, a call into libpcsclite, unless the process is exiting: then returns
+    /// `refused` without touching the library.
+    static func call<T>(refused: T, _ body: () -> T) -> T {
+        let admitted = state.withLock { s -> Bool in
+            if s.exiting { return false }
+            s.inFlight += 1
+            return true
+        }
+        guard admitted else { return refused }
+        defer {
+            let last = state.withLock { s -> Bool in
+                s.inFlight -= 1
+                return s.exiting && s.inFlight == 0
+            }
+            if last { drained.signal() }
+        }
+        return body()
+    }
+
+    /// The exit handler: no new calls; blocked waits cancelled; calls in flight awaited (bounded).
+    private static func processExits() {
+        let inFlight = state.withLock { s -> Int in
+            s.exiting = true
+            if s.inFlight > 0 {
+                for context in s.live where !s.released.contains(context) { _ = SCardCancel(context) }
+            }
+            return s.inFlight
+        }
+        if inFlight > 0 { _ = drained.wait(timeout: .now() + exitWait) }
+    }
 }
 
 struct PCSCLite: Sendable {
@@ -378,18 +425,29 @@ struct PCSCLite: Sendable {
             return 0
         }
         var context: SCARDCONTEXT = 0
-        let rv = SCardEstablishContext(DWORD(SCARD_SCOPE_SYSTEM), nil, nil, &context)
+        // (The first use of the state registers the exit handler, before the library is in use.)
+        let rv = CrossThreadCalls.call(refused: LONG(SCARD_E_CANCELLED)) {
+            let rv = SCardEstablishContext(DWORD(SCARD_SCOPE_SYSTEM), nil, nil, &context)
+            if rv == SCARD_S_SUCCESS {
+                CrossThreadCalls.state.withLock { s in
+                    s.released.remove(context)
+                    s.live.insert(context)
+                }
+            }
+            return rv
+        }
         try Self.check(rv, .establishContext)
-        // (Also registers the exit handler, now that the library is loaded and in use.)
-        CrossThreadCalls.state.withLock { _ = $0.released.remove(context) }
         return context
     }
 
     func releaseContext(_ context: SCARDCONTEXT) {
         if forcedCode(.releaseContext) != nil { return }
-        CrossThreadCalls.state.withLock { s in
-            s.released.insert(context)
-            _ = SCardReleaseContext(context)
+        CrossThreadCalls.call(refused: ()) {
+            CrossThreadCalls.state.withLock { s in
+                s.released.insert(context)
+                s.live.remove(context)
+                _ = SCardReleaseContext(context)
+            }
         }
     }
 
@@ -403,11 +461,11 @@ struct PCSCLite: Sendable {
         // The list can grow between the two calls: retry on a too-small buffer.
         for _ in 0..<8 {
             var length: DWORD = 0
-            var rv = SCardListReaders(context, nil, nil, &length)
+            var rv = CrossThreadCalls.call(refused: LONG(SCARD_E_CANCELLED)) { SCardListReaders(context, nil, nil, &length) }
             if rv == SCARD_E_NO_READERS_AVAILABLE { return [] }
             try Self.check(rv, .listReaders)
             var buffer = [CChar](repeating: 0, count: Int(length) + 1)
-            rv = SCardListReaders(context, nil, &buffer, &length)
+            rv = CrossThreadCalls.call(refused: LONG(SCARD_E_CANCELLED)) { SCardListReaders(context, nil, &buffer, &length) }
             if rv == SCARD_E_INSUFFICIENT_BUFFER { continue }
             if rv == SCARD_E_NO_READERS_AVAILABLE { return [] }
             try Self.check(rv, .listReaders)
@@ -437,7 +495,9 @@ struct PCSCLite: Sendable {
             c[i].szReader = UnsafePointer(names[i])
             c[i].dwCurrentState = DWORD(states[i].currentState)
         }
-        let rv = SCardGetStatusChange(context, timeoutMilliseconds, &c, DWORD(c.count))
+        let rv = CrossThreadCalls.call(refused: LONG(SCARD_E_CANCELLED)) {
+            SCardGetStatusChange(context, timeoutMilliseconds, &c, DWORD(c.count))
+        }
         if rv == SCARD_S_SUCCESS {
             for i in states.indices {
                 states[i].eventState = UInt(c[i].dwEventState)
@@ -468,7 +528,9 @@ struct PCSCLite: Sendable {
         }
         var handle: SCARDHANDLE = 0
         var active: DWORD = 0
-        let rv = SCardConnect(context, reader, share.raw, DWORD(protocols.rawValue), &handle, &active)
+        let rv = CrossThreadCalls.call(refused: LONG(SCARD_E_CANCELLED)) {
+            SCardConnect(context, reader, share.raw, DWORD(protocols.rawValue), &handle, &active)
+        }
         try Self.check(rv, .connect)
         return (handle, PCSCProtocol(raw: active))
     }
@@ -480,7 +542,9 @@ struct PCSCLite: Sendable {
             return protocols.contains(.t1) ? .t1 : .t0
         }
         var active: DWORD = 0
-        let rv = SCardReconnect(handle, share.raw, DWORD(protocols.rawValue), initialization.raw, &active)
+        let rv = CrossThreadCalls.call(refused: LONG(SCARD_E_CANCELLED)) {
+            SCardReconnect(handle, share.raw, DWORD(protocols.rawValue), initialization.raw, &active)
+        }
         try Self.check(rv, .reconnect)
         return PCSCProtocol(raw: active)
     }
@@ -490,7 +554,8 @@ struct PCSCLite: Sendable {
             try Self.check(rv, .disconnect)
             return
         }
-        try Self.check(SCardDisconnect(handle, disposition.raw), .disconnect)
+        try Self.check(CrossThreadCalls.call(refused: LONG(SCARD_E_CANCELLED)) { SCardDisconnect(handle, disposition.raw) },
+                       .disconnect)
     }
 
     func status(_ handle: SCARDHANDLE) throws(PCSCError) -> PCSCCard.Status {
@@ -504,7 +569,9 @@ struct PCSCLite: Sendable {
         var proto: DWORD = 0
         var atr = [UInt8](repeating: 0, count: Int(MAX_ATR_SIZE))
         var atrLength = DWORD(atr.count)
-        let rv = SCardStatus(handle, &name, &nameLength, &state, &proto, &atr, &atrLength)
+        let rv = CrossThreadCalls.call(refused: LONG(SCARD_E_CANCELLED)) {
+            SCardStatus(handle, &name, &nameLength, &state, &proto, &atr, &atrLength)
+        }
         try Self.check(rv, .status)
         return PCSCCard.Status(readerName: Self.multiString(name.prefix(Int(nameLength))).first ?? "",
                                state: PCSCCard.Status.CardState(raw: state),
@@ -521,8 +588,10 @@ struct PCSCLite: Sendable {
                                    cbPciLength: UInt(MemoryLayout<SCARD_IO_REQUEST>.size))
         let (rv, response) = responseBuffer.bytes.withLock { buffer -> (LONG, [UInt8]) in
             var length = DWORD(buffer.count)
-            let rv = command.withUnsafeBufferPointer { c in
-                SCardTransmit(handle, &pci, c.baseAddress, DWORD(c.count), nil, &buffer, &length)
+            let rv = CrossThreadCalls.call(refused: LONG(SCARD_E_CANCELLED)) {
+                command.withUnsafeBufferPointer { c in
+                    SCardTransmit(handle, &pci, c.baseAddress, DWORD(c.count), nil, &buffer, &length)
+                }
             }
             return (rv, rv == SCARD_S_SUCCESS ? Array(buffer.prefix(Int(length))) : [])
         }

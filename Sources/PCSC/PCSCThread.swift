@@ -1,53 +1,91 @@
-import Timing
 import Dispatch
 import Foundation
 import Synchronization
 import Timing
 
-/// A dedicated thread that owns one PC/SC context and runs every call on it, in order.
+/// A dedicated thread that owns one PC/SC context and runs every call on it, in order — and a
+/// task executor, so a whole card read can run on it too.
 ///
 /// Blocking PC/SC calls (`SCardGetStatusChange`, `SCardTransmit`) block this thread, never a
 /// thread of Swift's cooperative pool. Callers await results through continuations; a caller
-/// whose task is cancelled can stop waiting at once (``perform(abandonOnCancel:onCancel:_:)``),
+/// whose task is cancelled can stop waiting at once (``perform(_:abandonOnCancel:onCancel:_:)``),
 /// in which case the call finishes on this thread later and its result is dropped.
-final class PCSCThread: Sendable {
+///
+/// A task that prefers this executor (`withTaskExecutorPreference`, as ``PCSCCardChannel``
+/// asks through ``CardChannel/preferredExecutor``) runs here between its calls: sending an APDU
+/// queues the call behind the task's own job on the same thread and resumes the task on it
+/// afterwards — no hand-over to another thread and back, no wake-up, the cost of a plain
+/// `SCardTransmit` loop. A job that arrives while the thread is inside a PC/SC call (a deadline
+/// or a cancellation resuming a task whose call blocks on a mute card) does not wait behind the
+/// call: it runs on the overflow queue, so deadlines and cancellation hold exactly as before.
+final class PCSCThread: TaskExecutor, Sendable {
+    /// A PC/SC call: runs on the thread (it may block), then hands back what to do once the
+    /// thread is out of the call again (resume the caller), or nil.
+    typealias Call = @Sendable () -> (@Sendable () -> Void)?
+
+    private enum Work {
+        case call(Call)
+        case job(UnownedJob)
+    }
+
     private struct Queue {
-        var jobs: [@Sendable () -> Void] = []
+        var work: [Work] = []
         var stopping = false
-        /// The thread waits on ``wake``: the next ``submit(_:)`` signals it.
+        /// The loop has ended: nothing queued from now on would run.
+        var ended = false
+        /// The thread waits on ``wake``: the next ``submit(_:)`` or job signals it.
         var parked = false
+        /// The thread is inside a ``Call`` (possibly blocked in pcscd).
+        var inCall = false
     }
     private let queue = Mutex(Queue())
-    /// Whether ``queue`` holds jobs, readable without the lock (for the spin).
-    private let hasJobs = Atomic<Bool>(false)
+    /// Whether ``queue`` holds work, readable without the lock (for the spin).
+    private let hasWork = Atomic<Bool>(false)
     private let wake = DispatchSemaphore(value: 0)
+    /// Where task jobs run while the thread is inside a call, or after it ended.
+    private let overflow: DispatchQueue
 
-    /// How long the thread looks for its next job before it parks. A caller exchanging APDUs
-    /// back to back submits the next one within a few microseconds of getting its answer; a
-    /// parked thread costs it a wake-up (a futex call and a trip through the scheduler).
+    /// How long the thread looks for its next job before it parks. A caller on another thread
+    /// exchanging APDUs back to back submits the next one within a few microseconds of getting
+    /// its answer; a parked thread costs it a wake-up (a futex call and a trip through the
+    /// scheduler).
     static let spin: Duration = .microseconds(50)
 
     init(name: String) {
+        overflow = DispatchQueue(label: name + ".overflow")
         // The thread holds this object until ``stop()`` ends its loop.
         let thread = Thread { [self] in
             let clock = ContinuousClock()
             while true {
-                let spinUntil = clock.now.advanced(by: Self.spin)
-                while !hasJobs.load(ordering: .acquiring) && clock.now < spinUntil {}
-                let next = queue.withLock { q -> (@Sendable () -> Void)?? in
-                    if !q.jobs.isEmpty {
-                        let job = q.jobs.removeFirst()
-                        if q.jobs.isEmpty { hasJobs.store(false, ordering: .releasing) }
-                        return .some(job)
+                if !hasWork.load(ordering: .acquiring) {
+                    let spinUntil = clock.now.advanced(by: Self.spin)
+                    while !hasWork.load(ordering: .acquiring) && clock.now < spinUntil {}
+                }
+                let next = queue.withLock { q -> Work?? in
+                    if !q.work.isEmpty {
+                        let work = q.work.removeFirst()
+                        if q.work.isEmpty { hasWork.store(false, ordering: .releasing) }
+                        if case .call = work { q.inCall = true }
+                        return .some(work)
                     }
-                    if q.stopping { return .some(nil) }
+                    if q.stopping {
+                        q.ended = true
+                        return .some(nil)
+                    }
                     q.parked = true
                     return .none
                 }
                 switch next {
-                case .some(.some(let job)): job()
-                case .some(.none): return
-                case .none: wake.wait()
+                case .some(.some(.call(let call))):
+                    let then = call()
+                    queue.withLock { $0.inCall = false }
+                    then?()
+                case .some(.some(.job(let job))):
+                    job.runSynchronously(on: asUnownedTaskExecutor())
+                case .some(.none):
+                    return
+                case .none:
+                    wake.wait()
                 }
             }
         }
@@ -55,18 +93,42 @@ final class PCSCThread: Sendable {
         thread.start()
     }
 
-    /// Queues `job`; it runs after every job queued before it.
-    func submit(_ job: @escaping @Sendable () -> Void) {
+    /// A task job (a task that prefers this executor, resumed or started): next in line on the
+    /// thread — or on the overflow queue while the thread is inside a call or has ended.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let (queued, parked) = queue.withLock { q -> (Bool, Bool) in
+            if q.inCall || q.ended { return (false, false) }
+            q.work.append(.job(job))
+            hasWork.store(true, ordering: .releasing)
+            defer { q.parked = false }
+            return (true, q.parked)
+        }
+        if parked { wake.signal() }
+        if !queued {
+            let executor = asUnownedTaskExecutor()
+            overflow.async { job.runSynchronously(on: executor) }
+        }
+    }
+
+    /// Queues `call`; it runs after everything queued before it.
+    private func submit(call: @escaping Call) {
         let parked = queue.withLock { q -> Bool in
-            q.jobs.append(job)
-            hasJobs.store(true, ordering: .releasing)
+            q.work.append(.call(call))
+            hasWork.store(true, ordering: .releasing)
             defer { q.parked = false }
             return q.parked
         }
         if parked { wake.signal() }
     }
 
-    /// Ends the thread once the jobs queued so far have run.
+    /// Queues `job` (a PC/SC call nobody waits for: a disconnect, the context's release); it
+    /// runs after everything queued before it.
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        submit(call: { job(); return nil })
+    }
+
+    /// Ends the thread once the work queued so far has run.
     func stop() {
         let parked = queue.withLock { q -> Bool in
             q.stopping = true
@@ -94,9 +156,10 @@ final class PCSCThread: Sendable {
         let cancelled = Result<T, PCSCError>.failure(PCSCError(.cancelled, function: function))
         if abandonOnCancel && Task.isCancelled { throw PCSCError(.cancelled, function: function) }
         let result = await once.wait {
-            submit {
-                once.resume(Result { () throws(PCSCError) -> T in try body() })
-            }
+            submit(call: {
+                let result = Result { () throws(PCSCError) -> T in try body() }
+                return { once.resume(result) }
+            })
         } onCancel: {
             onCancel?()
             if abandonOnCancel { once.resume(cancelled) }
@@ -123,9 +186,10 @@ extension PCSCThread {
         return await once.wait {
             let timer = clock.schedule(at: deadline) { once.resume(nil) }
             once.onResume { timer.cancel() }
-            submit {
-                once.resume(Result { () throws(PCSCError) -> T in try body() })
-            }
+            submit(call: {
+                let result = Result { () throws(PCSCError) -> T in try body() }
+                return { once.resume(result) }
+            })
         } onCancel: {
             once.resume(cancelled)
         }

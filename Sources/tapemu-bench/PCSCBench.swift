@@ -6,15 +6,24 @@ import VirtualCard
 import BenchTiming
 
 /// A PC/SC round trip through the real pcscd and vpcd: the same emulated card (visa-qvsdc, served
-/// in process by ``VPCDCardServer``) read by a plain C `SCardTransmit` loop and by tapemu's
+/// in process by ``VPCDCardServer``) read by a plain C `SCardTransmit` loop, by bare
+/// `SCardTransmit` calls on the channel's own thread and connection, and by tapemu's
 /// `PCSCCardChannel` (and `CardSession`, which adds the per-APDU deadline and the 61xx/6Cxx
-/// handling), in interleaved batches within one run, so the ratio is measured side by side.
+/// handling), in interleaved batches within one run, so the ratios are measured side by side.
+///
+/// The paths take turns in a fresh random order every round. On a 2-CPU virtual machine the
+/// path that runs right after another one is systematically faster or slower (where the
+/// scheduler left pcscd, the card server and the caller; how long an idle vCPU polls before it
+/// halts): with a fixed rotation one path always followed the same other path and the ratios
+/// carried that, ±20 %. Random order gives every path the same mix of predecessors.
 enum PCSCBench {
     struct Result {
         var reader: String
         var exchanges: Int
         var rounds: Int
         var c: LatencyPercentiles
+        /// Bare `SCardTransmit` calls on the channel's thread and connection (no task, no deadline).
+        var bare: LatencyPercentiles
         var channel: LatencyPercentiles
         var session: LatencyPercentiles
         /// A full kernel read over the PC/SC channel.
@@ -22,6 +31,10 @@ enum PCSCBench {
         var readAirFloor: Duration
         var channelRatio: Double { channel.p50.inNanoseconds / c.p50.inNanoseconds }
         var sessionRatio: Double { session.p50.inNanoseconds / c.p50.inNanoseconds }
+        var bareRatio: Double { bare.p50.inNanoseconds / c.p50.inNanoseconds }
+        /// What the channel adds to a bare transmit per exchange (medians).
+        var channelOverhead: Duration { channel.p50 - bare.p50 }
+        var sessionOverhead: Duration { session.p50 - bare.p50 }
     }
 
     enum Outcome {
@@ -87,29 +100,37 @@ enum PCSCBench {
             guard await c.run(commandBytes, count: 50) != nil else { return .skipped("SCardTransmit failed in warm-up") }
             for i in 0..<50 { _ = try await channel.transmit(commands[i % commands.count]) }
             for i in 0..<50 { _ = try await session.send(commands[i % commands.count]) }
+            _ = try await channel.bareTransmitTimes(commands, count: 50)
 
-            var cSamples: [Duration] = [], channelSamples: [Duration] = [], sessionSamples: [Duration] = []
+            var cSamples: [Duration] = [], bareSamples: [Duration] = []
+            var channelSamples: [Duration] = [], sessionSamples: [Duration] = []
             let clock = ContinuousClock()
-            for round in 0..<rounds {
-                // Rotate which path goes first, so neither always follows the other.
-                for path in 0..<3 {
-                    switch (path + round) % 3 {
+            for _ in 0..<rounds {
+                for path in [0, 1, 2, 3].shuffled() {
+                    switch path {
                     case 0:
                         guard let s = await c.run(commandBytes, count: batch) else { return .skipped("SCardTransmit failed") }
                         cSamples += s
                     case 1:
-                        for i in 0..<batch {
-                            let start = clock.now
-                            let r = try await channel.transmit(commands[i % commands.count])
-                            channelSamples.append(start.duration(to: clock.now))
-                            Sink.add(r.data.count)
+                        bareSamples += try await channel.bareTransmitTimes(commands, count: batch)
+                    case 2:
+                        // As a read uses the channel: on the executor it prefers (its PC/SC thread).
+                        try await session.run { () async throws(CardChannelError) in
+                            for i in 0..<batch {
+                                let start = clock.now
+                                let r = try await channel.transmit(commands[i % commands.count])
+                                channelSamples.append(start.duration(to: clock.now))
+                                Sink.add(r.data.count)
+                            }
                         }
                     default:
-                        for i in 0..<batch {
-                            let start = clock.now
-                            let r = try await session.send(commands[i % commands.count])
-                            sessionSamples.append(start.duration(to: clock.now))
-                            Sink.add(r.data.count)
+                        try await session.run { () async throws(CardChannelError) in
+                            for i in 0..<batch {
+                                let start = clock.now
+                                let r = try await session.send(commands[i % commands.count])
+                                sessionSamples.append(start.duration(to: clock.now))
+                                Sink.add(r.data.count)
+                            }
                         }
                     }
                 }
@@ -121,7 +142,7 @@ enum PCSCBench {
             }
             await c.close()
             return .measured(Result(reader: reader, exchanges: batch * rounds, rounds: rounds,
-                                    c: LatencyPercentiles(cSamples)!, channel: LatencyPercentiles(channelSamples)!,
+                                    c: LatencyPercentiles(cSamples)!, bare: LatencyPercentiles(bareSamples)!, channel: LatencyPercentiles(channelSamples)!,
                                     session: LatencyPercentiles(sessionSamples)!, read: LatencyPercentiles(readSamples)!,
                                     readAirFloor: ContactlessAirTime().read(sample.exchanges)))
         } catch {

@@ -8,7 +8,8 @@ enum BenchRender {
         s.count >= n ? s : right ? String(repeating: " ", count: n - s.count) + s : s + String(repeating: " ", count: n - s.count)
     }
 
-    static func text(_ report: ReadTimingReport, runner: BenchRunner, warmup: Int, pay: Bool, plot: String?) -> String {
+    static func text(_ report: ReadTimingReport, runner: BenchRunner, warmup: Int, pay: Bool, plot: String?,
+                     overhead: BenchRunner.ChannelOverhead? = nil) -> String {
         func what(_ n: Int) -> String { (pay ? "payment" : "read") + (n == 1 ? "" : "s") }
         var s = "tapemu bench: \(report.reads) \(what(report.reads)) of \(runner.description), after \(warmup) warm-up \(what(warmup))\n\n"
         let first = 14
@@ -47,6 +48,14 @@ enum BenchRender {
         for (name, value, note) in lines {
             s += "  " + pad(name, 13, right: false) + pad(value, 10) + "   " + note + "\n"
         }
+        if let o = overhead {
+            let sign = o.perExchange < .zero ? "−" : "+"
+            let amount = BenchFigure.time(o.perExchange < .zero ? .zero - o.perExchange : o.perExchange)
+            s += "\nThe PC/SC channel's own cost: \(sign)\(amount) per exchange — tapemu's send (deadline, 61xx/6Cxx) "
+                + "p50 \(BenchFigure.time(o.send.p50)) vs a bare SCardTransmit p50 \(BenchFigure.time(o.bare.p50)) on the same "
+                + "connection, \(o.send.count) exchanges each, interleaved. Subtract it per exchange to get pcscd's, the "
+                + "reader's and the card's share.\n"
+        }
         if let plot { s += "\nHistogram written to \(plot)\n" }
         return s
     }
@@ -60,7 +69,8 @@ enum BenchRender {
         ])
     }
 
-    static func json(_ report: ReadTimingReport, runner: BenchRunner, warmup: Int, pay: Bool, plot: String?) -> JSONValue {
+    static func json(_ report: ReadTimingReport, runner: BenchRunner, warmup: Int, pay: Bool, plot: String?,
+                     overhead: BenchRunner.ChannelOverhead? = nil) -> JSONValue {
         let m = report.medianRead
         var median: [String: JSONValue] = [
             "totalMicros": micros(m.total), "airFloorMicros": micros(m.airFloor),
@@ -75,6 +85,12 @@ enum BenchRender {
             "mode": .string(pay ? "payment" : "read"), "reads": .int(report.reads), "warmup": .int(warmup),
             "total": percentiles(report.total), "exchanges": .object(kinds), "median": .object(median),
             "plot": plot.map(JSONValue.string) ?? .null,
+            "channelOverhead": overhead.map { o in
+                .object([
+                    "exchanges": .int(o.send.count), "bareTransmitP50Micros": micros(o.bare.p50),
+                    "sendP50Micros": micros(o.send.p50), "perExchangeMicros": micros(o.perExchange),
+                ])
+            } ?? .null,
         ])
     }
 }

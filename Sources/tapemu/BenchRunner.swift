@@ -71,14 +71,54 @@ struct BenchRunner: Sendable, CustomStringConvertible {
         return nil
     }
 
-    func run(count: Int, warmup: Int, onEach: @Sendable () -> Void) async throws -> [ReadTiming] {
-        command.pay ? try await payments(count: count, warmup: warmup, onEach: onEach)
+    /// What the PC/SC channel adds per exchange, measured: ``CardSession/send(_:)`` (what the
+    /// kernel uses: the task on the channel's thread, the APDU deadline, 61xx/6Cxx) against bare
+    /// `SCardTransmit` calls on the same connection and thread, the same commands, in batches
+    /// that take turns in a random order.
+    struct ChannelOverhead: Sendable {
+        var bare: LatencyPercentiles
+        var send: LatencyPercentiles
+        /// The median send minus the median bare transmit.
+        var perExchange: Duration { send.p50 - bare.p50 }
+    }
+
+    /// Batches and their size for ``ChannelOverhead``.
+    static let overheadRounds = 25, overheadBatch = 20
+
+    func run(count: Int, warmup: Int, onEach: @Sendable () -> Void) async throws -> (timings: [ReadTiming], overhead: ChannelOverhead?) {
+        command.pay ? (try await payments(count: count, warmup: warmup, onEach: onEach), nil)
             : try await reads(count: count, warmup: warmup, onEach: onEach)
+    }
+
+    /// ``ChannelOverhead`` on `channel`, with the commands of one read.
+    static func channelOverhead(_ channel: PCSCCardChannel, commands: [CommandAPDU],
+                                apduTimeout: Duration) async throws(CardChannelError) -> ChannelOverhead? {
+        guard !commands.isEmpty else { return nil }
+        let session = CardSession(channel: channel, apduTimeout: apduTimeout)
+        let clock = ContinuousClock()
+        var bare: [Duration] = [], send: [Duration] = []
+        for _ in 0..<overheadRounds {
+            for bareFirst in [true, false].shuffled() {
+                if bareFirst {
+                    bare += try await channel.bareTransmitTimes(commands, count: overheadBatch)
+                } else {
+                    try await session.run { () async throws(CardChannelError) in
+                        for i in 0..<overheadBatch {
+                            let start = clock.now
+                            _ = try await session.send(commands[i % commands.count])
+                            send.append(start.duration(to: clock.now))
+                        }
+                    }
+                }
+            }
+        }
+        guard let b = LatencyPercentiles(bare), let s = LatencyPercentiles(send) else { return nil }
+        return ChannelOverhead(bare: b, send: s)
     }
 
     // MARK: Reads
 
-    private func reads(count: Int, warmup: Int, onEach: @Sendable () -> Void) async throws -> [ReadTiming] {
+    private func reads(count: Int, warmup: Int, onEach: @Sendable () -> Void) async throws -> ([ReadTiming], ChannelOverhead?) {
         let clock = MonotonicClock.continuous
         let transaction = Transaction(amount: command.amount)
         var source = try makeSource()
@@ -93,6 +133,7 @@ struct BenchRunner: Sendable, CustomStringConvertible {
         defer { (kept as? PCSCCardChannel)?.close() }
         var timings: [ReadTiming] = []
         timings.reserveCapacity(count)
+        var lastCommands: [CommandAPDU] = []
         for i in 0..<(warmup + count) {
             if kind == .virtualCard, i > 0, i % Self.readsPerVirtualCard == 0 { source = try makeSource() }
             let channel: any CardChannel
@@ -117,6 +158,7 @@ struct BenchRunner: Sendable, CustomStringConvertible {
                 throw Self.failure(error, run: i, warmup: warmup)
             }
             let total = start.duration(to: .now)
+            lastCommands = read.exchanges.map(\.command)
             if i >= warmup {
                 timings.append(ReadTiming(total: total, exchanges: read.exchanges,
                                           card: Self.cardTime(of: channel, before: cardBefore),
@@ -124,7 +166,16 @@ struct BenchRunner: Sendable, CustomStringConvertible {
             }
             onEach()
         }
-        return timings
+        var overhead: ChannelOverhead?
+        if let pcsc = kept as? PCSCCardChannel {
+            do {
+                overhead = try await Self.channelOverhead(pcsc, commands: lastCommands, apduTimeout: command.apduTimeout)
+            } catch {
+                throw CommandFailure(exitCode: ReadCommand.exitCode(for: error.code),
+                                     "measuring the channel's overhead failed: \(error)")
+            }
+        }
+        return (timings, overhead)
     }
 
     static func failure(_ error: KernelError, run: Int, warmup: Int) -> CommandFailure {
@@ -246,6 +297,8 @@ struct BenchTimingChannel: CardChannel {
     let source: BenchCardSource
 
     var atr: [UInt8] { base.atr }
+
+    var preferredExecutor: (any TaskExecutor)? { base.preferredExecutor }
 
     func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
         let start = ContinuousClock.now

@@ -101,8 +101,9 @@ struct BenchCommand: TapemuCommand {
         let runner = try BenchRunner(command: self)
         let progress = BenchProgress(total: warm + n, label: pay ? "payments" : "reads")
         let timings: [ReadTiming]
+        let overhead: BenchRunner.ChannelOverhead?
         do {
-            timings = try await runner.run(count: n, warmup: warm) { progress.advance() }
+            (timings, overhead) = try await runner.run(count: n, warmup: warm) { progress.advance() }
         } catch {
             progress.finish()
             throw error
@@ -121,9 +122,11 @@ struct BenchCommand: TapemuCommand {
             }
         }
         if output.json {
-            try JSONOutput.print(BenchRender.json(report, runner: runner, warmup: warm, pay: pay, plot: plot), to: console)
+            try JSONOutput.print(BenchRender.json(report, runner: runner, warmup: warm, pay: pay, plot: plot,
+                                                                overhead: overhead), to: console)
         } else {
-            console.write(BenchRender.text(report, runner: runner, warmup: warm, pay: pay, plot: plot))
+            console.write(BenchRender.text(report, runner: runner, warmup: warm, pay: pay, plot: plot,
+                                                   overhead: overhead))
         }
         return ExitCode.success
     }
