@@ -1,0 +1,123 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+import Timing
+@testable import PCSC
+
+/// The PC/SC thread as a task executor (issue 16): a task that prefers it runs between its calls
+/// on the same thread — a call is a direct hand-off, no wake-up — and a job that arrives while the
+/// thread is inside a blocking call (a deadline, a cancellation) runs at once elsewhere, so
+/// deadlines and cancellation hold exactly as for a caller on another thread. No pcscd needed:
+/// the bodies here stand in for `SCardTransmit`, blocked and released by real events.
+@Suite("PC/SC thread as a task executor", .timeLimit(.minutes(1)))
+struct PCSCThreadExecutorTests {
+    /// The calling thread's identity.
+    static func currentThread() -> UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(bitPattern: UInt(pthread_self())))) }
+
+    /// A call body that blocks its thread until ``release()``, and tells when it has started.
+    final class Gate: Sendable {
+        private let started = DispatchSemaphore(value: 0)
+        private let open = DispatchSemaphore(value: 0)
+        /// The body: signals that it runs, then blocks until released.
+        func block() { started.signal(); open.wait() }
+        /// Waits (off the cooperative pool) until the body runs.
+        func waitUntilStarted() async {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async { self.started.wait(); c.resume() }
+            }
+        }
+        func release() { open.signal() }
+    }
+
+    @Test("a task that prefers the thread runs there, and its calls run on the same thread")
+    func runsOnTheThread() async throws {
+        let thread = PCSCThread(name: "test.pcsc")
+        defer { thread.stop() }
+        let (before, inCall, after) = try await withTaskExecutorPreference(thread) { () async throws(PCSCError) -> (UInt, UInt, UInt) in
+            let before = Self.currentThread()
+            let inCall = try await thread.perform(.transmit) { () throws(PCSCError) -> UInt in Self.currentThread() }
+            return (before, inCall, Self.currentThread())
+        }
+        #expect(before == inCall)
+        #expect(after == inCall)
+        // Without the preference the caller stays on the pool: the call still runs on the thread.
+        let pool = Self.currentThread()
+        let call = try await thread.perform(.transmit) { () throws(PCSCError) -> UInt in Self.currentThread() }
+        #expect(call == inCall)
+        #expect(pool != inCall)
+    }
+
+    @Test("a deadline that comes while the call blocks resumes the task at once; the late result is dropped")
+    func deadlineWhileBlocked() async {
+        let thread = PCSCThread(name: "test.pcsc")
+        defer { thread.stop() }
+        let manual = ManualClock()
+        let clock = MonotonicClock(manual)
+        let gate = Gate()
+        let read = Task {
+            await withTaskExecutorPreference(thread) { () async -> (Result<Int, PCSCError>?, UInt) in
+                let result = await thread.perform(.transmit, until: .milliseconds(10), on: clock) { () throws(PCSCError) -> Int in
+                    gate.block()
+                    return 1
+                }
+                return (result, Self.currentThread())
+            }
+        }
+        await gate.waitUntilStarted()
+        await manual.waitForSleepers(1)
+        manual.advance(by: .milliseconds(10))
+        // The task comes back while the body still blocks the PC/SC thread.
+        let (result, resumedOn) = await read.value
+        #expect(result == nil)
+        // A call queued now waits behind the blocked one, then runs; the thread was not lost.
+        let next = Task { try await thread.perform(.transmit) { () throws(PCSCError) -> UInt in Self.currentThread() } }
+        gate.release()
+        let callThread = try? await next.value
+        #expect(callThread != nil)
+        #expect(callThread != resumedOn)   // the timed-out task ran on the overflow queue, not the blocked thread
+    }
+
+    @Test("cancelling a task whose call blocks returns .cancelled at once")
+    func cancelWhileBlocked() async {
+        let thread = PCSCThread(name: "test.pcsc")
+        defer { thread.stop() }
+        let gate = Gate()
+        let cancelled = Mutex(false)
+        let read = Task {
+            await withTaskExecutorPreference(thread) { () async -> PCSCError.Code? in
+                do throws(PCSCError) {
+                    _ = try await thread.perform(.transmit, abandonOnCancel: true,
+                                                 onCancel: { cancelled.withLock { $0 = true } }) { () throws(PCSCError) -> Int in
+                        gate.block()
+                        return 1
+                    }
+                    return nil
+                } catch {
+                    return error.code
+                }
+            }
+        }
+        await gate.waitUntilStarted()
+        read.cancel()
+        let code = await read.value
+        #expect(code == .cancelled)
+        #expect(cancelled.withLock { $0 })
+        gate.release()
+        let after = try? await thread.perform(.transmit) { () throws(PCSCError) -> Int in 7 }
+        #expect(after == 7)
+    }
+
+    @Test("jobs that arrive after the thread ended still run (on the overflow queue)")
+    func afterStop() async throws {
+        let thread = PCSCThread(name: "test.pcsc")
+        // A last call, then the thread ends: a task preferring it must not be stranded.
+        _ = try await thread.perform(.transmit) { () throws(PCSCError) -> Int in 0 }
+        thread.stop()
+        let ran = await withTaskExecutorPreference(thread) { () async -> Bool in
+            await Task.yield()
+            return true
+        }
+        #expect(ran)
+    }
+}
