@@ -1,4 +1,5 @@
 import BERTLV
+import ISO7816
 
 /// What cardholder verification decided, and why.
 public struct CVMDecision: Hashable, Sendable {
@@ -62,7 +63,7 @@ enum CVMProcessing {
     /// Visa-style: the card transaction qualifiers say what the card wants (Book C-3 §5.8).
     static func byCTQ(_ ctq: [UInt8], required: Bool, _ c: TerminalConfiguration, kernel: ContactlessKernel,
                       amountText: String) -> CVMDecision {
-        let hex = ctq.prefix(2).map { String(format: "%02X", $0) }.joined()
+        let hex = Hex.encode(ctq.prefix(2))
         func d(_ cvm: CardholderVerification, _ results: [UInt8], _ why: String) -> CVMDecision {
             CVMDecision(cvm: cvm, results: results, kernel: kernel, reason: "card transaction qualifiers 9F6C \(hex): \(why)")
         }
@@ -106,7 +107,7 @@ enum CVMProcessing {
             let method = code & 0x3F
             guard satisfied(condition, method: method, capability: capability, x: x, y: y, sameCurrency: sameCurrency,
                             unattended: unattended, t) else { continue }
-            let rule = "CVM list rule \(n + 1) of \(rules) (\(String(format: "%02X %02X", code, condition)): \(methodName(method)), \(conditionName(condition, x: x, y: y, c)))"
+            let rule = "CVM list rule \(n + 1) of \(rules) (\(Hex.encode([code])) \(Hex.encode([condition])): \(methodName(method)), \(conditionName(condition, x: x, y: y, c)))"
             if method != 0x00, let cvm = offered(method, capability: capability) {
                 return d(cvm, [code, condition, cvm == .noCVM ? 0x02 : 0x00], rule)
             }
@@ -156,7 +157,7 @@ enum CVMProcessing {
         case 0x05: "enciphered offline PIN and signature"
         case 0x1E: "signature"
         case 0x1F: "no CVM required"
-        default: String(format: "method %02X", method)
+        default: "method " + Hex.encode([method])
         }
     }
 
@@ -172,7 +173,7 @@ enum CVMProcessing {
         case 0x07: "if over X = \(money(x, c))"
         case 0x08: "if under Y = \(money(y, c))"
         case 0x09: "if over Y = \(money(y, c))"
-        default: String(format: "condition %02X", condition)
+        default: "condition " + Hex.encode([condition])
         }
     }
 

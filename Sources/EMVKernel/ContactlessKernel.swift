@@ -1,3 +1,4 @@
+import ISO7816
 /// The EMV contactless kernel an application runs under, and how that kernel reads the data
 /// objects whose meaning differs from one kernel's book to another's.
 ///
@@ -44,7 +45,7 @@ public struct ContactlessKernel: Hashable, Sendable, CustomStringConvertible {
 
     /// For people: `C-2 (Mastercard)`, `domestic kernel 810001`, `EMV (no contactless kernel)`.
     public var description: String {
-        if let d = domesticIdentifier { return "domestic kernel \(d.map { String(format: "%02X", $0) }.joined())" }
+        if let d = domesticIdentifier { return "domestic kernel \(Hex.encode(d))" }
         switch id {
         case 1: return "C-1 (Visa/JCB legacy)"
         case 2: return "C-2 (Mastercard)"

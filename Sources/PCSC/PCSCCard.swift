@@ -57,16 +57,18 @@ public final class PCSCCard: Sendable {
     /// dropped. A task already cancelled sends nothing.
     public func transmit(_ command: [UInt8]) async throws(PCSCError) -> [UInt8] {
         let lite = context.lite, handle = self.handle, proto = activeProtocol
-        return try await context.thread.perform(.transmit, abandonOnCancel: true) { () throws(PCSCError) -> [UInt8] in
+        let result = await context.thread.transmit(until: nil, on: nil) { () throws(PCSCError) -> [UInt8] in
             try lite.transmit(handle, protocol: proto, command)
         }
+        // Without a deadline the outcome is never nil.
+        return try (result ?? .failure(PCSCError(.cancelled, function: .transmit))).get()
     }
 
     /// Sends `command` like ``transmit(_:)``, but stops waiting at `deadline` on `clock`: nil then (the
     /// call finishes on the context's thread later, its result dropped).
     func transmit(_ command: [UInt8], until deadline: Duration, on clock: MonotonicClock) async -> Result<[UInt8], PCSCError>? {
         let lite = context.lite, handle = self.handle, proto = activeProtocol
-        return await context.thread.perform(.transmit, until: deadline, on: clock) { () throws(PCSCError) -> [UInt8] in
+        return await context.thread.transmit(until: deadline, on: clock) { () throws(PCSCError) -> [UInt8] in
             try lite.transmit(handle, protocol: proto, command)
         }
     }

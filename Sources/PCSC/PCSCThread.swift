@@ -169,29 +169,101 @@ final class PCSCThread: TaskExecutor, Sendable {
 }
 
 extension PCSCThread {
-    /// Runs `body` on this thread and returns its result, or nil when `deadline` (an offset on
-    /// `clock`) comes first: the caller stops waiting then (the call goes on and its result is
-    /// dropped). A cancelled task gets `.cancelled` at once; an already cancelled one does not
-    /// run `body`.
+    /// Runs `body` (an `SCardTransmit`) on this thread and returns its result, or nil when
+    /// `deadline` (an offset on `clock`) comes first: the caller stops waiting then (the call goes
+    /// on and its result is dropped). A cancelled task gets `.cancelled` at once; an already
+    /// cancelled one does not run `body`. No deadline: the call is awaited to its end (or to the
+    /// task's cancellation).
     ///
-    /// One continuation, resumed from this thread or by the clock's timer at the deadline (on
-    /// the continuous clock the shared ``DeadlineWatchdog``: no task is made for the deadline).
-    func perform<T: Sendable>(
-        _ function: PCSCFunction, until deadline: Duration, on clock: MonotonicClock,
-        _ body: @escaping @Sendable () throws(PCSCError) -> T
-    ) async -> Result<T, PCSCError>? {
-        let cancelled = Result<T, PCSCError>.failure(PCSCError(.cancelled, function: function))
+    /// One ``TransmitWait``, resumed from this thread, by the clock's timer at the deadline (on
+    /// the continuous clock the shared ``DeadlineWatchdog``: no task is made for the deadline),
+    /// or by the cancellation.
+    func transmit(
+        until deadline: Duration?, on clock: MonotonicClock?,
+        _ body: @escaping @Sendable () throws(PCSCError) -> [UInt8]
+    ) async -> Result<[UInt8], PCSCError>? {
+        let cancelled = Result<[UInt8], PCSCError>.failure(PCSCError(.cancelled, function: .transmit))
         if Task.isCancelled { return cancelled }
-        let once = ResumeOnce<Result<T, PCSCError>?>()
-        return await once.wait {
-            let timer = clock.schedule(at: deadline) { once.resume(nil) }
-            once.onResume { timer.cancel() }
+        let wait = TransmitWait()
+        return await wait.wait {
+            if let deadline, let clock { wait.arm(clock.schedule(at: deadline) { wait.resume(nil) }) }
             submit(call: {
-                let result = Result { () throws(PCSCError) -> T in try body() }
-                return { once.resume(result) }
+                let result = Result { () throws(PCSCError) -> [UInt8] in try body() }
+                return { wait.resume(result) }
             })
         } onCancel: {
-            once.resume(cancelled)
+            wait.resume(cancelled)
         }
+    }
+}
+
+/// The wait of one `SCardTransmit`: resumed exactly once — by the PC/SC thread with the answer,
+/// by the deadline's timer with nil, or by the task's cancellation — whichever comes first.
+///
+/// ``ResumeOnce`` does the same for any value; this one exists because it is not generic: a
+/// generic class is destroyed through unspecialised code that looks its metadata up at run time,
+/// and that cost ~4 µs of every exchange's ~10 µs on this project's 2-core machine (perf, issue 16).
+final class TransmitWait: Sendable {
+    typealias Outcome = Result<[UInt8], PCSCError>?
+    private struct State {
+        var continuation: UnsafeContinuation<Outcome, Never>?
+        var early: Outcome?
+        var done = false
+        var timer: MonotonicClock.Timer?
+    }
+    private let state = Mutex(State())
+
+    /// Awaits the outcome: `start` runs with the continuation registered; `onCancel` when the
+    /// task is cancelled.
+    func wait(_ start: () -> Void, onCancel: @escaping @Sendable () -> Void) async -> Outcome {
+        await withTaskCancellationHandler {
+            // Unchecked: resumed exactly once by construction.
+            await withUnsafeContinuation { (c: UnsafeContinuation<Outcome, Never>) in
+                var early: Outcome??
+                state.withLock { s in
+                    if s.early != nil {
+                        early = s.early
+                        s.early = nil
+                    } else {
+                        s.continuation = c
+                    }
+                }
+                if let early { c.resume(returning: early ?? nil) }
+                start()
+            }
+        } onCancel: {
+            onCancel()
+        }
+    }
+
+    /// Keeps the deadline's timer, to cancel once the outcome is in (at once if it is already).
+    func arm(_ timer: MonotonicClock.Timer) {
+        let done = state.withLock { s -> Bool in
+            if !s.done { s.timer = timer }
+            return s.done
+        }
+        if done { timer.cancel() }
+    }
+
+    /// Resumes with `outcome` unless something came first.
+    func resume(_ outcome: Outcome) {
+        var continuation: UnsafeContinuation<Outcome, Never>?
+        var timer: MonotonicClock.Timer?
+        let taken = state.withLock { s -> Bool in
+            guard !s.done else { return false }
+            s.done = true
+            timer = s.timer
+            s.timer = nil
+            if s.continuation != nil {
+                continuation = s.continuation
+                s.continuation = nil
+            } else {
+                s.early = .some(outcome)
+            }
+            return true
+        }
+        guard taken else { return }
+        timer?.cancel()
+        continuation?.resume(returning: outcome)
     }
 }

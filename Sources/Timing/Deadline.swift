@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+public import Synchronization
 
 /// Runs `operation` until `deadline` on `clock`; at the deadline the caller stops waiting and
 /// gets `onTimeout()`, even if the operation itself cannot be interrupted (a blocking PC/SC call
@@ -39,24 +39,31 @@ public func withDeadline<T: Sendable, Failure: Error>(
 /// The one resume-once primitive of tapemu: ``withDeadline(_:on:onTimeout:onCancel:_:)`` races a
 /// task against a timer with it, the PC/SC thread resumes its callers with it.
 public final class ResumeOnce<Value: Sendable>: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<Value, Never>?
-        var early: Value?
-        var done = false
+    // Inlinable so each caller's module specialises it for its value type: unspecialised, every
+    // resume looked up the generic metadata of its state at run time (hash-table lookups worth
+    // ~10 µs per PC/SC exchange on this project's 2-core machine, issue 16).
+    @usableFromInline
+    struct State {
+        @usableFromInline var continuation: UnsafeContinuation<Value, Never>?
+        @usableFromInline var early: Value?
+        @usableFromInline var done = false
         /// What to stop once resumed (the losing task, the timer). Dropped then: they capture
         /// this object, and holding them would keep both alive in a cycle.
-        var cleanups: [@Sendable () -> Void] = []
+        @usableFromInline var cleanups: [@Sendable () -> Void] = []
+        @inlinable init() {}
     }
-    private let state = Mutex(State())
+    @usableFromInline let state = Mutex(State())
 
-    public init() {}
+    @inlinable public init() {}
 
     /// Awaits the value: `start` runs with the continuation registered (start the work and the
     /// timer there), `onCancel` runs when the calling task is cancelled (resume from it, or ask
     /// the work to stop).
+    @inlinable
     public func wait(_ start: () -> Void, onCancel: @escaping @Sendable () -> Void) async -> Value {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Value, Never>) in
+            // Unchecked: this object resumes the continuation exactly once by construction.
+            await withUnsafeContinuation { (c: UnsafeContinuation<Value, Never>) in
                 register(c)
                 start()
             }
@@ -66,16 +73,22 @@ public final class ResumeOnce<Value: Sendable>: Sendable {
     }
 
     /// Registers the continuation; resumes it at once when the value came first.
-    public func register(_ c: CheckedContinuation<Value, Never>) {
-        let early = state.withLock { s -> Value? in
-            if let e = s.early { s.early = nil; return e }
-            s.continuation = c
-            return nil
+    @inlinable
+    func register(_ c: UnsafeContinuation<Value, Never>) {
+        var early: Value?
+        state.withLock { s in
+            if s.early != nil {
+                early = s.early
+                s.early = nil
+            } else {
+                s.continuation = c
+            }
         }
         if let early { c.resume(returning: early) }
     }
 
     /// Runs `cleanup` once the value is in (at once when it already is).
+    @inlinable
     public func onResume(_ cleanup: @escaping @Sendable () -> Void) {
         let now = state.withLock { s -> Bool in
             if !s.done { s.cleanups.append(cleanup) }
@@ -85,23 +98,26 @@ public final class ResumeOnce<Value: Sendable>: Sendable {
     }
 
     /// Resumes with `value` unless something else came first; returns whether this call did.
+    @inlinable
     @discardableResult
     public func resume(_ value: Value) -> Bool {
-        let taken = state.withLock { s -> (CheckedContinuation<Value, Never>?, [@Sendable () -> Void])? in
-            guard !s.done else { return nil }
+        var continuation: UnsafeContinuation<Value, Never>?
+        var cleanups: [@Sendable () -> Void] = []
+        let taken = state.withLock { s -> Bool in
+            guard !s.done else { return false }
             s.done = true
-            let cleanups = s.cleanups
-            s.cleanups = []
-            if let c = s.continuation {
+            swap(&cleanups, &s.cleanups)
+            if s.continuation != nil {
+                continuation = s.continuation
                 s.continuation = nil
-                return (c, cleanups)
+            } else {
+                s.early = value   // the continuation is not registered yet
             }
-            s.early = value   // the continuation is not registered yet
-            return (nil, cleanups)
+            return true
         }
-        guard let (c, cleanups) = taken else { return false }
+        guard taken else { return false }
         for cleanup in cleanups { cleanup() }
-        c?.resume(returning: value)
+        continuation?.resume(returning: value)
         return true
     }
 }

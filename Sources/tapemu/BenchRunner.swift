@@ -134,7 +134,7 @@ struct BenchRunner: Sendable, CustomStringConvertible {
         var timings: [ReadTiming] = []
         timings.reserveCapacity(count)
         var lastCommands: [CommandAPDU] = []
-        for i in 0..<(warmup + count) {
+        func readOnce(_ i: Int) async throws {
             if kind == .virtualCard, i > 0, i % Self.readsPerVirtualCard == 0 { source = try makeSource() }
             let channel: any CardChannel
             if let kept {
@@ -165,6 +165,12 @@ struct BenchRunner: Sendable, CustomStringConvertible {
                                           airInPath: Self.airInPath(channel)))
             }
             onEach()
+        }
+        try await readOnce(0)
+        // The reads after the first on the executor the channel prefers (a reader's: its PC/SC
+        // thread), as one read runs there: the loop does not hop off and back between reads.
+        try await withTaskExecutorPreference(kept?.preferredExecutor) { () async throws in
+            for i in 1..<(warmup + count) { try await readOnce(i) }
         }
         var overhead: ChannelOverhead?
         if let pcsc = kept as? PCSCCardChannel {

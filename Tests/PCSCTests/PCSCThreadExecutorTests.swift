@@ -56,10 +56,10 @@ struct PCSCThreadExecutorTests {
         let clock = MonotonicClock(manual)
         let gate = Gate()
         let read = Task {
-            await withTaskExecutorPreference(thread) { () async -> (Result<Int, PCSCError>?, UInt) in
-                let result = await thread.perform(.transmit, until: .milliseconds(10), on: clock) { () throws(PCSCError) -> Int in
+            await withTaskExecutorPreference(thread) { () async -> (Result<[UInt8], PCSCError>?, UInt) in
+                let result = await thread.transmit(until: .milliseconds(10), on: clock) { () throws(PCSCError) -> [UInt8] in
                     gate.block()
-                    return 1
+                    return [0x90, 0x00]
                 }
                 return (result, Self.currentThread())
             }
