@@ -149,6 +149,15 @@ public final class PCSCCardChannel: CardChannel {
         }
     }
 
+    /// Runs `body` on the thread that owns the channel's PC/SC context, between its calls, and
+    /// returns its result: for a baseline that must share that thread (tapemu-bench runs a plain
+    /// C `SCardTransmit` loop there, so the comparison with the channel is not also one of two
+    /// threads the scheduler treats differently). `body` must not call into this channel.
+    public func onContextThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        let result = try? await card.context.thread.perform(.transmit) { () throws(PCSCError) -> T in body() }
+        return result!   // `perform` throws only for a cancelled task with abandonOnCancel, not used here
+    }
+
     /// The card's UID through the PC/SC pseudo-APDU `FF CA 00 00 00` (PC/SC part 3 §3.2.2.1.3),
     /// or nil when the reader does not support it (any status other than 9000).
     public func readUID() async throws(CardChannelError) -> [UInt8]? {

@@ -4,10 +4,24 @@
 import CPCSCBaseline
 import Dispatch
 import Foundation
+import PCSC
 import Synchronization
 
+/// Where the C loop's calls run.
+protocol LoopRunner: Sendable {
+    func perform<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T
+    func stop()
+}
+
+/// The thread that owns a PC/SC channel's context (the C loop then shares it with the channel).
+struct ChannelThreadRunner: LoopRunner {
+    let channel: PCSCCardChannel
+    func perform<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T { await channel.onContextThread(body) }
+    func stop() {}
+}
+
 /// A thread that runs submitted jobs in order (blocking PC/SC calls stay off Swift's pool).
-final class DedicatedThread: Sendable {
+final class DedicatedThread: LoopRunner {
     private let jobs = Mutex<[@Sendable () -> Void]>([])
     private let wake = DispatchSemaphore(value: 0)
 
@@ -41,16 +55,17 @@ final class DedicatedThread: Sendable {
 final class CTransmitLoop: @unchecked Sendable {
     // The C loop is used from its own thread only (every call goes through `thread.perform`).
     private let loop: OpaquePointer
-    private let thread: DedicatedThread
+    private let thread: any LoopRunner
 
-    private init(loop: OpaquePointer, thread: DedicatedThread) {
+    private init(loop: OpaquePointer, thread: any LoopRunner) {
         self.loop = loop
         self.thread = thread
     }
 
-    /// Connects to the card in `reader`; throws the PC/SC return code in hex on failure.
-    static func connect(reader: String) async throws -> CTransmitLoop {
-        let thread = DedicatedThread(name: "tapemu-bench C loop")
+    /// Connects to the card in `reader` (a PC/SC context of its own), on a thread of its own or
+    /// on `runner`; throws the PC/SC return code in hex on failure.
+    static func connect(reader: String, on runner: (any LoopRunner)? = nil) async throws -> CTransmitLoop {
+        let thread: any LoopRunner = runner ?? DedicatedThread(name: "tapemu-bench C loop")
         let result = await thread.perform { () -> Result<LoopHandle, BenchFailure> in
             var rv = 0
             guard let loop = tapemu_c_loop_connect(reader, &rv) else {

@@ -11,6 +11,12 @@ import BenchTiming
 /// `PCSCCardChannel` (and `CardSession`, which adds the per-APDU deadline and the 61xx/6Cxx
 /// handling), in interleaved batches within one run, so the ratios are measured side by side.
 ///
+/// The plain C loop runs twice: on a thread of its own (which sleeps while the other paths run)
+/// and on the channel's own thread (which also runs the bench's task and the other paths). The
+/// same C code measured 1.12–1.19× slower on the second on this project's 2-vCPU machine: the
+/// scheduler wakes a mostly idle thread faster than a busy one. The second is the like-for-like
+/// baseline for what tapemu adds; both are printed.
+///
 /// The paths take turns in a fresh random order every round. On a 2-CPU virtual machine the
 /// path that runs right after another one is systematically faster or slower (where the
 /// scheduler left pcscd, the card server and the caller; how long an idle vCPU polls before it
@@ -22,6 +28,8 @@ enum PCSCBench {
         var exchanges: Int
         var rounds: Int
         var c: LatencyPercentiles
+        /// The same C loop (its own PC/SC context) run on the channel's thread.
+        var cShared: LatencyPercentiles
         /// Bare `SCardTransmit` calls on the channel's thread and connection (no task, no deadline).
         var bare: LatencyPercentiles
         var channel: LatencyPercentiles
@@ -31,6 +39,9 @@ enum PCSCBench {
         var readAirFloor: Duration
         var channelRatio: Double { channel.p50.inNanoseconds / c.p50.inNanoseconds }
         var sessionRatio: Double { session.p50.inNanoseconds / c.p50.inNanoseconds }
+        /// Against the same C loop on the channel's own thread (like for like: one thread).
+        var channelRatioShared: Double { channel.p50.inNanoseconds / cShared.p50.inNanoseconds }
+        var sessionRatioShared: Double { session.p50.inNanoseconds / cShared.p50.inNanoseconds }
         var bareRatio: Double { bare.p50.inNanoseconds / c.p50.inNanoseconds }
         /// What the channel adds to a bare transmit per exchange (medians).
         var channelOverhead: Duration { channel.p50 - bare.p50 }
@@ -82,9 +93,10 @@ enum PCSCBench {
             return .skipped("could not open \(reader): \(error)")
         }
         defer { channel.close() }
-        let c: CTransmitLoop
+        let c: CTransmitLoop, cShared: CTransmitLoop
         do {
             c = try await CTransmitLoop.connect(reader: reader)
+            cShared = try await CTransmitLoop.connect(reader: reader, on: ChannelThreadRunner(channel: channel))
         } catch {
             return .skipped("plain C loop: \(error)")
         }
@@ -97,17 +109,22 @@ enum PCSCBench {
             let session = CardSession(channel: channel)
 
             // Warm-up of every path.
-            guard await c.run(commandBytes, count: 50) != nil else { return .skipped("SCardTransmit failed in warm-up") }
+            guard await c.run(commandBytes, count: 50) != nil, await cShared.run(commandBytes, count: 50) != nil else {
+                return .skipped("SCardTransmit failed in warm-up")
+            }
             for i in 0..<50 { _ = try await channel.transmit(commands[i % commands.count]) }
             for i in 0..<50 { _ = try await session.send(commands[i % commands.count]) }
             _ = try await channel.bareTransmitTimes(commands, count: 50)
 
-            var cSamples: [Duration] = [], bareSamples: [Duration] = []
+            var cSamples: [Duration] = [], cSharedSamples: [Duration] = [], bareSamples: [Duration] = []
             var channelSamples: [Duration] = [], sessionSamples: [Duration] = []
             let clock = ContinuousClock()
             for _ in 0..<rounds {
-                for path in [0, 1, 2, 3].shuffled() {
+                for path in [0, 1, 2, 3, 4].shuffled() {
                     switch path {
+                    case 4:
+                        guard let s = await cShared.run(commandBytes, count: batch) else { return .skipped("SCardTransmit failed") }
+                        cSharedSamples += s
                     case 0:
                         guard let s = await c.run(commandBytes, count: batch) else { return .skipped("SCardTransmit failed") }
                         cSamples += s
@@ -141,12 +158,14 @@ enum PCSCBench {
                 try await kernel.read(channel: channel, transaction: Transaction(amount: 1000)).exchanges.count
             }
             await c.close()
+            await cShared.close()
             return .measured(Result(reader: reader, exchanges: batch * rounds, rounds: rounds,
-                                    c: LatencyPercentiles(cSamples)!, bare: LatencyPercentiles(bareSamples)!, channel: LatencyPercentiles(channelSamples)!,
+                                    c: LatencyPercentiles(cSamples)!, cShared: LatencyPercentiles(cSharedSamples)!, bare: LatencyPercentiles(bareSamples)!, channel: LatencyPercentiles(channelSamples)!,
                                     session: LatencyPercentiles(sessionSamples)!, read: LatencyPercentiles(readSamples)!,
                                     readAirFloor: ContactlessAirTime().read(sample.exchanges)))
         } catch {
             await c.close()
+            await cShared.close()
             return .skipped("exchange failed: \(error)")
         }
     }
