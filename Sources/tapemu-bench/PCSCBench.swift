@@ -11,11 +11,13 @@ import BenchTiming
 /// `PCSCCardChannel` (and `CardSession`, which adds the per-APDU deadline and the 61xx/6Cxx
 /// handling), in interleaved batches within one run, so the ratios are measured side by side.
 ///
-/// The plain C loop runs twice: on a thread of its own (which sleeps while the other paths run)
-/// and on the channel's own thread (which also runs the bench's task and the other paths). The
-/// same C code measured 1.12–1.19× slower on the second on this project's 2-vCPU machine: the
-/// scheduler wakes a mostly idle thread faster than a busy one. The second is the like-for-like
-/// baseline for what tapemu adds; both are printed.
+/// Each of tapemu's paths is compared with the C loop in a pair of its own: the two take turns, so
+/// each of the two threads does the same share of the work. In one interleaving of every path the
+/// thread doing most of the work is the channel's: the same C code measured 1.13–1.26× slower on
+/// that thread than on an idle thread of its own on this project's 2-vCPU machine (an idle vCPU
+/// polls briefly, then halts; a mostly idle thread is woken where its waker runs), which would be
+/// charged to tapemu. What tapemu adds to a bare transmit is measured apart, every path on the
+/// channel's thread.
 ///
 /// The paths take turns in a fresh random order every round. On a 2-CPU virtual machine the
 /// path that runs right after another one is systematically faster or slower (where the
@@ -23,27 +25,33 @@ import BenchTiming
 /// halts): with a fixed rotation one path always followed the same other path and the ratios
 /// carried that, ±20 %. Random order gives every path the same mix of predecessors.
 enum PCSCBench {
+    enum Path: Hashable {
+        case c, cShared, bare, channel, session
+    }
+
     struct Result {
         var reader: String
         var exchanges: Int
         var rounds: Int
-        var c: LatencyPercentiles
-        /// The same C loop (its own PC/SC context) run on the channel's thread.
+        /// The C loop on a thread of its own and `PCSCCardChannel.transmit`, taking turns.
+        var pairChannel: (c: LatencyPercentiles, path: LatencyPercentiles)
+        /// The C loop on a thread of its own and `CardSession.send`, taking turns.
+        var pairSession: (c: LatencyPercentiles, path: LatencyPercentiles)
+        /// On the channel's thread, taking turns: the same C loop (its own PC/SC context), bare
+        /// `SCardTransmit` calls on the channel's connection, the channel, the session.
         var cShared: LatencyPercentiles
-        /// Bare `SCardTransmit` calls on the channel's thread and connection (no task, no deadline).
         var bare: LatencyPercentiles
         var channel: LatencyPercentiles
         var session: LatencyPercentiles
         /// A full kernel read over the PC/SC channel.
         var read: LatencyPercentiles
         var readAirFloor: Duration
-        var channelRatio: Double { channel.p50.inNanoseconds / c.p50.inNanoseconds }
-        var sessionRatio: Double { session.p50.inNanoseconds / c.p50.inNanoseconds }
-        /// Against the same C loop on the channel's own thread (like for like: one thread).
+        var channelRatio: Double { pairChannel.path.p50.inNanoseconds / pairChannel.c.p50.inNanoseconds }
+        var sessionRatio: Double { pairSession.path.p50.inNanoseconds / pairSession.c.p50.inNanoseconds }
+        /// Against the same C loop on the channel's own thread.
         var channelRatioShared: Double { channel.p50.inNanoseconds / cShared.p50.inNanoseconds }
         var sessionRatioShared: Double { session.p50.inNanoseconds / cShared.p50.inNanoseconds }
-        var bareRatio: Double { bare.p50.inNanoseconds / c.p50.inNanoseconds }
-        /// What the channel adds to a bare transmit per exchange (medians).
+        /// What the channel adds to a bare transmit per exchange (medians, same thread).
         var channelOverhead: Duration { channel.p50 - bare.p50 }
         var sessionOverhead: Duration { session.p50 - bare.p50 }
     }
@@ -116,42 +124,55 @@ enum PCSCBench {
             for i in 0..<50 { _ = try await session.send(commands[i % commands.count]) }
             _ = try await channel.bareTransmitTimes(commands, count: 50)
 
-            var cSamples: [Duration] = [], cSharedSamples: [Duration] = [], bareSamples: [Duration] = []
-            var channelSamples: [Duration] = [], sessionSamples: [Duration] = []
             let clock = ContinuousClock()
-            for _ in 0..<rounds {
-                for path in [0, 1, 2, 3, 4].shuffled() {
-                    switch path {
-                    case 4:
-                        guard let s = await cShared.run(commandBytes, count: batch) else { return .skipped("SCardTransmit failed") }
-                        cSharedSamples += s
-                    case 0:
-                        guard let s = await c.run(commandBytes, count: batch) else { return .skipped("SCardTransmit failed") }
-                        cSamples += s
-                    case 1:
-                        bareSamples += try await channel.bareTransmitTimes(commands, count: batch)
-                    case 2:
-                        // As a read uses the channel: on the executor it prefers (its PC/SC thread).
-                        try await session.run { () async throws(CardChannelError) in
-                            for i in 0..<batch {
-                                let start = clock.now
-                                let r = try await channel.transmit(commands[i % commands.count])
-                                channelSamples.append(start.duration(to: clock.now))
-                                Sink.add(r.data.count)
+            /// Batches of the given paths in a fresh random order each round; the samples of each.
+            func interleave(_ paths: [Path]) async throws -> [Path: [Duration]] {
+                var samples: [Path: [Duration]] = [:]
+                for _ in 0..<rounds {
+                    for path in paths.shuffled() {
+                        switch path {
+                        case .c:
+                            guard let s = await c.run(commandBytes, count: batch) else { throw BenchFailure("SCardTransmit failed") }
+                            samples[path, default: []] += s
+                        case .cShared:
+                            guard let s = await cShared.run(commandBytes, count: batch) else { throw BenchFailure("SCardTransmit failed") }
+                            samples[path, default: []] += s
+                        case .bare:
+                            samples[path, default: []] += try await channel.bareTransmitTimes(commands, count: batch)
+                        case .channel:
+                            // As a read uses the channel: on the executor it prefers (its PC/SC thread).
+                            var s: [Duration] = []
+                            try await session.run { () async throws(CardChannelError) in
+                                for i in 0..<batch {
+                                    let start = clock.now
+                                    let r = try await channel.transmit(commands[i % commands.count])
+                                    s.append(start.duration(to: clock.now))
+                                    Sink.add(r.data.count)
+                                }
                             }
-                        }
-                    default:
-                        try await session.run { () async throws(CardChannelError) in
-                            for i in 0..<batch {
-                                let start = clock.now
-                                let r = try await session.send(commands[i % commands.count])
-                                sessionSamples.append(start.duration(to: clock.now))
-                                Sink.add(r.data.count)
+                            samples[path, default: []] += s
+                        case .session:
+                            var s: [Duration] = []
+                            try await session.run { () async throws(CardChannelError) in
+                                for i in 0..<batch {
+                                    let start = clock.now
+                                    let r = try await session.send(commands[i % commands.count])
+                                    s.append(start.duration(to: clock.now))
+                                    Sink.add(r.data.count)
+                                }
                             }
+                            samples[path, default: []] += s
                         }
                     }
                 }
+                return samples
             }
+            // Each of tapemu's paths against the C loop in pairs: two threads with the same share
+            // of the work. Then every path on the channel's own thread, for what tapemu adds.
+            let pairChannel = try await interleave([.c, .channel])
+            let pairSession = try await interleave([.c, .session])
+            let shared = try await interleave([.cShared, .bare, .channel, .session])
+            func p(_ samples: [Path: [Duration]], _ path: Path) -> LatencyPercentiles { LatencyPercentiles(samples[path] ?? [])! }
             // Whole reads over PC/SC.
             let kernel = EMVReader()
             let readSamples = try await Harness.each(warmup: 5, count: reads) { () async throws -> Int in
@@ -159,10 +180,12 @@ enum PCSCBench {
             }
             await c.close()
             await cShared.close()
-            return .measured(Result(reader: reader, exchanges: batch * rounds, rounds: rounds,
-                                    c: LatencyPercentiles(cSamples)!, cShared: LatencyPercentiles(cSharedSamples)!, bare: LatencyPercentiles(bareSamples)!, channel: LatencyPercentiles(channelSamples)!,
-                                    session: LatencyPercentiles(sessionSamples)!, read: LatencyPercentiles(readSamples)!,
-                                    readAirFloor: ContactlessAirTime().read(sample.exchanges)))
+            return .measured(Result(
+                reader: reader, exchanges: batch * rounds, rounds: rounds,
+                pairChannel: (p(pairChannel, .c), p(pairChannel, .channel)),
+                pairSession: (p(pairSession, .c), p(pairSession, .session)),
+                cShared: p(shared, .cShared), bare: p(shared, .bare), channel: p(shared, .channel), session: p(shared, .session),
+                read: LatencyPercentiles(readSamples)!, readAirFloor: ContactlessAirTime().read(sample.exchanges)))
         } catch {
             await c.close()
             await cShared.close()
