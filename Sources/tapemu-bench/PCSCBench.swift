@@ -125,6 +125,20 @@ enum PCSCBench {
             _ = try await channel.bareTransmitTimes(commands, count: 50)
 
             let clock = ContinuousClock()
+            /// One batch through `send`, each exchange timed, as a read uses the channel: on the
+            /// executor it prefers (its PC/SC thread).
+            func timedBatch(_ send: (CommandAPDU) async throws(CardChannelError) -> ResponseAPDU) async throws -> [Duration] {
+                var s: [Duration] = []
+                try await session.run { () async throws(CardChannelError) in
+                    for i in 0..<batch {
+                        let start = clock.now
+                        let r = try await send(commands[i % commands.count])
+                        s.append(start.duration(to: clock.now))
+                        Sink.add(r.data.count)
+                    }
+                }
+                return s
+            }
             /// Batches of the given paths in a fresh random order each round; the samples of each.
             func interleave(_ paths: [Path]) async throws -> [Path: [Duration]] {
                 var samples: [Path: [Duration]] = [:]
@@ -140,28 +154,9 @@ enum PCSCBench {
                         case .bare:
                             samples[path, default: []] += try await channel.bareTransmitTimes(commands, count: batch)
                         case .channel:
-                            // As a read uses the channel: on the executor it prefers (its PC/SC thread).
-                            var s: [Duration] = []
-                            try await session.run { () async throws(CardChannelError) in
-                                for i in 0..<batch {
-                                    let start = clock.now
-                                    let r = try await channel.transmit(commands[i % commands.count])
-                                    s.append(start.duration(to: clock.now))
-                                    Sink.add(r.data.count)
-                                }
-                            }
-                            samples[path, default: []] += s
+                            samples[path, default: []] += try await timedBatch { c throws(CardChannelError) in try await channel.transmit(c) }
                         case .session:
-                            var s: [Duration] = []
-                            try await session.run { () async throws(CardChannelError) in
-                                for i in 0..<batch {
-                                    let start = clock.now
-                                    let r = try await session.send(commands[i % commands.count])
-                                    s.append(start.duration(to: clock.now))
-                                    Sink.add(r.data.count)
-                                }
-                            }
-                            samples[path, default: []] += s
+                            samples[path, default: []] += try await timedBatch { c throws(CardChannelError) in try await session.send(c) }
                         }
                     }
                 }
