@@ -63,7 +63,11 @@ final class PCSCThread: TaskExecutor, Sendable {
                 }
                 let next = queue.withLock { q -> Work?? in
                     if !q.work.isEmpty {
-                        let work = q.work.removeFirst()
+                        // Task jobs first: one queued behind a call would otherwise wait for
+                        // that call, however long it blocks (a task whose deadline fired just
+                        // before the call started). Calls keep their order.
+                        let jobIndex = q.work.firstIndex { if case .job = $0 { true } else { false } }
+                        let work = q.work.remove(at: jobIndex ?? q.work.startIndex)
                         if q.work.isEmpty { hasWork.store(false, ordering: .releasing) }
                         if case .call = work { q.inCall = true }
                         return .some(work)

@@ -108,6 +108,45 @@ struct PCSCThreadExecutorTests {
         #expect(after == 7)
     }
 
+    @Test("a task job queued behind a call that will block runs before that call")
+    func jobBeforeQueuedCall() async throws {
+        let thread = PCSCThread(name: "test.pcsc")
+        defer { thread.stop() }
+        // Hold the thread inside a task's job (not a call), so what comes next is queued.
+        let holding = Gate()
+        let holder = Task(executorPreference: thread) { holding.block() }
+        await holding.waitUntilStarted()
+        let order = Mutex<[String]>([])
+        let event = DispatchSemaphore(value: 0)
+        let callRelease = DispatchSemaphore(value: 0)
+        // A call that blocks once it runs, queued first…
+        thread.submit {
+            order.withLock { $0.append("call") }
+            event.signal()
+            callRelease.wait()
+        }
+        // …then a task's job (a new task preferring the thread), queued behind it.
+        let job = Task(executorPreference: thread) {
+            order.withLock { $0.append("job") }
+            event.signal()
+        }
+        holding.release()
+        _ = await holder.value
+        // The first to run; then let the call finish so the other runs too, whatever the order.
+        await Self.wait(event)
+        callRelease.signal()
+        await Self.wait(event)
+        _ = await job.value
+        #expect(order.withLock { $0 } == ["job", "call"])
+    }
+
+    /// Waits for `semaphore` off the cooperative pool.
+    static func wait(_ semaphore: DispatchSemaphore) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { semaphore.wait(); c.resume() }
+        }
+    }
+
     @Test("jobs that arrive after the thread ended still run (on the overflow queue)")
     func afterStop() async throws {
         let thread = PCSCThread(name: "test.pcsc")
