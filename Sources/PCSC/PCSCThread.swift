@@ -18,6 +18,7 @@ import Timing
 /// `SCardTransmit` loop. A job that arrives while the thread is inside a PC/SC call (a deadline
 /// or a cancellation resuming a task whose call blocks on a mute card) does not wait behind the
 /// call: it runs on the overflow queue, so deadlines and cancellation hold exactly as before.
+/// Nor does a job that arrives while a call is queued: queued jobs run before queued calls.
 final class PCSCThread: TaskExecutor, Sendable {
     /// A PC/SC call: runs on the thread (it may block), then hands back what to do once the
     /// thread is out of the call again (resume the caller), or nil.
@@ -29,7 +30,12 @@ final class PCSCThread: TaskExecutor, Sendable {
     }
 
     private struct Queue {
-        var work: [Work] = []
+        /// Task jobs, in arrival order. They go before ``calls``: a job queued behind a call that
+        /// then blocks (a mute card) would wait for it, and nothing — not its deadline, not its
+        /// cancellation — could get it out; so when the thread enters a call, no job is queued.
+        var jobs: [UnownedJob] = []
+        /// PC/SC calls, in arrival order (they run in that order).
+        var calls: [Call] = []
         var stopping = false
         /// The loop has ended: nothing queued from now on would run.
         var ended = false
@@ -62,15 +68,16 @@ final class PCSCThread: TaskExecutor, Sendable {
                     while !hasWork.load(ordering: .acquiring) && clock.now < spinUntil {}
                 }
                 let next = queue.withLock { q -> Work?? in
-                    if !q.work.isEmpty {
-                        // Task jobs first: one queued behind a call would otherwise wait for
-                        // that call, however long it blocks (a task whose deadline fired just
-                        // before the call started). Calls keep their order.
-                        let jobIndex = q.work.firstIndex { if case .job = $0 { true } else { false } }
-                        let work = q.work.remove(at: jobIndex ?? q.work.startIndex)
-                        if q.work.isEmpty { hasWork.store(false, ordering: .releasing) }
-                        if case .call = work { q.inCall = true }
-                        return .some(work)
+                    if !q.jobs.isEmpty {
+                        let job = q.jobs.removeFirst()
+                        if q.jobs.isEmpty && q.calls.isEmpty { hasWork.store(false, ordering: .releasing) }
+                        return .some(.job(job))
+                    }
+                    if !q.calls.isEmpty {
+                        let call = q.calls.removeFirst()
+                        if q.calls.isEmpty { hasWork.store(false, ordering: .releasing) }
+                        q.inCall = true
+                        return .some(.call(call))
                     }
                     if q.stopping {
                         q.ended = true
@@ -103,7 +110,7 @@ final class PCSCThread: TaskExecutor, Sendable {
         let job = UnownedJob(job)
         let (queued, parked) = queue.withLock { q -> (Bool, Bool) in
             if q.inCall || q.ended { return (false, false) }
-            q.work.append(.job(job))
+            q.jobs.append(job)
             hasWork.store(true, ordering: .releasing)
             defer { q.parked = false }
             return (true, q.parked)
@@ -115,10 +122,11 @@ final class PCSCThread: TaskExecutor, Sendable {
         }
     }
 
-    /// Queues `call`; it runs after everything queued before it.
+    /// Queues `call`; it runs after every call queued before it (and after the task jobs queued
+    /// by then).
     private func submit(call: @escaping Call) {
         let parked = queue.withLock { q -> Bool in
-            q.work.append(.call(call))
+            q.calls.append(call)
             hasWork.store(true, ordering: .releasing)
             defer { q.parked = false }
             return q.parked
@@ -127,7 +135,7 @@ final class PCSCThread: TaskExecutor, Sendable {
     }
 
     /// Queues `job` (a PC/SC call nobody waits for: a disconnect, the context's release); it
-    /// runs after everything queued before it.
+    /// runs after every call queued before it.
     func submit(_ job: @escaping @Sendable () -> Void) {
         submit(call: { job(); return nil })
     }

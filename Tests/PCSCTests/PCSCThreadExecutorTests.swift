@@ -147,6 +147,66 @@ struct PCSCThreadExecutorTests {
         }
     }
 
+    @Test("a task whose call returned is not held up by a call queued behind it that then blocks")
+    func resumeNotBehindQueuedCall() async throws {
+        let thread = PCSCThread(name: "test.pcsc")
+        defer { thread.stop() }
+        let first = Gate(), second = Gate()
+        defer { second.release() }
+        // A task on the thread whose own call blocks until `first` opens.
+        let caller = Task {
+            try await withTaskExecutorPreference(thread) { () async throws(PCSCError) -> Int in
+                try await thread.perform(.transmit) { () throws(PCSCError) -> Int in
+                    first.block()
+                    return 1
+                }
+            }
+        }
+        await first.waitUntilStarted()
+        // Meanwhile another call is queued (a disconnect, another caller's transmit) that will
+        // block in its turn — e.g. on a mute card.
+        thread.submit { second.block() }
+        first.release()
+        // The caller got its answer before the second call started: it must not wait for that
+        // call to end (nothing could time it out or cancel it while it waits there).
+        // (Should it wait, the time limit's cancellation opens the gate, so the test ends.)
+        let value = try await withTaskCancellationHandler { try await caller.value } onCancel: { second.release() }
+        #expect(value == 1)
+    }
+
+    @Test("a task resumed while a blocking call is queued but not yet started does not wait behind it")
+    func jobNotBehindQueuedCall() async {
+        let thread = PCSCThread(name: "test.pcsc")
+        defer { thread.stop() }
+        let gate = Gate()
+        defer { gate.release() }
+        let parked = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        let (ready, readyContinuation) = AsyncStream<Void>.makeStream()
+        // B: a task on the thread, suspended until A resumes it.
+        let b = Task {
+            await withTaskExecutorPreference(thread) { () async -> Bool in
+                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                    parked.withLock { $0 = c }
+                    readyContinuation.yield()
+                }
+                return true
+            }
+        }
+        var iterator = ready.makeAsyncIterator()
+        _ = await iterator.next()
+        // A, running on the thread: queues a call that will block (the thread is busy with A, so
+        // the call has not started), then resumes B — whose job arrives while the thread is not
+        // inside a call, but a blocking call is next in line.
+        await withTaskExecutorPreference(thread) {
+            thread.submit { gate.block() }
+            parked.withLock { $0.take() }?.resume()
+        }
+        // B runs (on the thread before the call, or elsewhere): it does not wait for the call.
+        // (Should it wait, the time limit's cancellation opens the gate, so the test ends.)
+        let ran = await withTaskCancellationHandler { await b.value } onCancel: { gate.release() }
+        #expect(ran)
+    }
+
     @Test("jobs that arrive after the thread ended still run (on the overflow queue)")
     func afterStop() async throws {
         let thread = PCSCThread(name: "test.pcsc")
