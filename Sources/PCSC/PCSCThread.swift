@@ -240,8 +240,9 @@ final class TransmitWait: Sendable {
                         s.continuation = c
                     }
                 }
-                if let early { c.resume(returning: early ?? nil) }
-                start()
+                // An outcome already in (the task was cancelled before it got here): the call
+                // is not even queued, so a cancelled task sends nothing.
+                if let early { c.resume(returning: early ?? nil) } else { start() }
             }
         } onCancel: {
             onCancel()

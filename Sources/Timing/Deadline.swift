@@ -57,24 +57,25 @@ public final class ResumeOnce<Value: Sendable>: Sendable {
     @inlinable public init() {}
 
     /// Awaits the value: `start` runs with the continuation registered (start the work and the
-    /// timer there), `onCancel` runs when the calling task is cancelled (resume from it, or ask
-    /// the work to stop).
+    /// timer there) — not at all when the value is already in —, `onCancel` runs when the calling
+    /// task is cancelled (resume from it, or ask the work to stop).
     @inlinable
     public func wait(_ start: () -> Void, onCancel: @escaping @Sendable () -> Void) async -> Value {
         await withTaskCancellationHandler {
             // Unchecked: this object resumes the continuation exactly once by construction.
             await withUnsafeContinuation { (c: UnsafeContinuation<Value, Never>) in
-                register(c)
-                start()
+                // A value already in (the task was cancelled before it got here): nothing to start.
+                if register(c) { start() }
             }
         } onCancel: {
             onCancel()
         }
     }
 
-    /// Registers the continuation; resumes it at once when the value came first.
+    /// Registers the continuation and returns true; resumes it at once and returns false when
+    /// the value came first.
     @inlinable
-    func register(_ c: UnsafeContinuation<Value, Never>) {
+    func register(_ c: UnsafeContinuation<Value, Never>) -> Bool {
         var early: Value?
         state.withLock { s in
             if s.early != nil {
@@ -84,7 +85,11 @@ public final class ResumeOnce<Value: Sendable>: Sendable {
                 s.continuation = c
             }
         }
-        if let early { c.resume(returning: early) }
+        if let early {
+            c.resume(returning: early)
+            return false
+        }
+        return true
     }
 
     /// Runs `cleanup` once the value is in (at once when it already is).

@@ -104,9 +104,14 @@ enum PCSCBench {
         let c: CTransmitLoop, cShared: CTransmitLoop
         do {
             c = try await CTransmitLoop.connect(reader: reader)
-            cShared = try await CTransmitLoop.connect(reader: reader, on: ChannelThreadRunner(channel: channel))
         } catch {
             return .skipped("plain C loop: \(error)")
+        }
+        do {
+            cShared = try await CTransmitLoop.connect(reader: reader, on: ChannelThreadRunner(channel: channel))
+        } catch {
+            await c.close()
+            return .skipped("plain C loop on the channel's thread: \(error)")
         }
 
         do {
@@ -118,6 +123,8 @@ enum PCSCBench {
 
             // Warm-up of every path.
             guard await c.run(commandBytes, count: 50) != nil, await cShared.run(commandBytes, count: 50) != nil else {
+                await c.close()
+                await cShared.close()
                 return .skipped("SCardTransmit failed in warm-up")
             }
             for i in 0..<50 { _ = try await channel.transmit(commands[i % commands.count]) }
