@@ -50,6 +50,8 @@ public final class CardSession: Sendable {
     public let apduTimeout: Duration
     public let clock: MonotonicClock
     private let log = Mutex<[Exchange]>([])
+    /// The error of an APDU that outlives ``apduTimeout`` (made once, not per exchange).
+    private let timeoutError: @Sendable () -> CardChannelError
 
     /// - Parameters:
     ///   - apduTimeout: how long one APDU may take before `.timeout` (default 2 s; EMV contactless
@@ -60,6 +62,7 @@ public final class CardSession: Sendable {
         self.channel = channel
         self.apduTimeout = apduTimeout
         self.clock = clock
+        timeoutError = { CardChannelError(.timeout, "the card did not answer within \(apduTimeout.readable)") }
     }
 
     /// Every exchange on the wire so far, GET RESPONSE and resends included, in order.
@@ -119,10 +122,8 @@ public final class CardSession: Sendable {
     private func exchange(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
         let start = clock.now
         do throws(CardChannelError) {
-            let timeout = apduTimeout
-            let response = try await channel.transmit(
-                command, deadline: start + timeout, on: clock,
-                onTimeout: { CardChannelError(.timeout, "the card did not answer within \(timeout.readable)") })
+            let response = try await channel.transmit(command, deadline: start + apduTimeout, on: clock,
+                                                      onTimeout: timeoutError)
             let end = clock.now
             log.withLock { $0.append(Exchange(command: command, response: response, start: start, duration: end - start)) }
             return response

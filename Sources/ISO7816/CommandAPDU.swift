@@ -74,8 +74,13 @@ public struct CommandAPDU: Hashable, Sendable {
 
     /// Encodes with short lengths when they suffice, extended otherwise.
     public var bytes: [UInt8] {
-        var out: [UInt8] = [instructionClass, instructionCode, p1Parameter, p2Parameter]
+        // One allocation: the capacity first, then the header (a literal, then a reserve, is two).
+        var out: [UInt8] = []
         out.reserveCapacity(4 + 3 + data.count + 3)
+        out.append(instructionClass)
+        out.append(instructionCode)
+        out.append(p1Parameter)
+        out.append(p2Parameter)
         let hasLe = expectedResponseLength != -1
         if !needsExtendedLength {
             if !data.isEmpty {

@@ -56,21 +56,19 @@ public final class PCSCCard: Sendable {
     /// `.cancelled` at once and the call finishes on the context's thread later, its result
     /// dropped. A task already cancelled sends nothing.
     public func transmit(_ command: [UInt8]) async throws(PCSCError) -> [UInt8] {
-        let lite = context.lite, handle = self.handle, proto = activeProtocol
-        let result = await context.thread.transmit(until: nil, on: nil) { () throws(PCSCError) -> [UInt8] in
-            try lite.transmit(handle, protocol: proto, command)
+        switch await transmit(command, until: nil, on: nil) {
+        case .answer(let bytes): return bytes
+        case .failed(let error): throw error
+        case .timedOut, .cancelled: throw PCSCError(.cancelled, function: .transmit)   // no deadline: never timed out
         }
-        // Without a deadline the outcome is never nil.
-        return try (result ?? .failure(PCSCError(.cancelled, function: .transmit))).get()
     }
 
-    /// Sends `command` like ``transmit(_:)``, but stops waiting at `deadline` on `clock`: nil then (the
-    /// call finishes on the context's thread later, its result dropped).
-    func transmit(_ command: [UInt8], until deadline: Duration, on clock: MonotonicClock) async -> Result<[UInt8], PCSCError>? {
-        let lite = context.lite, handle = self.handle, proto = activeProtocol
-        return await context.thread.transmit(until: deadline, on: clock) { () throws(PCSCError) -> [UInt8] in
-            try lite.transmit(handle, protocol: proto, command)
-        }
+    /// Sends `command` like ``transmit(_:)``, but stops waiting at `deadline` on `clock`:
+    /// `.timedOut` then (a call under way finishes on the context's thread later, its result
+    /// dropped; one still queued is not sent).
+    func transmit(_ command: [UInt8], until deadline: Duration?, on clock: MonotonicClock?) async -> TransmitCall.Outcome {
+        await context.thread.transmit(TransmitCall(.card(context.lite, handle: handle, protocol: activeProtocol, command: command),
+                                                   until: deadline, on: clock))
     }
 
     /// The reader name, card state, protocol and ATR now (`SCardStatus`).

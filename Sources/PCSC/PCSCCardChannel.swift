@@ -24,7 +24,7 @@ public final class PCSCCardChannel: CardChannel {
     /// malformed rather than a removal (vpcd answers a torn card's command with nothing, and
     /// pcscd notices the empty slot within its ~400 ms poll).
     public let removalCheck: Duration
-    private let closed = Mutex(false)
+    private let closed = Atomic<Bool>(false)
 
     init(card: PCSCCard, openedState: ReaderState, removalCheck: Duration = .seconds(1)) {
         self.card = card
@@ -70,9 +70,10 @@ public final class PCSCCardChannel: CardChannel {
         try check(command)
         let bytes: [UInt8]
         switch await card.transmit(command.bytes, until: deadline, on: clock) {
-        case nil: throw onTimeout()
-        case .failure(let error)?: throw CardChannelError(error, during: .exchange, reader: reader)
-        case .success(let b)?: bytes = b
+        case .answer(let b): bytes = b
+        case .timedOut: throw onTimeout()
+        case .failed(let error): throw CardChannelError(error, during: .exchange, reader: reader)
+        case .cancelled: throw CardChannelError(PCSCError(.cancelled, function: .transmit), during: .exchange, reader: reader)
         }
         if bytes.count >= 2 { return try await response(bytes) }
         // Rare: a short answer, then a watch for a removal — still within the deadline.
@@ -83,7 +84,7 @@ public final class PCSCCardChannel: CardChannel {
 
     /// Throws for a closed channel or a command the card cannot take.
     private func check(_ command: CommandAPDU) throws(CardChannelError) {
-        if closed.withLock({ $0 }) { throw CardChannelError(.closed, "the PC/SC channel to \(reader) is closed") }
+        if closed.load(ordering: .acquiring) { throw CardChannelError(.closed, "the PC/SC channel to \(reader) is closed") }
         if command.needsExtendedLength && !readerATR.supportsExtendedLength {
             throw CardChannelError(.transmitFailed,
                                    "the command needs extended Lc/Le, which the card's ATR does not announce",
@@ -92,7 +93,7 @@ public final class PCSCCardChannel: CardChannel {
     }
 
     /// The response in `bytes`; fewer than SW1 SW2 is a removal (when the card left) or malformed.
-    private func response(_ bytes: [UInt8]) async throws(CardChannelError) -> ResponseAPDU {
+    private func response(_ bytes: consuming [UInt8]) async throws(CardChannelError) -> ResponseAPDU {
         guard bytes.count >= 2 else {
             if await cardLeft() {
                 throw CardChannelError(.cardRemoved, "the card left the field during the exchange (\(reader))")
@@ -101,7 +102,10 @@ public final class PCSCCardChannel: CardChannel {
                                    "the reader returned \(bytes.count) byte(s), not even SW1 SW2",
                                    detail: bytes.isEmpty ? nil : Hex.encode(bytes))
         }
-        return ResponseAPDU(data: Array(bytes[..<(bytes.count - 2)]), sw1: bytes[bytes.count - 2], sw2: bytes[bytes.count - 1])
+        // The status word comes off the end of the array in place: no second copy of the data.
+        var data = bytes
+        let sw2 = data.removeLast(), sw1 = data.removeLast()
+        return ResponseAPDU(data: data, sw1: sw1, sw2: sw2)
     }
 
     /// Whether the card left the reader since the channel opened, watching for ``removalCheck``.
@@ -169,11 +173,7 @@ public final class PCSCCardChannel: CardChannel {
     /// Closes the channel and disconnects from the card (leaving it as it is, by default).
     /// Does not wait: a transmit still blocked on a mute card finishes first.
     public func close(_ disposition: PCSCDisposition = .leave) {
-        let first = closed.withLock { c -> Bool in
-            defer { c = true }
-            return !c
-        }
-        if first { card.disconnectLater(disposition) }
+        if !closed.exchange(true, ordering: .acquiringAndReleasing) { card.disconnectLater(disposition) }
     }
 }
 

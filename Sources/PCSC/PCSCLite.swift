@@ -342,46 +342,47 @@ enum CrossThreadCalls {
         var released: Set<SCARDCONTEXT> = []
         /// Contexts established and not yet released.
         var live: Set<SCARDCONTEXT> = []
-        var exiting = false
-        /// Calls into libpcsclite under way.
-        var inFlight = 0
     }
+    /// Taken first when a context is established, which registers the exit handler.
     static let state: Mutex<State> = {
         atexit { CrossThreadCalls.processExits() }
         return Mutex(State())
     }()
+    /// Calls into libpcsclite under way. Counted without a lock (two atomic operations per
+    /// call: this is on every exchange's path); `exiting` is read after the count went up and
+    /// set before the count is read, both sequentially consistent, so either a call sees the
+    /// exit and stays out, or the exit sees the call and waits for it.
+    private static let inFlight = Atomic<Int>(0)
+    private static let exiting = Atomic<Bool>(false)
     /// Signalled when the last call in flight comes out after exit began.
     private static let drained = DispatchSemaphore(value: 0)
     /// How long the exit waits for calls in flight (a transmit to a mute card may never return).
     static let exitWait = DispatchTimeInterval.milliseconds(500)
 
+    /// Whether the process is exiting (no call may touch the library any more).
+    static var isExiting: Bool { exiting.load(ordering: .sequentiallyConsistent) }
+
     /// Runs `body`, a call into libpcsclite, unless the process is exiting: then returns
     /// `refused` without touching the library.
     static func call<T>(refused: T, _ body: () -> T) -> T {
-        let admitted = state.withLock { s -> Bool in
-            if s.exiting { return false }
-            s.inFlight += 1
-            return true
-        }
-        guard admitted else { return refused }
+        inFlight.wrappingAdd(1, ordering: .sequentiallyConsistent)
         defer {
-            let last = state.withLock { s -> Bool in
-                s.inFlight -= 1
-                return s.exiting && s.inFlight == 0
-            }
-            if last { drained.signal() }
+            let left = inFlight.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue
+            if left == 0 && exiting.load(ordering: .sequentiallyConsistent) { drained.signal() }
         }
+        if exiting.load(ordering: .sequentiallyConsistent) { return refused }
         return body()
     }
 
     /// The exit handler: no new calls; blocked waits cancelled; calls in flight awaited (bounded).
     private static func processExits() {
         let inFlight = state.withLock { s -> Int in
-            s.exiting = true
-            if s.inFlight > 0 {
+            exiting.store(true, ordering: .sequentiallyConsistent)
+            let n = self.inFlight.load(ordering: .sequentiallyConsistent)
+            if n > 0 {
                 for context in s.live where !s.released.contains(context) { _ = SCardCancel(context) }
             }
-            return s.inFlight
+            return n
         }
         if inFlight > 0 { _ = drained.wait(timeout: .now() + exitWait) }
     }
@@ -425,7 +426,8 @@ struct PCSCLite: Sendable {
             return 0
         }
         var context: SCARDCONTEXT = 0
-        // (The first use of the state registers the exit handler, before the library is in use.)
+        // The first use of the state registers the exit handler, before the library is in use.
+        CrossThreadCalls.state.withLock { _ in }
         let rv = CrossThreadCalls.call(refused: LONG(SCARD_E_CANCELLED)) {
             let rv = SCardEstablishContext(DWORD(SCARD_SCOPE_SYSTEM), nil, nil, &context)
             if rv == SCARD_S_SUCCESS {
@@ -515,7 +517,7 @@ struct PCSCLite: Sendable {
         CrossThreadCalls.state.withLock { s in
             // After its release (or once the process is exiting) the handle is gone: libpcsclite
             // would look it up in a list another thread is freeing.
-            guard !s.exiting, !s.released.contains(context) else { return }
+            guard !CrossThreadCalls.isExiting, !s.released.contains(context) else { return }
             _ = SCardCancel(context)
         }
     }

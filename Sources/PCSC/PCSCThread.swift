@@ -26,7 +26,14 @@ final class PCSCThread: TaskExecutor, Sendable {
 
     private enum Work {
         case call(Call)
+        case transmit(TransmitCall)
         case job(UnownedJob)
+    }
+
+    /// A queued PC/SC call: any call, or an `SCardTransmit` (kept apart for its deadline).
+    private enum QueuedCall {
+        case call(Call)
+        case transmit(TransmitCall)
     }
 
     private struct Queue {
@@ -35,7 +42,11 @@ final class PCSCThread: TaskExecutor, Sendable {
         /// cancellation — could get it out; so when the thread enters a call, no job is queued.
         var jobs: [UnownedJob] = []
         /// PC/SC calls, in arrival order (they run in that order).
-        var calls: [Call] = []
+        var calls: [QueuedCall] = []
+        /// The transmit under way, while the thread is inside it.
+        var current: TransmitCall?
+        /// The earliest instant the deadline watch is armed for (``watchDeadlines()``), or nil.
+        var watchArmedFor: ContinuousClock.Instant?
         var stopping = false
         /// The loop has ended: nothing queued from now on would run.
         var ended = false
@@ -45,39 +56,38 @@ final class PCSCThread: TaskExecutor, Sendable {
         var inCall = false
     }
     private let queue = Mutex(Queue())
-    /// Whether ``queue`` holds work, readable without the lock (for the spin).
-    private let hasWork = Atomic<Bool>(false)
     private let wake = DispatchSemaphore(value: 0)
     /// Where task jobs run while the thread is inside a call, or after it ended.
     private let overflow: DispatchQueue
 
-    /// How long the thread looks for its next job before it parks. A caller on another thread
-    /// exchanging APDUs back to back submits the next one within a few microseconds of getting
-    /// its answer; a parked thread costs it a wake-up (a futex call and a trip through the
-    /// scheduler).
-    static let spin: Duration = .microseconds(50)
-
     init(name: String) {
         overflow = DispatchQueue(label: name + ".overflow")
         // The thread holds this object until ``stop()`` ends its loop.
+        // No spin before parking: a read runs on this thread (it prefers this executor), so its
+        // next call is queued before the thread looks for work. A spin only burnt a CPU that
+        // pcscd and the card need on a 2-CPU machine, after every burst of work (issue 16).
         let thread = Thread { [self] in
-            let clock = ContinuousClock()
+            Thread.current.name = name   // set from the thread itself: then ps, top and perf show it
             while true {
-                if !hasWork.load(ordering: .acquiring) {
-                    let spinUntil = clock.now.advanced(by: Self.spin)
-                    while !hasWork.load(ordering: .acquiring) && clock.now < spinUntil {}
-                }
                 let next = queue.withLock { q -> Work?? in
                     if !q.jobs.isEmpty {
                         let job = q.jobs.removeFirst()
-                        if q.jobs.isEmpty && q.calls.isEmpty { hasWork.store(false, ordering: .releasing) }
                         return .some(.job(job))
                     }
-                    if !q.calls.isEmpty {
+                    while !q.calls.isEmpty {
                         let call = q.calls.removeFirst()
-                        if q.calls.isEmpty { hasWork.store(false, ordering: .releasing) }
-                        q.inCall = true
-                        return .some(.call(call))
+                        switch call {
+                        case .call(let call):
+                            q.inCall = true
+                            return .some(.call(call))
+                        case .transmit(let transmit):
+                            // Timed out or cancelled while queued: its caller has its outcome,
+                            // and the card is not sent a command nobody waits for.
+                            if transmit.isFinished { continue }
+                            q.inCall = true
+                            q.current = transmit
+                            return .some(.transmit(transmit))
+                        }
                     }
                     if q.stopping {
                         q.ended = true
@@ -91,6 +101,13 @@ final class PCSCThread: TaskExecutor, Sendable {
                     let then = call()
                     queue.withLock { $0.inCall = false }
                     then?()
+                case .some(.some(.transmit(let transmit))):
+                    let outcome = transmit.send()
+                    queue.withLock { q in
+                        q.inCall = false
+                        q.current = nil
+                    }
+                    transmit.finish(outcome)
                 case .some(.some(.job(let job))):
                     job.runSynchronously(on: asUnownedTaskExecutor())
                 case .some(.none):
@@ -111,7 +128,6 @@ final class PCSCThread: TaskExecutor, Sendable {
         let (queued, parked) = queue.withLock { q -> (Bool, Bool) in
             if q.inCall || q.ended { return (false, false) }
             q.jobs.append(job)
-            hasWork.store(true, ordering: .releasing)
             defer { q.parked = false }
             return (true, q.parked)
         }
@@ -126,8 +142,7 @@ final class PCSCThread: TaskExecutor, Sendable {
     /// by then).
     private func submit(call: @escaping Call) {
         let parked = queue.withLock { q -> Bool in
-            q.calls.append(call)
-            hasWork.store(true, ordering: .releasing)
+            q.calls.append(.call(call))
             defer { q.parked = false }
             return q.parked
         }
@@ -181,49 +196,159 @@ final class PCSCThread: TaskExecutor, Sendable {
 }
 
 extension PCSCThread {
-    /// Runs `body` (an `SCardTransmit`) on this thread and returns its result, or nil when
-    /// `deadline` (an offset on `clock`) comes first: the caller stops waiting then (the call goes
-    /// on and its result is dropped). A cancelled task gets `.cancelled` at once; an already
-    /// cancelled one does not run `body`. No deadline: the call is awaited to its end (or to the
-    /// task's cancellation).
+    /// Sends `call` (an `SCardTransmit`) on this thread and returns its outcome: the card's answer
+    /// or the call's error, `.timedOut` when the call's deadline comes first (the call goes on and
+    /// its answer is dropped; one still queued is not sent at all), `.cancelled` at once when the
+    /// task is cancelled (an already cancelled task sends nothing).
     ///
-    /// One ``TransmitWait``, resumed from this thread, by the clock's timer at the deadline (on
-    /// the continuous clock the shared ``DeadlineWatchdog``: no task is made for the deadline),
-    /// or by the cancellation.
+    /// A deadline on the continuous clock costs no timer per exchange: the thread keeps one watch
+    /// for all its calls (``watchDeadlines()``), armed for the earliest deadline and moved on only
+    /// when it fires — about once per APDU timeout while exchanges go on. On any other clock (a
+    /// test's ``ManualClock``) each call has a timer of the clock's own.
+    func transmit(_ call: TransmitCall) async -> TransmitCall.Outcome {
+        if Task.isCancelled { return .cancelled }
+        return await call.wait {
+            if call.deadline == nil, let clock = call.clock, let offset = call.deadlineOffset {
+                call.arm(clock.schedule(at: offset) { call.finish(.timedOut) })
+            }
+            submit(transmit: call)
+        } onCancel: {
+            call.finish(.cancelled)
+        }
+    }
+
+    /// Runs `body` (an `SCardTransmit`) on this thread and returns its result, or nil when
+    /// `deadline` (an offset on `clock`) comes first — ``transmit(_:)`` for any body (tests).
     func transmit(
         until deadline: Duration?, on clock: MonotonicClock?,
         _ body: @escaping @Sendable () throws(PCSCError) -> [UInt8]
     ) async -> Result<[UInt8], PCSCError>? {
-        let cancelled = Result<[UInt8], PCSCError>.failure(PCSCError(.cancelled, function: .transmit))
-        if Task.isCancelled { return cancelled }
-        let wait = TransmitWait()
-        return await wait.wait {
-            if let deadline, let clock { wait.arm(clock.schedule(at: deadline) { wait.resume(nil) }) }
-            submit(call: {
-                let result = Result { () throws(PCSCError) -> [UInt8] in try body() }
-                return { wait.resume(result) }
-            })
-        } onCancel: {
-            wait.resume(cancelled)
+        switch await transmit(TransmitCall(.body(body), until: deadline, on: clock)) {
+        case .answer(let bytes): return .success(bytes)
+        case .failed(let error): return .failure(error)
+        case .timedOut: return nil
+        case .cancelled: return .failure(PCSCError(.cancelled, function: .transmit))
         }
+    }
+
+    /// Queues `call` behind the calls queued before it; arms the deadline watch when its deadline
+    /// is earlier than the one the watch is armed for.
+    private func submit(transmit call: TransmitCall) {
+        let (parked, arm) = queue.withLock { q -> (Bool, ContinuousClock.Instant?) in
+            q.calls.append(.transmit(call))
+            var arm: ContinuousClock.Instant?
+            if let deadline = call.deadline, q.watchArmedFor.map({ deadline < $0 }) ?? true {
+                q.watchArmedFor = deadline
+                arm = deadline
+            }
+            defer { q.parked = false }
+            return (q.parked, arm)
+        }
+        if parked { wake.signal() }
+        if let arm { armWatch(at: arm) }
+    }
+
+    private func armWatch(at instant: ContinuousClock.Instant) {
+        _ = DeadlineWatchdog.shared.schedule(at: instant) { [weak self] in self?.watchDeadlines() }
+    }
+
+    /// The deadline watch fired: times out every queued or running transmit whose deadline has
+    /// come, and re-arms for the earliest deadline still ahead.
+    func watchDeadlines(at now: ContinuousClock.Instant = .now) {
+        var due: [TransmitCall] = []
+        let next = queue.withLock { q -> ContinuousClock.Instant? in
+            var next: ContinuousClock.Instant?
+            func consider(_ call: TransmitCall) {
+                guard let deadline = call.deadline, !call.isFinished else { return }
+                if deadline <= now {
+                    due.append(call)
+                } else if next.map({ deadline < $0 }) ?? true {
+                    next = deadline
+                }
+            }
+            for case .transmit(let call) in q.calls { consider(call) }
+            if let current = q.current { consider(current) }
+            q.watchArmedFor = next
+            return next
+        }
+        for call in due { call.finish(.timedOut) }
+        if let next { armWatch(at: next) }
     }
 }
 
-/// The wait of one `SCardTransmit`: resumed exactly once — by the PC/SC thread with the answer,
-/// by the deadline's timer with nil, or by the task's cancellation — whichever comes first.
+/// One `SCardTransmit`: what to send, its deadline, and the wait of its caller — resumed exactly
+/// once, by the PC/SC thread with the outcome, by the deadline, or by the task's cancellation,
+/// whichever comes first. One object per exchange, no closure: the thread queues it as it is.
 ///
-/// ``ResumeOnce`` does the same for any value; this one exists because it is not generic: a
-/// generic class is destroyed through unspecialised code that looks its metadata up at run time,
-/// and that cost ~4 µs of every exchange's ~10 µs on this project's 2-core machine (perf, issue 16).
-final class TransmitWait: Sendable {
-    typealias Outcome = Result<[UInt8], PCSCError>?
+/// Not generic, and its outcome a plain enum: a generic class (or a `Result` in an `Optional`)
+/// is copied and destroyed through run-time metadata, which cost ~4 µs of every exchange's
+/// ~10 µs on this project's 2-core machine (perf, issue 16).
+final class TransmitCall: Sendable {
+    /// What to send.
+    enum Send: Sendable {
+        /// `SCardTransmit` of `command` on a card connection.
+        case card(PCSCLite, handle: Int, protocol: PCSCProtocol, command: [UInt8])
+        /// Any body standing in for it (tests).
+        case body(@Sendable () throws(PCSCError) -> [UInt8])
+    }
+
+    enum Outcome: Sendable {
+        case answer([UInt8])
+        case failed(PCSCError)
+        case timedOut
+        case cancelled
+    }
+
+    private let what: Send
+    /// The deadline when it is on the continuous clock (kept by the thread's watch), else nil.
+    let deadline: ContinuousClock.Instant?
+    /// The deadline on any other clock (kept by a timer of that clock).
+    let clock: MonotonicClock?
+    let deadlineOffset: Duration?
+
     private struct State {
         var continuation: UnsafeContinuation<Outcome, Never>?
         var early: Outcome?
-        var done = false
+        var finished = false
         var timer: MonotonicClock.Timer?
     }
     private let state = Mutex(State())
+
+    init(_ what: Send, until deadline: Duration?, on clock: MonotonicClock?) {
+        self.what = what
+        if let deadline, let clock {
+            if let instant = clock.continuousInstant(at: deadline) {
+                self.deadline = instant
+                self.clock = nil
+                self.deadlineOffset = nil
+            } else {
+                self.deadline = nil
+                self.clock = clock
+                self.deadlineOffset = deadline
+            }
+        } else {
+            self.deadline = nil
+            self.clock = nil
+            self.deadlineOffset = nil
+        }
+    }
+
+    /// Makes the call (on the PC/SC thread).
+    func send() -> Outcome {
+        do throws(PCSCError) {
+            switch what {
+            case .card(let lite, let handle, let proto, let command):
+                return .answer(try lite.transmit(handle, protocol: proto, command))
+            case .body(let body):
+                return .answer(try body())
+            }
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    /// Whether the outcome is in (the caller may have been resumed already).
+    var isFinished: Bool { state.withLock { $0.finished } }
 
     /// Awaits the outcome: `start` runs with the continuation registered; `onCancel` when the
     /// task is cancelled.
@@ -231,18 +356,17 @@ final class TransmitWait: Sendable {
         await withTaskCancellationHandler {
             // Unchecked: resumed exactly once by construction.
             await withUnsafeContinuation { (c: UnsafeContinuation<Outcome, Never>) in
-                var early: Outcome??
-                state.withLock { s in
-                    if s.early != nil {
-                        early = s.early
+                let early = state.withLock { s -> Outcome? in
+                    if let early = s.early {
                         s.early = nil
-                    } else {
-                        s.continuation = c
+                        return early
                     }
+                    s.continuation = c
+                    return nil
                 }
                 // An outcome already in (the task was cancelled before it got here): the call
                 // is not even queued, so a cancelled task sends nothing.
-                if let early { c.resume(returning: early ?? nil) } else { start() }
+                if let early { c.resume(returning: early) } else { start() }
             }
         } onCancel: {
             onCancel()
@@ -251,27 +375,27 @@ final class TransmitWait: Sendable {
 
     /// Keeps the deadline's timer, to cancel once the outcome is in (at once if it is already).
     func arm(_ timer: MonotonicClock.Timer) {
-        let done = state.withLock { s -> Bool in
-            if !s.done { s.timer = timer }
-            return s.done
+        let finished = state.withLock { s -> Bool in
+            if !s.finished { s.timer = timer }
+            return s.finished
         }
-        if done { timer.cancel() }
+        if finished { timer.cancel() }
     }
 
-    /// Resumes with `outcome` unless something came first.
-    func resume(_ outcome: Outcome) {
+    /// Resumes the caller with `outcome` unless something came first.
+    func finish(_ outcome: Outcome) {
         var continuation: UnsafeContinuation<Outcome, Never>?
         var timer: MonotonicClock.Timer?
         let taken = state.withLock { s -> Bool in
-            guard !s.done else { return false }
-            s.done = true
+            guard !s.finished else { return false }
+            s.finished = true
             timer = s.timer
             s.timer = nil
             if s.continuation != nil {
                 continuation = s.continuation
                 s.continuation = nil
             } else {
-                s.early = .some(outcome)
+                s.early = outcome
             }
             return true
         }

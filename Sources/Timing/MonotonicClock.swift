@@ -26,6 +26,12 @@ public struct MonotonicClock: Sendable {
     /// Time since this clock value was made.
     public var now: Duration { nowOffset() }
 
+    /// The instant of `offset` on `ContinuousClock`, when this clock wraps it (nil for any other
+    /// clock): for code that keeps many deadlines of one clock in a watch of its own.
+    public func continuousInstant(at offset: Duration) -> ContinuousClock.Instant? {
+        continuousOrigin?.advanced(by: offset)
+    }
+
     /// Sleeps until `deadline` (an offset like ``now``). Throws `CancellationError` when cancelled.
     public func sleep(until deadline: Duration) async throws {
         try await sleeper(deadline)

@@ -4,6 +4,7 @@ import ISO7816
 import PCSC
 import VirtualCard
 import BenchTiming
+import Glibc
 
 /// A PC/SC round trip through the real pcscd and vpcd: the same emulated card (visa-qvsdc, served
 /// in process by ``VPCDCardServer``) read by a plain C `SCardTransmit` loop, by bare
@@ -43,6 +44,10 @@ enum PCSCBench {
         var bare: LatencyPercentiles
         var channel: LatencyPercentiles
         var session: LatencyPercentiles
+        /// CPU time of the channel's thread per exchange on each path of the shared interleaving
+        /// (CLOCK_THREAD_CPUTIME_ID around each batch: user and kernel time, the syscalls
+        /// included; no waiting). Less noisy than the wall times: what tapemu costs in CPU.
+        var threadCPU: [Path: Duration]
         /// A full kernel read over the PC/SC channel.
         var read: LatencyPercentiles
         var readAirFloor: Duration
@@ -147,10 +152,12 @@ enum PCSCBench {
                 return s
             }
             /// Batches of the given paths in a fresh random order each round; the samples of each.
-            func interleave(_ paths: [Path]) async throws -> [Path: [Duration]] {
+            var cpu: [Path: Duration] = [:]
+            func interleave(_ paths: [Path], countCPU: Bool = false) async throws -> [Path: [Duration]] {
                 var samples: [Path: [Duration]] = [:]
                 for _ in 0..<rounds {
                     for path in paths.shuffled() {
+                        let cpuBefore = countCPU ? await channel.onContextThread { threadCPUTime() } : .zero
                         switch path {
                         case .c:
                             guard let s = await c.run(commandBytes, count: batch) else { throw BenchFailure("SCardTransmit failed") }
@@ -163,7 +170,14 @@ enum PCSCBench {
                         case .channel:
                             samples[path, default: []] += try await timedBatch { c throws(CardChannelError) in try await channel.transmit(c) }
                         case .session:
+                            // A session per batch, as a read has one of its own (its log of
+                            // exchanges stays the size of a read's).
+                            let session = CardSession(channel: channel)
                             samples[path, default: []] += try await timedBatch { c throws(CardChannelError) in try await session.send(c) }
+                        }
+                        if countCPU {
+                            // The thread's CPU clock, read on the thread after the batch.
+                            cpu[path, default: .zero] += await channel.onContextThread { threadCPUTime() } - cpuBefore
                         }
                     }
                 }
@@ -173,7 +187,7 @@ enum PCSCBench {
             // of the work. Then every path on the channel's own thread, for what tapemu adds.
             let pairChannel = try await interleave([.c, .channel])
             let pairSession = try await interleave([.c, .session])
-            let shared = try await interleave([.cShared, .bare, .channel, .session])
+            let shared = try await interleave([.cShared, .bare, .channel, .session], countCPU: true)
             func p(_ samples: [Path: [Duration]], _ path: Path) -> LatencyPercentiles { LatencyPercentiles(samples[path] ?? [])! }
             // Whole reads over PC/SC.
             let kernel = EMVReader()
@@ -187,6 +201,7 @@ enum PCSCBench {
                 pairChannel: (p(pairChannel, .c), p(pairChannel, .channel)),
                 pairSession: (p(pairSession, .c), p(pairSession, .session)),
                 cShared: p(shared, .cShared), bare: p(shared, .bare), channel: p(shared, .channel), session: p(shared, .session),
+                threadCPU: cpu.mapValues { $0 / (batch * rounds) },
                 read: LatencyPercentiles(readSamples)!, readAirFloor: ContactlessAirTime().read(sample.exchanges)))
         } catch {
             await c.close()
@@ -194,4 +209,11 @@ enum PCSCBench {
             return .skipped("exchange failed: \(error)")
         }
     }
+}
+
+/// The calling thread's CPU time (user and system), `CLOCK_THREAD_CPUTIME_ID`.
+func threadCPUTime() -> Duration {
+    var t = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+    return .seconds(t.tv_sec) + .nanoseconds(t.tv_nsec)
 }

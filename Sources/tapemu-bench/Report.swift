@@ -99,6 +99,10 @@ struct Report {
         line("CardSession.send", r.session, r.cShared)
         note("what the channel adds to a bare transmit (p50 − p50): transmit \(Self.signed(r.channelOverhead)), "
              + "send \(Self.signed(r.sessionOverhead))")
+        if let c = r.threadCPU[.cShared], let b = r.threadCPU[.bare], let t = r.threadCPU[.channel], let s = r.threadCPU[.session] {
+            note("CPU of the channel's thread per exchange (mean): C loop \(BenchFigure.time(c)), bare \(BenchFigure.time(b)), "
+                 + "transmit \(BenchFigure.time(t)) (\(Self.signed(t - b))), send \(BenchFigure.time(s)) (\(Self.signed(s - b)))")
+        }
         row("full kernel read over PC/SC (\(r.read.count) reads)", [BenchFigure.time(r.read.p50), BenchFigure.time(r.read.p90),
                                                                       BenchFigure.time(r.read.p99)])
         note("(the same read on a real contactless reader needs at least \(BenchFigure.time(r.readAirFloor)) on the air)")

@@ -219,4 +219,115 @@ struct PCSCThreadExecutorTests {
         }
         #expect(ran)
     }
+
+    // MARK: The thread's one deadline watch (continuous clock)
+
+    /// Sends `body` through the thread with a deadline on `clock`, `offset` from its now.
+    static func send(_ thread: PCSCThread, deadline offset: Duration, on clock: MonotonicClock,
+                     _ body: @escaping @Sendable () throws(PCSCError) -> [UInt8]) async -> TransmitCall.Outcome {
+        await thread.transmit(TransmitCall(.body(body), until: clock.now + offset, on: clock))
+    }
+
+    @Test("the watch times out every call whose deadline has come, queued or running, and no other")
+    func watchTimesOutDueCalls() async {
+        let thread = PCSCThread(name: "test.pcsc")
+        defer { thread.stop() }
+        let clock = MonotonicClock.continuous
+        let gate = Gate()
+        defer { gate.release() }
+        let laterRan = Mutex(false)
+        // A call that blocks (a mute card), and one queued behind it with a later deadline.
+        let blocked = Task { await Self.send(thread, deadline: .seconds(30), on: clock) { gate.block(); return [0x90, 0x00] } }
+        await gate.waitUntilStarted()
+        let later = Task {
+            await Self.send(thread, deadline: .seconds(300), on: clock) { laterRan.withLock { $0 = true }; return [0x90, 0x00] }
+        }
+        // The watch fires as its timer would, 31 s on: the running call's deadline has come, the
+        // queued one's (queued by now or not) has not.
+        thread.watchDeadlines(at: .now + .seconds(31))
+        guard case .timedOut = await blocked.value else {
+            Issue.record("the blocked call was not timed out")
+            return
+        }
+        gate.release()
+        guard case .answer(let bytes) = await later.value else {
+            Issue.record("the call with the later deadline was timed out too")
+            return
+        }
+        #expect(bytes == [0x90, 0x00])
+        #expect(laterRan.withLock { $0 })
+    }
+
+    @Test("a call timed out while still queued is never sent")
+    func queuedTimedOutNotSent() async throws {
+        let thread = PCSCThread(name: "test.pcsc")
+        defer { thread.stop() }
+        let clock = MonotonicClock.continuous
+        let gate = Gate()
+        defer { gate.release() }
+        let sent = Mutex(false)
+        thread.submit { gate.block() }   // the thread is busy (a call blocked on a mute card)
+        await gate.waitUntilStarted()
+        let call = TransmitCall(.body { sent.withLock { $0 = true }; return [0x90, 0x00] }, until: clock.now + .seconds(5), on: clock)
+        let queued = Task { await thread.transmit(call) }
+        // The watch fires 6 s on (again until the call is queued: only then does the watch see it).
+        while !call.isFinished {
+            await Task.yield()
+            thread.watchDeadlines(at: .now + .seconds(6))
+        }
+        guard case .timedOut = await queued.value else {
+            Issue.record("the queued call was not timed out")
+            return
+        }
+        gate.release()
+        // A call queued after it runs: the thread went past the timed-out one.
+        let after = try await thread.perform(.transmit) { () throws(PCSCError) -> Int in 7 }
+        #expect(after == 7)
+        #expect(!sent.withLock { $0 })
+    }
+
+    @Test("a call cancelled while still queued is never sent")
+    func queuedCancelledNotSent() async throws {
+        let thread = PCSCThread(name: "test.pcsc")
+        defer { thread.stop() }
+        let gate = Gate()
+        defer { gate.release() }
+        let sent = Mutex(false)
+        thread.submit { gate.block() }
+        await gate.waitUntilStarted()
+        let queued = Task {
+            await thread.transmit(TransmitCall(.body { sent.withLock { $0 = true }; return [0x90, 0x00] }, until: nil, on: nil))
+        }
+        queued.cancel()
+        guard case .cancelled = await queued.value else {
+            Issue.record("a cancelled call did not come back as cancelled")
+            return
+        }
+        gate.release()
+        let after = try await thread.perform(.transmit) { () throws(PCSCError) -> Int in 7 }
+        #expect(after == 7)
+        #expect(!sent.withLock { $0 })
+    }
+
+    @Test("a real deadline on the continuous clock resumes a call blocked on the thread (the watch's timer)")
+    func continuousDeadlineFires() async {
+        let thread = PCSCThread(name: "test.pcsc")
+        defer { thread.stop() }
+        let gate = Gate()
+        defer { gate.release() }
+        // Blocked until the test ends: only the deadline can bring the caller back.
+        let outcome = await Self.send(thread, deadline: .milliseconds(20), on: .continuous) { gate.block(); return [0x90, 0x00] }
+        guard case .timedOut = outcome else {
+            Issue.record("expected .timedOut, got \(outcome)")
+            return
+        }
+        // Many calls with later deadlines, each answered: none is timed out by a stale watch.
+        gate.release()
+        for _ in 0..<200 {
+            guard case .answer = await Self.send(thread, deadline: .seconds(2), on: .continuous, { [0x90, 0x00] }) else {
+                Issue.record("a call answered at once was timed out")
+                return
+            }
+        }
+    }
 }
