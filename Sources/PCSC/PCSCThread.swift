@@ -248,6 +248,9 @@ extension PCSCThread {
         if let arm { armWatch(at: arm) }
     }
 
+    /// Calls queued and not yet started (tests).
+    var queuedCalls: Int { queue.withLock { $0.calls.count } }
+
     private func armWatch(at instant: ContinuousClock.Instant) {
         _ = DeadlineWatchdog.shared.schedule(at: instant) { [weak self] in self?.watchDeadlines() }
     }

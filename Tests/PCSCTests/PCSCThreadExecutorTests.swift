@@ -298,6 +298,7 @@ struct PCSCThreadExecutorTests {
         let queued = Task {
             await thread.transmit(TransmitCall(.body { sent.withLock { $0 = true }; return [0x90, 0x00] }, until: nil, on: nil))
         }
+        while thread.queuedCalls == 0 { await Task.yield() }   // queued behind the blocked call
         queued.cancel()
         guard case .cancelled = await queued.value else {
             Issue.record("a cancelled call did not come back as cancelled")
