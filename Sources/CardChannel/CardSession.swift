@@ -63,6 +63,7 @@ public final class CardSession: Sendable {
         self.apduTimeout = apduTimeout
         self.clock = clock
         timeoutError = { CardChannelError(.timeout, "the card did not answer within \(apduTimeout.readable)") }
+        log.withLock { $0.reserveCapacity(8) }   // a read's exchanges without growing the log
     }
 
     /// Every exchange on the wire so far, GET RESPONSE and resends included, in order.

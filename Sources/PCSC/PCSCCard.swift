@@ -67,8 +67,7 @@ public final class PCSCCard: Sendable {
     /// `.timedOut` then (a call under way finishes on the context's thread later, its result
     /// dropped; one still queued is not sent).
     func transmit(_ command: [UInt8], until deadline: Duration?, on clock: MonotonicClock?) async -> TransmitCall.Outcome {
-        await context.thread.transmit(TransmitCall(.card(context.lite, handle: handle, protocol: activeProtocol, command: command),
-                                                   until: deadline, on: clock))
+        await context.thread.transmit(TransmitCall(.card(self, command: command), until: deadline, on: clock))
     }
 
     /// The reader name, card state, protocol and ATR now (`SCardStatus`).

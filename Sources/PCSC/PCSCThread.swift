@@ -289,8 +289,9 @@ extension PCSCThread {
 final class TransmitCall: Sendable {
     /// What to send.
     enum Send: Sendable {
-        /// `SCardTransmit` of `command` on a card connection.
-        case card(PCSCLite, handle: Int, protocol: PCSCProtocol, command: [UInt8])
+        /// `SCardTransmit` of `command` on a card connection (one reference to hold and let go
+        /// of, not the several of the context's ``PCSCLite``: this is on every exchange's path).
+        case card(PCSCCard, command: [UInt8])
         /// Any body standing in for it (tests).
         case body(@Sendable () throws(PCSCError) -> [UInt8])
     }
@@ -340,8 +341,8 @@ final class TransmitCall: Sendable {
     func send() -> Outcome {
         do throws(PCSCError) {
             switch what {
-            case .card(let lite, let handle, let proto, let command):
-                return .answer(try lite.transmit(handle, protocol: proto, command))
+            case .card(let card, let command):
+                return .answer(try card.context.lite.transmit(card.handle, protocol: card.activeProtocol, command))
             case .body(let body):
                 return .answer(try body())
             }
@@ -355,7 +356,7 @@ final class TransmitCall: Sendable {
 
     /// Awaits the outcome: `start` runs with the continuation registered; `onCancel` when the
     /// task is cancelled.
-    func wait(_ start: () -> Void, onCancel: @escaping @Sendable () -> Void) async -> Outcome {
+    func wait(_ start: () -> Void, onCancel: @Sendable () -> Void) async -> Outcome {
         await withTaskCancellationHandler {
             // Unchecked: resumed exactly once by construction.
             await withUnsafeContinuation { (c: UnsafeContinuation<Outcome, Never>) in
