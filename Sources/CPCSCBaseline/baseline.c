@@ -32,6 +32,7 @@ static uint64_t now_nanos(void) {
 long tapemu_c_loop_run(tapemu_c_loop *loop, const uint8_t *const *commands, const size_t *lengths,
                        size_t ncommands, size_t count, uint64_t *nanos) {
     SCARD_IO_REQUEST pci = { loop->protocol, sizeof(SCARD_IO_REQUEST) };
+    if (ncommands == 0) return count == 0 ? 0 : -1;
     for (size_t i = 0; i < count; i++) {
         size_t k = i % ncommands;
         DWORD length = sizeof loop->buffer;
