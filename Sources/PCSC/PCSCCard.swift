@@ -56,7 +56,7 @@ public final class PCSCCard: Sendable {
     /// `.cancelled` at once and the call finishes on the context's thread later, its result
     /// dropped. A task already cancelled sends nothing.
     public func transmit(_ command: [UInt8]) async throws(PCSCError) -> [UInt8] {
-        switch await transmit(command, until: nil, on: nil) {
+        switch await context.thread.transmit(TransmitCall(.card(self, command: command), deadline: nil)) {
         case .answer(let bytes): return bytes
         case .failed(let error): throw error
         case .timedOut, .cancelled: throw PCSCError(.cancelled, function: .transmit)   // no deadline: never timed out
@@ -66,8 +66,15 @@ public final class PCSCCard: Sendable {
     /// Sends `command` like ``transmit(_:)``, but stops waiting at `deadline` on `clock`:
     /// `.timedOut` then (a call under way finishes on the context's thread later, its result
     /// dropped; one still queued is not sent).
-    func transmit(_ command: [UInt8], until deadline: Duration?, on clock: MonotonicClock?) async -> TransmitCall.Outcome {
-        await context.thread.transmit(TransmitCall(.card(self, command: command), until: deadline, on: clock))
+    func transmit(_ command: [UInt8], until deadline: Duration, on clock: MonotonicClock) async -> TransmitCall.Outcome {
+        // On the continuous clock the deadline is an instant the thread's watch keeps (the clock
+        // itself is not copied: this is on every exchange's path); on any other, a timer of its own.
+        let call = if let instant = clock.continuousInstant(at: deadline) {
+            TransmitCall(.card(self, command: command), deadline: instant)
+        } else {
+            TransmitCall(.card(self, command: command), until: deadline, on: clock)
+        }
+        return await context.thread.transmit(call)
     }
 
     /// The reader name, card state, protocol and ATR now (`SCardStatus`).

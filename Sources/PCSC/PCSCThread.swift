@@ -318,6 +318,15 @@ final class TransmitCall: Sendable {
     }
     private let state = Mutex(State())
 
+    /// A call with no deadline, or one on the continuous clock (the thread's watch keeps it).
+    init(_ what: Send, deadline: ContinuousClock.Instant?) {
+        self.what = what
+        self.deadline = deadline
+        self.clock = nil
+        self.deadlineOffset = nil
+    }
+
+    /// A call with a deadline `deadline` on any clock (none: no deadline).
     init(_ what: Send, until deadline: Duration?, on clock: MonotonicClock?) {
         self.what = what
         if let deadline, let clock {

@@ -24,7 +24,12 @@ public struct MonotonicClock: Sendable {
     public static var continuous: MonotonicClock { MonotonicClock(ContinuousClock()) }
 
     /// Time since this clock value was made.
-    public var now: Duration { nowOffset() }
+    public var now: Duration {
+        // The continuous clock without the call through the wrapped clock's closure (twice per
+        // APDU in a card session).
+        if let origin = continuousOrigin { return origin.duration(to: .now) }
+        return nowOffset()
+    }
 
     /// The instant of `offset` on `ContinuousClock`, when this clock wraps it (nil for any other
     /// clock): for code that keeps many deadlines of one clock in a watch of its own.

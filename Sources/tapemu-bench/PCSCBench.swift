@@ -13,12 +13,13 @@ import Glibc
 /// handling), in interleaved batches within one run, so the ratios are measured side by side.
 ///
 /// Each of tapemu's paths is compared with the C loop in a pair of its own: the two take turns, so
-/// each of the two threads does the same share of the work. In one interleaving of every path the
-/// thread doing most of the work is the channel's: the same C code measured 1.13–1.26× slower on
-/// that thread than on an idle thread of its own on this project's 2-vCPU machine (an idle vCPU
-/// polls briefly, then halts; a mostly idle thread is woken where its waker runs), which would be
-/// charged to tapemu. What tapemu adds to a bare transmit is measured apart, every path on the
-/// channel's thread.
+/// each of the two threads does the same share of the work. A third pair is the noise floor: the
+/// same C loop on two threads of its own. On this project's 2-vCPU VM with nothing else running,
+/// those two identical loops came out 0.53–1.21× apart (an idle vCPU polls briefly, then halts;
+/// where the scheduler wakes each thread decides its latency, batch by batch); with another
+/// process keeping one core busy, 1.00×. A run whose noise floor is off 1.00× by more than 5%
+/// cannot tell 10%, and says so. What tapemu adds to a bare transmit is measured apart, every
+/// path on the channel's own thread, in wall time and in the CPU time of that thread.
 ///
 /// The paths take turns in a fresh random order every round. On a 2-CPU virtual machine the
 /// path that runs right after another one is systematically faster or slower (where the
@@ -27,13 +28,16 @@ import Glibc
 /// carried that, ±20 %. Random order gives every path the same mix of predecessors.
 enum PCSCBench {
     enum Path: Hashable {
-        case c, cShared, bare, channel, session
+        case c, c2, cShared, bare, channel, session
     }
 
     struct Result {
         var reader: String
         var exchanges: Int
         var rounds: Int
+        /// The C loop and the same loop on a second thread of its own, taking turns: the noise
+        /// floor of a pair (identical code, so any ratio but 1.00× is the machine's).
+        var nullPair: (c: LatencyPercentiles, c2: LatencyPercentiles)
         /// The C loop on a thread of its own and `PCSCCardChannel.transmit`, taking turns.
         var pairChannel: (c: LatencyPercentiles, path: LatencyPercentiles)
         /// The C loop on a thread of its own and `CardSession.send`, taking turns.
@@ -51,6 +55,7 @@ enum PCSCBench {
         /// A full kernel read over the PC/SC channel.
         var read: LatencyPercentiles
         var readAirFloor: Duration
+        var nullRatio: Double { nullPair.c2.p50.inNanoseconds / nullPair.c.p50.inNanoseconds }
         var channelRatio: Double { pairChannel.path.p50.inNanoseconds / pairChannel.c.p50.inNanoseconds }
         var sessionRatio: Double { pairSession.path.p50.inNanoseconds / pairSession.c.p50.inNanoseconds }
         /// Against the same C loop on the channel's own thread.
@@ -106,17 +111,29 @@ enum PCSCBench {
             return .skipped("could not open \(reader): \(error)")
         }
         defer { channel.close() }
-        let c: CTransmitLoop, cShared: CTransmitLoop
+        let c: CTransmitLoop, c2: CTransmitLoop, cShared: CTransmitLoop
         do {
             c = try await CTransmitLoop.connect(reader: reader)
         } catch {
             return .skipped("plain C loop: \(error)")
         }
         do {
+            c2 = try await CTransmitLoop.connect(reader: reader)
+        } catch {
+            await c.close()
+            return .skipped("second plain C loop: \(error)")
+        }
+        do {
             cShared = try await CTransmitLoop.connect(reader: reader, on: ChannelThreadRunner(channel: channel))
         } catch {
             await c.close()
+            await c2.close()
             return .skipped("plain C loop on the channel's thread: \(error)")
+        }
+        func closeLoops() async {
+            await c.close()
+            await c2.close()
+            await cShared.close()
         }
 
         do {
@@ -124,17 +141,16 @@ enum PCSCBench {
             let sample = try await EMVReader().read(channel: channel, transaction: Transaction(amount: 1000))
             let commands = sample.exchanges.map(\.command)
             guard !commands.isEmpty else {
-                await c.close()
-                await cShared.close()
+                await closeLoops()
                 return .skipped("the sample read made no exchange")
             }
             let commandBytes = commands.map(\.bytes)
             let session = CardSession(channel: channel)
 
             // Warm-up of every path.
-            guard await c.run(commandBytes, count: 50) != nil, await cShared.run(commandBytes, count: 50) != nil else {
-                await c.close()
-                await cShared.close()
+            guard await c.run(commandBytes, count: 50) != nil, await c2.run(commandBytes, count: 50) != nil,
+                  await cShared.run(commandBytes, count: 50) != nil else {
+                await closeLoops()
                 return .skipped("SCardTransmit failed in warm-up")
             }
             for i in 0..<50 { _ = try await channel.transmit(commands[i % commands.count]) }
@@ -167,6 +183,9 @@ enum PCSCBench {
                         case .c:
                             guard let s = await c.run(commandBytes, count: batch) else { throw BenchFailure("SCardTransmit failed") }
                             samples[path, default: []] += s
+                        case .c2:
+                            guard let s = await c2.run(commandBytes, count: batch) else { throw BenchFailure("SCardTransmit failed") }
+                            samples[path, default: []] += s
                         case .cShared:
                             guard let s = await cShared.run(commandBytes, count: batch) else { throw BenchFailure("SCardTransmit failed") }
                             samples[path, default: []] += s
@@ -190,6 +209,8 @@ enum PCSCBench {
             }
             // Each of tapemu's paths against the C loop in pairs: two threads with the same share
             // of the work. Then every path on the channel's own thread, for what tapemu adds.
+            // The noise floor of a pair: the same C loop on two threads of its own.
+            let nullPair = try await interleave([.c, .c2])
             let pairChannel = try await interleave([.c, .channel])
             let pairSession = try await interleave([.c, .session])
             let shared = try await interleave([.cShared, .bare, .channel, .session], countCPU: true)
@@ -199,18 +220,17 @@ enum PCSCBench {
             let readSamples = try await Harness.each(warmup: 5, count: reads) { () async throws -> Int in
                 try await kernel.read(channel: channel, transaction: Transaction(amount: 1000)).exchanges.count
             }
-            await c.close()
-            await cShared.close()
+            await closeLoops()
             return .measured(Result(
                 reader: reader, exchanges: batch * rounds, rounds: rounds,
+                nullPair: (p(nullPair, .c), p(nullPair, .c2)),
                 pairChannel: (p(pairChannel, .c), p(pairChannel, .channel)),
                 pairSession: (p(pairSession, .c), p(pairSession, .session)),
                 cShared: p(shared, .cShared), bare: p(shared, .bare), channel: p(shared, .channel), session: p(shared, .session),
                 threadCPU: cpu.mapValues { $0 / (batch * rounds) },
                 read: LatencyPercentiles(readSamples)!, readAirFloor: ContactlessAirTime().read(sample.exchanges)))
         } catch {
-            await c.close()
-            await cShared.close()
+            await closeLoops()
             return .skipped("exchange failed: \(error)")
         }
     }

@@ -2,9 +2,14 @@ import EMVKernel
 import BenchTiming
 import Foundation
 
-/// The printed table, section by section, and the targets of issue 7 with what was measured.
+/// The printed table, section by section, and the targets of issues 7 and 16 with what was measured.
 struct Report {
-    private var targets: [(name: String, measured: String, met: Bool)] = []
+    private var targets: [(name: String, measured: String, met: Bool, verdict: String?)] = []
+
+    /// A target: its name, the figure measured, whether it is met; `verdict` overrides met/MISSED.
+    private mutating func addTarget(_ t: (String, String, Bool), verdict: String? = nil) {
+        targets.append((t.0, t.1, t.2, verdict))
+    }
     private let width = 44
 
     func header() {
@@ -54,7 +59,7 @@ struct Report {
         row("  card alone (its \(r.exchangesPerRead) answers)", [BenchFigure.time(r.cardAlone.median)])
         row("  on the air it would need at least", [BenchFigure.time(r.airFloor)])
         if r.profile == "visa-qvsdc" {
-            targets.append(("in-process Visa qVSDC read, median < 20 µs", BenchFigure.time(r.reads.p50),
+            addTarget(("in-process Visa qVSDC read, median < 20 µs", BenchFigure.time(r.reads.p50),
                             r.reads.p50 < .microseconds(20)))
         }
     }
@@ -66,7 +71,7 @@ struct Report {
         if !r.diverged.isEmpty {
             note("diverged from their recording: \(r.diverged.joined(separator: ", "))")
         }
-        targets.append(("replay ≥ 100,000 exchanges/s unpaced",
+        addTarget(("replay ≥ 100,000 exchanges/s unpaced",
                         String(format: "%.0f/s", r.exchangesPerSecond), r.exchangesPerSecond >= 100_000))
     }
 
@@ -75,7 +80,7 @@ struct Report {
         row("paced, |replayed − recorded| per exchange",
             [BenchFigure.time(r.error.p50), BenchFigure.time(r.error.p90), BenchFigure.time(r.error.p99), BenchFigure.time(r.error.max)])
         note("\(r.exchanges) exchanges, \(BenchFigure.time(r.elapsed)) in all; worst: \(r.worst)")
-        targets.append(("paced replay within 1 ms per exchange", "max " + BenchFigure.time(r.error.max),
+        addTarget(("paced replay within 1 ms per exchange", "max " + BenchFigure.time(r.error.max),
                         r.error.max <= .milliseconds(1)))
     }
 
@@ -88,6 +93,8 @@ struct Report {
                        base.map { Figure.ratio(p.p50.inNanoseconds / $0.p50.inNanoseconds) } ?? ""])
         }
         note("in pairs: each path and the plain C loop on a thread of its own, taking turns")
+        line("plain C SCardTransmit loop", r.nullPair.c, r.nullPair.c)
+        line("the same C loop, another thread (noise)", r.nullPair.c2, r.nullPair.c)
         line("plain C SCardTransmit loop", r.pairChannel.c, r.pairChannel.c)
         line("PCSCCardChannel.transmit", r.pairChannel.path, r.pairChannel.c)
         line("plain C SCardTransmit loop", r.pairSession.c, r.pairSession.c)
@@ -106,9 +113,14 @@ struct Report {
         row("full kernel read over PC/SC (\(r.read.count) reads)", [BenchFigure.time(r.read.p50), BenchFigure.time(r.read.p90),
                                                                       BenchFigure.time(r.read.p99)])
         note("(the same read on a real contactless reader needs at least \(BenchFigure.time(r.readAirFloor)) on the air)")
-        targets.append(("PC/SC median per exchange within 10% of plain C",
-                        "channel " + Figure.ratio(r.channelRatio) + ", session " + Figure.ratio(r.sessionRatio),
-                        r.channelRatio <= 1.10 && r.sessionRatio <= 1.10))
+        // Two identical C loops more than 5% apart: this run's pairs cannot tell 10% (a quiet
+        // 2-vCPU VM places a thread that wakes up where it will).
+        let noisy = abs(r.nullRatio - 1) > 0.05
+        addTarget(("PC/SC median per exchange within 10% of plain C",
+                        "channel " + Figure.ratio(r.channelRatio) + ", session " + Figure.ratio(r.sessionRatio)
+                            + " (noise floor " + Figure.ratio(r.nullRatio) + ")",
+                        r.channelRatio <= 1.10 && r.sessionRatio <= 1.10),
+                  verdict: noisy ? "INCONCLUSIVE (noise floor off by more than 5%)" : nil)
     }
 
     /// `+4.1 µs`, `−2 µs`.
@@ -122,7 +134,7 @@ struct Report {
         row("growth over the second half", [String(format: "%+.2f B/read", r.bytesPerRead)])
         note("(\(BenchFigure.time(r.elapsed)) for \(r.reads) reads)")
         // Flat: less than 1 byte per read over the second half (allocator noise is pages, not reads).
-        targets.append(("memory flat over \(r.reads) reads", String(format: "%+.2f B/read", r.bytesPerRead),
+        addTarget(("memory flat over \(r.reads) reads", String(format: "%+.2f B/read", r.bytesPerRead),
                         r.bytesPerRead < 1))
     }
 
@@ -137,10 +149,10 @@ struct Report {
     func finish() {
         if !targets.isEmpty {
             print("")
-            print("Targets (issue 7)")
+            print("Targets (issues 7 and 16)")
             for t in targets {
                 let name = t.name.count >= width ? t.name : t.name + String(repeating: " ", count: width - t.name.count)
-                print("  \(name)  \(t.measured)  \(t.met ? "met" : "MISSED")")
+                print("  \(name)  \(t.measured)  \(t.verdict ?? (t.met ? "met" : "MISSED"))")
             }
         }
         print("")
