@@ -63,7 +63,7 @@ public final class CardSession: Sendable {
         self.apduTimeout = apduTimeout
         self.clock = clock
         timeoutError = { CardChannelError(.timeout, "the card did not answer within \(apduTimeout.readable)") }
-        log.withLock { $0.reserveCapacity(8) }   // a read's exchanges without growing the log
+        log.withLock { $0.reserveCapacity(16) }   // a read's exchanges without growing the log
     }
 
     /// Every exchange on the wire so far, GET RESPONSE and resends included, in order.
@@ -120,6 +120,7 @@ public final class CardSession: Sendable {
     /// One timed exchange on the wire, within the APDU deadline, logged. The channel keeps the
     /// deadline (``CardChannel/transmit(_:deadline:on:onTimeout:)``): an in-process card that
     /// answers on the spot is not raced against it, the PC/SC channel keeps it on its thread.
+    @inline(__always)   // one async frame less per APDU
     private func exchange(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
         let start = clock.now
         do throws(CardChannelError) {

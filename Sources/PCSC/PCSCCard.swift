@@ -66,6 +66,7 @@ public final class PCSCCard: Sendable {
     /// Sends `command` like ``transmit(_:)``, but stops waiting at `deadline` on `clock`:
     /// `.timedOut` then (a call under way finishes on the context's thread later, its result
     /// dropped; one still queued is not sent).
+    @inline(__always)   // one async frame less per APDU
     func transmit(_ command: [UInt8], until deadline: Duration, on clock: MonotonicClock) async -> TransmitCall.Outcome {
         // On the continuous clock the deadline is an instant the thread's watch keeps (the clock
         // itself is not copied: this is on every exchange's path); on any other, a timer of its own.
