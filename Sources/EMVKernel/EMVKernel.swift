@@ -187,14 +187,18 @@ public struct EMVKernel: Sendable {
 
     /// The card's response to the last command sent.
     public mutating func receive(_ response: ResponseAPDU) -> Action {
-        if case .readingRecords(var reading) = state {
-            // Once the state lets go of it the reading is this call's alone, so adding the
-            // record's objects copies nothing; on a failure it is rolled back to what it was.
-            state = .done
+        // The state is this call's from here (moved out, not copied); every way out sets the next.
+        var current = State.done
+        swap(&current, &state)
+        switch consume current {
+        case .readingRecords(var reading):
+            // The reading is this call's alone, so adding the record's objects copies nothing;
+            // on a failure it is rolled back to what it was.
             let objectCount = reading.data.objects.count, remainingCount = reading.remaining.count
             let current = reading.remaining[0]
             do throws(KernelError) {
-                return try recordAnswered(&reading, response)
+                if let action = try recordAnswered(&reading, response) { return action }
+                return sendRecord(reading)
             } catch {
                 var error = error
                 if error.partial == nil {
@@ -205,40 +209,43 @@ public struct EMVKernel: Sendable {
                 state = .done
                 return .fail(error)
             }
-        }
-        let before = state
-        do throws(KernelError) {
-            switch before {
-            case .idle, .done, .onlineDataReady:
-                preconditionFailure("EMVKernel.receive(_:) with no command in flight (state \(before))")
-            case .selectingPPSE:
-                return try ppseAnswered(response)
-            case .selectingFromList(let selection):
-                return try listSelectionAnswered(selection, response)
-            case .selectingApplication(let selection):
-                return try finalSelectionAnswered(selection, response)
-            case .gettingProcessingOptions(let request):
-                return try processingOptionsAnswered(request, response)
-            case .readingRecords:
-                preconditionFailure("handled above")
-            case .generatingAC(let request):
-                return try cryptogramAnswered(request, response)
+        case let before:
+            do throws(KernelError) {
+                switch before {
+                case .idle, .done, .onlineDataReady:
+                    state = before
+                    preconditionFailure("EMVKernel.receive(_:) with no command in flight (state \(before))")
+                case .selectingPPSE:
+                    return try ppseAnswered(response)
+                case .selectingFromList(let selection):
+                    return try listSelectionAnswered(selection, response)
+                case .selectingApplication(let selection):
+                    return try finalSelectionAnswered(selection, response)
+                case .gettingProcessingOptions(let request):
+                    return try processingOptionsAnswered(request, response)
+                case .readingRecords:
+                    preconditionFailure("handled above")
+                case .generatingAC(let request):
+                    return try cryptogramAnswered(request, response)
+                }
+            } catch {
+                var error = error
+                if error.partial == nil { error.partial = partialRead(of: before) }
+                state = .done
+                return .fail(error)
             }
-        } catch {
-            var error = error
-            if error.partial == nil { error.partial = partialRead(of: before) }
-            state = .done
-            return .fail(error)
         }
     }
 
     /// Goes on after ``Action/onlineDataReady(_:)``: the next READ RECORD.
     public mutating func resume() -> Action {
-        guard case .onlineDataReady(let reading) = state else {
+        guard case .onlineDataReady = state else {
             preconditionFailure("EMVKernel.resume() outside the online data point (state \(state))")
         }
-        state = .readingRecords(reading)
-        return .send(.readRecord(reading.remaining[0].record, sfi: reading.remaining[0].sfi))
+        var current = State.done
+        swap(&current, &state)
+        guard case .onlineDataReady(let reading) = consume current else { preconditionFailure("checked above") }
+        return sendRecord(reading)
     }
 
     /// What is known now: for the channel's errors (the driver adds the exchanges).
@@ -404,18 +411,21 @@ public struct EMVKernel: Sendable {
 
     // MARK: - READ RECORD
 
-    private mutating func sendRecord(_ r: RecordReading) -> Action {
+    private mutating func sendRecord(_ r: consuming RecordReading) -> Action {
+        let next = r.remaining[0]
         state = .readingRecords(r)
-        return .send(.readRecord(r.remaining[0].record, sfi: r.remaining[0].sfi))
+        return .send(.readRecord(next.record, sfi: next.sfi))
     }
 
-    private mutating func recordAnswered(_ r: inout RecordReading, _ response: ResponseAPDU) throws(KernelError) -> Action {
+    /// Adds the record's objects to `r`; nil when a record is left to read (``sendRecord(_:)``),
+    /// else what follows the last one.
+    private mutating func recordAnswered(_ r: inout RecordReading, _ response: ResponseAPDU) throws(KernelError) -> Action? {
         let step = r.remaining[0].step
         guard response.statusWord == .success else { throw KernelError.unexpected(response.statusWord, step: step) }
         let record = try parseTemplate(response.data, .readRecordResponseTemplate, step: step, what: "the record")
         try r.data.add(record.children, step: step)
         r.remaining.removeFirst()
-        guard r.remaining.isEmpty else { return sendRecord(r) }
+        guard r.remaining.isEmpty else { return nil }
         return try recordsRead(r)
     }
 

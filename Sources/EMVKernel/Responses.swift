@@ -192,7 +192,7 @@ public struct AFLEntry: Hashable, Sendable {
             throw KernelError(.invalidAFL, step: step, "the AFL is \(bytes.count) byte(s), not a multiple of 4")
         }
         var out: [AFLEntry] = []
-        var seen: Set<UInt16> = []
+        out.reserveCapacity(bytes.count / 4)
         for i in stride(from: 0, to: bytes.count, by: 4) {
             let n = i / 4 + 1
             let sfi = bytes[i] >> 3
@@ -215,10 +215,15 @@ public struct AFLEntry: Hashable, Sendable {
                 throw KernelError(.invalidAFL, step: step,
                                   "AFL entry \(n): \(offline) offline-authentication record(s) of only \(Int(last) - Int(first) + 1)")
             }
-            for r in first...last {
-                guard seen.insert(UInt16(sfi) << 8 | UInt16(r)).inserted else {
-                    throw KernelError(.invalidAFL, step: step, "AFL entry \(n): record \(r) of SFI \(sfi) is named twice")
-                }
+            // The first record of this entry an earlier one of the same file names (the earlier
+            // ranges do not overlap each other: each was checked in its turn).
+            var twice: UInt8?
+            for e in out where e.sfi == sfi && e.firstRecord <= last && first <= e.lastRecord {
+                let r = max(first, e.firstRecord)
+                if twice.map({ r < $0 }) ?? true { twice = r }
+            }
+            if let r = twice {
+                throw KernelError(.invalidAFL, step: step, "AFL entry \(n): record \(r) of SFI \(sfi) is named twice")
             }
             out.append(AFLEntry(sfi: sfi, firstRecord: first, lastRecord: last, offlineAuthenticationRecords: offline))
         }
@@ -287,10 +292,22 @@ func parseProcessingOptions(_ data: [UInt8]) throws(KernelError) -> ProcessingOp
             throw KernelError(.missingMandatoryData, step: .gpo,
                               "the GPO answer has neither an application file locator 94 nor a cryptogram 9F26")
         }
-        return ProcessingOptions(aip: aip.valueBytes, afl: afl, objects: [first].flattened.filter { !$0.isConstructed })
+        return ProcessingOptions(aip: aip.valueBytes, afl: afl, objects: primitives(first))
     default:
         throw KernelError(.malformedResponse, step: .gpo, "the GPO answer is template \(first.tag.hex), not 80 or 77")
     }
+}
+
+/// The primitive objects of `tlv`'s tree in document order, depth first: `[tlv].flattened`
+/// without the constructed ones, built in one pass.
+func primitives(_ tlv: TLV) -> [TLV] {
+    var out: [TLV] = []
+    func walk(_ node: TLV) {
+        if !node.isConstructed { out.append(node) }
+        for child in node.children { walk(child) }
+    }
+    walk(tlv)
+    return out
 }
 
 // MARK: - GENERATE AC
@@ -323,7 +340,7 @@ func parseGenerateAC(_ data: [UInt8]) throws(KernelError) -> [TLV] {
         where first.child(tag) == nil {
             throw KernelError(.missingMandatoryData, step: .generateAC, "the GENERATE AC answer has no \(tag.hex)")
         }
-        return [first].flattened.filter { !$0.isConstructed }
+        return primitives(first)
     default:
         throw KernelError(.malformedResponse, step: .generateAC,
                           "the GENERATE AC answer is template \(first.tag.hex), not 80 or 77")

@@ -1,0 +1,186 @@
+import BERTLV
+@testable import EMVKernel
+import ISO7816
+import Testing
+
+/// Texts the kernel builds only when someone reads them (the CVM decision's reason): each must be,
+/// word for word, what the kernel built eagerly before.
+@Suite struct LazyTextTests {
+    func store(_ objects: TLV...) throws -> CardDataStore {
+        var s = CardDataStore()
+        try s.add(objects, step: .cardData)
+        return s
+    }
+
+    static func configuration(capabilities: [UInt8]? = nil, exponent: UInt8? = nil, ttq: [UInt8]? = nil,
+                              terminalType: UInt8? = nil, limits: [UInt8: UInt64] = [:]) -> TerminalConfiguration {
+        var c = TerminalConfiguration.default
+        if let capabilities { c.terminalCapabilities = capabilities }
+        if let exponent { c.currencyExponent = exponent }
+        if let ttq { c.terminalTransactionQualifiers = ttq }
+        if let terminalType { c.terminalType = terminalType }
+        c.cvmRequiredLimits = limits
+        return c
+    }
+
+    static var noMethod: TerminalConfiguration {
+        var c = configuration(capabilities: [0xE0, 0x00, 0x08])
+        c.cvmCapabilityNoCVMRequired = 0
+        return c
+    }
+
+    struct Case: Sendable, CustomStringConvertible {
+        var name: String
+        var objects: [(UInt32, String)]
+        var aip: String
+        var kernel: ContactlessKernel
+        var configuration: TerminalConfiguration
+        var amount: UInt64
+        var type: TransactionType = .purchase
+        var description: String { name }
+    }
+
+    static let cases: [Case] = [
+        // The card transaction qualifiers (C-1, C-3, C-7).
+        Case(name: "ctq none below", objects: [(0x9F6C, "0000")], aip: "0000", kernel: .c3,
+             configuration: .default, amount: 100),
+        Case(name: "ctq online PIN", objects: [(0x9F6C, "8000")], aip: "0000", kernel: .c3,
+             configuration: .default, amount: 100),
+        Case(name: "ctq consumer device", objects: [(0x9F6C, "0080")], aip: "0000", kernel: .c3,
+             configuration: .default, amount: 9000),
+        Case(name: "ctq signature asked, PIN instead", objects: [(0x9F6C, "4000")], aip: "0000", kernel: .c3,
+             configuration: .default, amount: 100),
+        Case(name: "ctq none above", objects: [(0x9F6C, "0000")], aip: "0000", kernel: .c3,
+             configuration: .default, amount: 9000),
+        Case(name: "ctq signature", objects: [(0x9F6C, "4000")], aip: "0000", kernel: .c1,
+             configuration: configuration(capabilities: [0xE0, 0x28, 0x08]), amount: 9000),
+        Case(name: "ctq none above, signature", objects: [(0x9F6C, "0000")], aip: "0000", kernel: .c7,
+             configuration: configuration(capabilities: [0xE0, 0x28, 0x08]), amount: 9000),
+        Case(name: "ctq asked, nothing", objects: [(0x9F6C, "C0001234")], aip: "0000", kernel: .c3,
+             configuration: configuration(capabilities: [0xE0, 0x08, 0x08], ttq: [0x36, 0, 0, 0]), amount: 9000),
+        Case(name: "ctq exponent 0, own limit", objects: [(0x9F6C, "0000")], aip: "0000", kernel: .c3,
+             configuration: configuration(exponent: 0, limits: [3: 7]), amount: 7),
+        Case(name: "ctq exponent 3", objects: [(0x9F6C, "0000")], aip: "0000", kernel: .c3,
+             configuration: configuration(exponent: 3, limits: [3: 123_456]), amount: 5),
+        // The CVM list (the other kernels).
+        Case(name: "no CVM list", objects: [], aip: "1000", kernel: .c2, configuration: .default, amount: 9000),
+        Case(name: "no CVM support", objects: [(0x8E, "000000000000000042031F03")], aip: "0000", kernel: .c2,
+             configuration: .default, amount: 9000),
+        Case(name: "on device", objects: [], aip: "1A00", kernel: .c2, configuration: .default, amount: 9000),
+        Case(name: "list PIN", objects: [(0x8E, "000000000000000042031E031F03"), (0x9F42, "0978")], aip: "1800",
+             kernel: .c2, configuration: .default, amount: 9000),
+        Case(name: "list at limit", objects: [(0x8E, "000000000000000042031E031F03"), (0x9F42, "0978")], aip: "1800",
+             kernel: .c2, configuration: .default, amount: 5000),
+        Case(name: "list no fallback", objects: [(0x8E, "000000000000000001001E03")], aip: "1800", kernel: .c2,
+             configuration: .default, amount: 9000),
+        Case(name: "list fall through", objects: [(0x8E, "000000000000000041000200")], aip: "1800", kernel: .c2,
+             configuration: .default, amount: 9000),
+        Case(name: "list under X", objects: [(0x8E, "000027100000000042061F00"), (0x9F42, "0978")], aip: "1800",
+             kernel: .c2, configuration: .default, amount: 9000),
+        Case(name: "list over X", objects: [(0x8E, "00000BB80000000042071F00"), (0x9F42, "0978")], aip: "1800",
+             kernel: .c2, configuration: .default, amount: 9000),
+        Case(name: "list over Y", objects: [(0x8E, "000000000000138802095F081F00"), (0x9F42, "0978")], aip: "1800",
+             kernel: .c2, configuration: .default, amount: 9000),
+        Case(name: "list under Y", objects: [(0x8E, "000000000000138802085F081F00"), (0x9F42, "0978")], aip: "1800",
+             kernel: .c2, configuration: .default, amount: 100),
+        Case(name: "list fail CVM", objects: [(0x8E, "00000000000000000000")], aip: "1800", kernel: .c2,
+             configuration: .default, amount: 9000),
+        Case(name: "list no rule", objects: [(0x8E, "00000000000000001E031F03")], aip: "1800", kernel: .c2,
+             configuration: .default, amount: 9000),
+        Case(name: "list empty", objects: [(0x8E, "0000000000000000")], aip: "1800", kernel: .c2,
+             configuration: .default, amount: 9000),
+        Case(name: "list names", objects: [(0x8E, "0000000000000000430144024503460444054A0A7E0001031F00")],
+             aip: "1800", kernel: .c4, configuration: configuration(terminalType: 0x25), amount: 9000,
+             type: .cashAdvance),
+        Case(name: "list cashback", objects: [(0x8E, "000000000000000042051F00")], aip: "1800", kernel: .c5,
+             configuration: configuration(capabilities: [0xE0, 0x68, 0x08]), amount: 100, type: .purchaseWithCashback),
+        Case(name: "list exponent 0", objects: [(0x8E, "000000640000000A42061F00"), (0x9F42, "0978")], aip: "1800",
+             kernel: .c2, configuration: configuration(exponent: 0), amount: 9),
+        Case(name: "list unattended cash", objects: [(0x8E, "00000000000000000401")], aip: "1800", kernel: .c2,
+             configuration: configuration(terminalType: 0x25), amount: 9000, type: .cashAdvance),
+        Case(name: "list manual cash", objects: [(0x8E, "00000000000000000504")], aip: "1800", kernel: .c2,
+             configuration: .default, amount: 9000, type: .cashAdvance),
+        Case(name: "list cashback rule", objects: [(0x8E, "00000000000000000305")], aip: "1800", kernel: .c2,
+             configuration: .default, amount: 100, type: .purchaseWithCashback),
+        Case(name: "list unknown method", objects: [(0x8E, "00000000000000003E00")], aip: "1800", kernel: .c2,
+             configuration: .default, amount: 100),
+        Case(name: "list no method offered", objects: [(0x8E, "00000000000000001E00")], aip: "1800", kernel: .c2,
+             configuration: noMethod, amount: 100),
+    ]
+
+    static let expected: [String: String] = [
+        "ctq asked, nothing":
+            "card transaction qualifiers 9F6C C000: the card asks for a CVM this reader cannot do, and the reader has none to offer",
+        "ctq consumer device":
+            "card transaction qualifiers 9F6C 0080: consumer device CVM performed (byte 2 bit 8)",
+        "ctq exponent 0, own limit":
+            "card transaction qualifiers 9F6C 0000: 7 is at or above the 7 CVM required limit and the card names no CVM: online PIN",
+        "ctq exponent 3":
+            "card transaction qualifiers 9F6C 0000: the card asks for no CVM, and 0.005 is below the 123.456 CVM required limit",
+        "ctq none above":
+            "card transaction qualifiers 9F6C 0000: 90.00 is at or above the 50.00 CVM required limit and the card names no CVM: online PIN",
+        "ctq none above, signature":
+            "card transaction qualifiers 9F6C 0000: 90.00 is at or above the 50.00 CVM required limit and the card names no CVM: signature",
+        "ctq none below":
+            "card transaction qualifiers 9F6C 0000: the card asks for no CVM, and 1.00 is below the 50.00 CVM required limit",
+        "ctq online PIN":
+            "card transaction qualifiers 9F6C 8000: online PIN required (byte 1 bit 8)",
+        "ctq signature":
+            "card transaction qualifiers 9F6C 4000: signature required (byte 1 bit 7)",
+        "ctq signature asked, PIN instead":
+            "card transaction qualifiers 9F6C 4000: the card asks for a CVM this reader cannot do: online PIN",
+        "list PIN":
+            "CVM list rule 1 of 3 (42 03: online PIN, if the terminal supports the CVM); above the 50.00 CVM required limit the reader offers online PIN",
+        "list at limit":
+            "CVM list rule 3 of 3 (1F 03: no CVM required, if the terminal supports the CVM); at or below the 50.00 CVM required limit the reader offers no CVM",
+        "list cashback":
+            "CVM list rule 2 of 2 (1F 00: no CVM required, always); at or below the 50.00 CVM required limit the reader offers no CVM",
+        "list cashback rule":
+            "CVM list rule 1 of 1 (03 05: plaintext offline PIN and signature, if purchase with cashback): the reader does not offer it, and the rule says not to go on; at or below the 50.00 CVM required limit the reader offers no CVM",
+        "list empty":
+            "no rule of the CVM list applies; above the 50.00 CVM required limit the reader offers online PIN",
+        "list exponent 0":
+            "CVM list rule 2 of 2 (1F 00: no CVM required, always); at or below the 5000 CVM required limit the reader offers no CVM",
+        "list fail CVM":
+            "CVM list rule 1 of 1 (00 00: fail CVM processing, always): fail CVM processing; above the 50.00 CVM required limit the reader offers online PIN",
+        "list fall through":
+            "CVM list rule 2 of 2 (02 00: online PIN, always); above the 50.00 CVM required limit the reader offers online PIN",
+        "list manual cash":
+            "CVM list rule 1 of 1 (05 04: enciphered offline PIN and signature, if manual cash): the reader does not offer it, and the rule says not to go on; above the 50.00 CVM required limit the reader offers online PIN",
+        "list names":
+            "CVM list rule 9 of 9 (1F 00: no CVM required, always): the reader does not offer it, and the rule says not to go on; above the 50.00 CVM required limit the reader offers online PIN",
+        "list no fallback":
+            "CVM list rule 1 of 2 (01 00: plaintext PIN verified offline, always): the reader does not offer it, and the rule says not to go on; above the 50.00 CVM required limit the reader offers online PIN",
+        "list no method offered":
+            "CVM list rule 1 of 1 (1E 00: signature, always): the reader does not offer it, and the rule says not to go on; at or below the 50.00 CVM required limit the reader offers no method",
+        "list no rule":
+            "no rule of the CVM list applies; above the 50.00 CVM required limit the reader offers online PIN",
+        "list over X":
+            "CVM list rule 1 of 2 (42 07: online PIN, if over X = 30.00); above the 50.00 CVM required limit the reader offers online PIN",
+        "list over Y":
+            "CVM list rule 1 of 3 (02 09: online PIN, if over Y = 50.00); above the 50.00 CVM required limit the reader offers online PIN",
+        "list unattended cash":
+            "CVM list rule 1 of 1 (04 01: enciphered PIN verified offline, if unattended cash): the reader does not offer it, and the rule says not to go on; above the 50.00 CVM required limit the reader offers online PIN",
+        "list under X":
+            "CVM list rule 1 of 2 (42 06: online PIN, if under X = 100.00); above the 50.00 CVM required limit the reader offers online PIN",
+        "list under Y":
+            "CVM list rule 1 of 3 (02 08: online PIN, if under Y = 50.00): the reader does not offer it, and the rule says not to go on; at or below the 50.00 CVM required limit the reader offers no CVM",
+        "list unknown method":
+            "CVM list rule 1 of 1 (3E 00: method 3E, always): the reader does not offer it, and the rule says not to go on; at or below the 50.00 CVM required limit the reader offers no CVM",
+        "no CVM list":
+            "the card has no CVM list (8E): none performed",
+        "no CVM support":
+            "the card does not support cardholder verification (AIP byte 1 bit 5): none performed",
+        "on device":
+            "90.00 is above the 50.00 CVM required limit, and the card supports on-device cardholder verification (AIP byte 1 bit 2)",
+    ]
+
+    @Test(arguments: cases)
+    func cvmReasonIsTheOldText(_ c: Case) throws {
+        var s = CardDataStore()
+        try s.add(c.objects.map { tlv($0.0, $0.1) }, step: .cardData)
+        let d = try CVMProcessing.decide(store: s, aip: bytes(c.aip), kernel: c.kernel, configuration: c.configuration,
+                                         transaction: Transaction(amount: c.amount, type: c.type))
+        #expect(d.reason == Self.expected[c.name])
+    }
+}
