@@ -184,3 +184,107 @@ import Testing
         #expect(d.reason == Self.expected[c.name])
     }
 }
+
+/// The fast paths of the read give what the general code gave.
+@Suite struct ReadFastPathTests {
+    @Test func reasonSetFromOutsideAndEquality() throws {
+        var s = CardDataStore()
+        try s.add([tlv(0x9F6C, "0000")], step: .cardData)
+        func decide(_ amount: UInt64) throws -> CVMDecision {
+            try CVMProcessing.decide(store: s, aip: [0, 0], kernel: .c3, configuration: .default,
+                                     transaction: Transaction(amount: amount))
+        }
+        let a = try decide(100), b = try decide(100), c = try decide(200)
+        #expect(a == b && a.hashValue == b.hashValue)
+        #expect(a != c)   // same CVM and results, another amount in the reason
+        #expect(a.cvm == c.cvm && a.results == c.results)
+        var d = a
+        d.reason = "set by hand"
+        #expect(d.reason == "set by hand")
+        #expect(d != a)
+        d.reason = a.reason
+        #expect(d == a && d.hashValue == a.hashValue)
+    }
+
+    /// The first record of an entry that an earlier entry of the same file named, as the set of
+    /// records seen so far found it.
+    @Test(arguments: [
+        ("18010300" + "18020200", "AFL entry 2: record 2 of SFI 3 is named twice"),
+        ("18030500" + "18010400", "AFL entry 2: record 3 of SFI 3 is named twice"),
+        ("18050600" + "18010200" + "18010900", "AFL entry 3: record 1 of SFI 3 is named twice"),
+        ("18050600" + "18080900" + "18070900", "AFL entry 3: record 8 of SFI 3 is named twice"),
+        ("18050600" + "18080900" + "18040900", "AFL entry 3: record 5 of SFI 3 is named twice"),
+        ("18010100" + "10010100" + "20010100" + "10010200", "AFL entry 4: record 1 of SFI 2 is named twice"),
+    ])
+    func aflRecordNamedTwice(_ c: (String, String)) {
+        do {
+            _ = try AFLEntry.parse(bytes(c.0))
+            Issue.record("no error for \(c.0)")
+        } catch {
+            #expect(error.code == .invalidAFL)
+            #expect(error.reason == c.1)
+        }
+    }
+
+    @Test func aflWithoutOverlapIsAccepted() throws {
+        let afl = try AFLEntry.parse(bytes("18010200" + "18030400" + "20010400" + "18050500"))
+        #expect(afl.count == 4)
+        #expect(AFLEntry.records(afl).count == 9)
+    }
+
+    /// `Expiry(yymm:)` as it read any text before: two integers from the first and last two characters.
+    @Test(arguments: ["2812", "0001", "9912", "2813", "2800", "281", "28123", "", "+1+2", "-1-2", "2 12",
+                      "１２１２", "28\u{0661}2", "2812\u{301}", "ab12", "1a12"])
+    func expiryFromYYMM(_ text: String) {
+        var old: Expiry?
+        if text.count == 4, let yy = Int(text.prefix(2)), let mm = Int(text.suffix(2)), (1...12).contains(mm) {
+            old = Expiry(year: 2000 + yy, month: mm)
+        }
+        #expect(Expiry(yymm: text) == old)
+        #expect(Expiry(yymm: Substring(text)) == old)
+    }
+
+    /// A TLV made from part of an array holds a copy whose indices start at 0, as the generic
+    /// initialiser gave.
+    @Test func tlvFromASlice() {
+        let bytes: [UInt8] = [1, 2, 3, 4, 5]
+        let fromSlice = TLV(tag: 0x9F36, value: bytes[2...])
+        let generic = TLV(tag: 0x9F36, value: AnySequence(bytes[2...]))
+        #expect(fromSlice == generic)
+        #expect(fromSlice.value.startIndex == 0 && generic.value.startIndex == 0)
+        #expect(Array(fromSlice.value) == [3, 4, 5])
+        #expect(fromSlice.encoded == generic.encoded)
+    }
+
+    /// The terminal's data objects: the shared ones, those of the transaction, and the changes
+    /// the kernel makes, as one dictionary.
+    @Test func terminalValuesShadowAndRemove() {
+        var v = TerminalData.make(configuration: .default, transaction: Transaction(amount: 1250), dateTime: testDate,
+                                  unpredictableNumber: testUN)
+        let before = v.dictionary
+        #expect(before[.cvmResults] == bytes("3F0000"))
+        #expect(before[.amountAuthorised] == bytes("000000001250"))
+        #expect(before[.unpredictableNumber] == bytes("12345678"))
+        v[.cvmResults] = bytes("1F0002")
+        v[.terminalVerificationResults]![2] |= 0x80
+        var after = before
+        after[.cvmResults] = bytes("1F0002")
+        after[.terminalVerificationResults]![2] |= 0x80
+        #expect(v.dictionary == after)
+        v[.cvmResults] = nil
+        v[.transactionDate] = nil
+        after[.cvmResults] = nil
+        after[.transactionDate] = nil
+        #expect(v.dictionary == after)
+        #expect(v[.cvmResults] == nil && v[.transactionDate] == nil)
+        // Another kernel of the same configuration and amount still has the shared values.
+        let w = TerminalData.make(configuration: .default, transaction: Transaction(amount: 1250), dateTime: testDate,
+                                  unpredictableNumber: testUN)
+        #expect(w.dictionary == before)
+        // Another amount gets its own.
+        let x = TerminalData.make(configuration: .default, transaction: Transaction(amount: 9000), dateTime: testDate,
+                                  unpredictableNumber: testUN)
+        #expect(x[.amountAuthorised] == bytes("000000009000"))
+        #expect(x[.terminalTransactionQualifiers] != before[.terminalTransactionQualifiers])
+    }
+}
