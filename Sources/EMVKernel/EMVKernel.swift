@@ -188,12 +188,13 @@ public struct EMVKernel: Sendable {
     /// The card's response to the last command sent.
     public mutating func receive(_ response: ResponseAPDU) -> Action {
         // The state is this call's from here (moved out, not copied); every way out sets the next.
-        var current = State.done
-        swap(&current, &state)
-        switch consume current {
-        case .readingRecords(var reading):
-            // The reading is this call's alone, so adding the record's objects copies nothing;
-            // on a failure it is rolled back to what it was.
+        // `before` is immutable below except where the reading is taken out of it.
+        var before = State.done
+        swap(&before, &state)
+        if case .readingRecords(var reading) = before {
+            // Once `before` lets go of it the reading is this call's alone, so adding the
+            // record's objects copies nothing; on a failure it is rolled back to what it was.
+            before = .done
             let objectCount = reading.data.objects.count, remainingCount = reading.remaining.count
             let current = reading.remaining[0]
             do throws(KernelError) {
@@ -209,31 +210,30 @@ public struct EMVKernel: Sendable {
                 state = .done
                 return .fail(error)
             }
-        case let before:
-            do throws(KernelError) {
-                switch before {
-                case .idle, .done, .onlineDataReady:
-                    state = before
-                    preconditionFailure("EMVKernel.receive(_:) with no command in flight (state \(before))")
-                case .selectingPPSE:
-                    return try ppseAnswered(response)
-                case .selectingFromList(let selection):
-                    return try listSelectionAnswered(selection, response)
-                case .selectingApplication(let selection):
-                    return try finalSelectionAnswered(selection, response)
-                case .gettingProcessingOptions(let request):
-                    return try processingOptionsAnswered(request, response)
-                case .readingRecords:
-                    preconditionFailure("handled above")
-                case .generatingAC(let request):
-                    return try cryptogramAnswered(request, response)
-                }
-            } catch {
-                var error = error
-                if error.partial == nil { error.partial = partialRead(of: before) }
-                state = .done
-                return .fail(error)
+        }
+        do throws(KernelError) {
+            switch before {
+            case .idle, .done, .onlineDataReady:
+                state = before
+                preconditionFailure("EMVKernel.receive(_:) with no command in flight (state \(before))")
+            case .selectingPPSE:
+                return try ppseAnswered(response)
+            case .selectingFromList(let selection):
+                return try listSelectionAnswered(selection, response)
+            case .selectingApplication(let selection):
+                return try finalSelectionAnswered(selection, response)
+            case .gettingProcessingOptions(let request):
+                return try processingOptionsAnswered(request, response)
+            case .readingRecords:
+                preconditionFailure("handled above")
+            case .generatingAC(let request):
+                return try cryptogramAnswered(request, response)
             }
+        } catch {
+            var error = error
+            if error.partial == nil { error.partial = partialRead(of: before) }
+            state = .done
+            return .fail(error)
         }
     }
 
@@ -244,7 +244,8 @@ public struct EMVKernel: Sendable {
         }
         var current = State.done
         swap(&current, &state)
-        guard case .onlineDataReady(let reading) = consume current else { preconditionFailure("checked above") }
+        guard case .onlineDataReady(let reading) = current else { preconditionFailure("checked above") }
+        current = .done   // the reading is the only holder of its data
         return sendRecord(reading)
     }
 
