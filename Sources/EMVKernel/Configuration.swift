@@ -193,7 +193,7 @@ public struct TransactionDateTime: Hashable, Sendable {
         // Reads come many to the second: the calendar works once per whole second and zone.
         let second = date.timeIntervalSinceReferenceDate.rounded(.down)
         if let hit = Self.lastConversion.withLock({ last in
-            last.flatMap { $0.second == second && $0.timeZone == timeZone ? $0.value : nil }
+            last?.second == second && last?.timeZone == timeZone ? last?.value : nil
         }) {
             self = hit
             return

@@ -195,7 +195,7 @@ public struct EMVKernel: Sendable {
             // Once `before` lets go of it the reading is this call's alone, so adding the
             // record's objects copies nothing; on a failure it is rolled back to what it was.
             before = .done
-            let objectCount = reading.data.objects.count, remainingCount = reading.remaining.count
+            let objectCount = reading.data.count, remainingCount = reading.remaining.count
             let current = reading.remaining[0]
             do throws(KernelError) {
                 if let action = try recordAnswered(&reading, response) { return action }

@@ -32,11 +32,16 @@ func parseTemplate(_ data: [UInt8], _ tag: Tag, step: KernelStep, what: String) 
 /// Text of an `an`/`ans` field: bytes read as ISO 8859-1, control characters dropped, trailing
 /// spaces trimmed.
 func text(_ bytes: some Collection<UInt8>) -> String {
-    if bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
-        // Printable ASCII, the usual case: the bytes are the UTF-8 text.
-        var s = String(decoding: bytes, as: UTF8.self)
-        while s.last == " " { s.removeLast() }
-        return s
+    // Printable ASCII, the usual case: the bytes are the UTF-8 text, each byte one character, so
+    // the trailing spaces are trimmed as bytes, before the string is made.
+    var printable = true, kept = 0, n = 0
+    for b in bytes {
+        n += 1
+        guard b >= 0x20 && b < 0x7F else { printable = false; break }
+        if b != 0x20 { kept = n }
+    }
+    if printable {
+        return String(decoding: bytes.prefix(kept), as: UTF8.self)
     }
     var s = String(String.UnicodeScalarView(bytes.compactMap { b in
         (b >= 0x20 && b != 0x7F && !(0x80..<0xA0).contains(b)) ? Unicode.Scalar(b) : nil
@@ -351,13 +356,23 @@ func parseGenerateAC(_ data: [UInt8]) throws(KernelError) -> [TLV] {
 
 /// The primitive data objects the card gave, in order, at most one value per tag.
 public struct CardDataStore: Hashable, Sendable {
-    public private(set) var objects: [TLV] = []
-    /// The tags and values of `objects`, in the same order. A card gives a few dozen objects: a
-    /// scan of their 4-byte tags is cheaper than hashing, and the values are handed out as they are.
+    /// The objects' tags and values, in order. A card gives a few dozen objects: a scan of their
+    /// 4-byte tags is cheaper than hashing, and the values are handed out as they are.
     private var tags: [Tag] = []
     private var values: [[UInt8]] = []
 
     public init() {}
+
+    /// The objects as TLVs (built when asked: a read asks once, at its end).
+    public var objects: [TLV] {
+        var out: [TLV] = []
+        out.reserveCapacity(tags.count)
+        for (tag, value) in zip(tags, values) { out.append(TLV(tag: tag, value: value)) }
+        return out
+    }
+
+    /// How many objects the store holds.
+    var count: Int { tags.count }
 
     public subscript(_ tag: Tag) -> [UInt8]? {
         guard let i = position(of: tag) else { return nil }
@@ -375,7 +390,6 @@ public struct CardDataStore: Hashable, Sendable {
 
     /// Drops the objects added after the first `count` (undoes the adds since then).
     mutating func truncate(to count: Int) {
-        objects.removeSubrange(count...)
         tags.removeSubrange(count...)
         values.removeSubrange(count...)
     }
@@ -397,16 +411,13 @@ public struct CardDataStore: Hashable, Sendable {
                 }
                 continue
             }
-            let value = o.valueBytes
             if tags.isEmpty {
                 // A card gives a few dozen objects: no regrowing on the way.
                 tags.reserveCapacity(48)
                 values.reserveCapacity(48)
-                objects.reserveCapacity(48)
             }
             tags.append(o.tag)
-            values.append(value)
-            objects.append(TLV(tag: o.tag, value: value))
+            values.append(o.valueBytes)
         }
     }
 }

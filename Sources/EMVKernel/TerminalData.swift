@@ -8,12 +8,27 @@ enum TerminalData {
     static func make(configuration c: TerminalConfiguration, transaction t: Transaction,
                      dateTime: TransactionDateTime, unpredictableNumber: UInt32) -> TerminalValues {
         var d = TerminalValues(shared: transactionValues(c, t))
+        let (date, time) = dateAndTime(dateTime)
         d.append(contentsOf: [
-            .transactionDate: dateTime.dateBCD,
-            .transactionTime: dateTime.timeBCD,
+            .transactionDate: date,
+            .transactionTime: time,
             .unpredictableNumber: withUnsafeBytes(of: unpredictableNumber.bigEndian, Array.init),
         ])
         return d
+    }
+
+    /// The last date and time and their BCD (9A, 9F21): reads come many to the second.
+    private static let lastDateTime = Mutex<(dateTime: TransactionDateTime, date: [UInt8], time: [UInt8])?>(nil)
+
+    static func dateAndTime(_ dateTime: TransactionDateTime) -> (date: [UInt8], time: [UInt8]) {
+        if let hit = lastDateTime.withLock({ last in
+            last?.dateTime == dateTime ? (last!.date, last!.time) : nil
+        }) {
+            return hit
+        }
+        let date = dateTime.dateBCD, time = dateTime.timeBCD
+        lastDateTime.withLock { $0 = (dateTime, date, time) }
+        return (date, time)
     }
 
     /// Data objects shared by the transactions of one configuration and transaction (amount,

@@ -287,4 +287,58 @@ import Testing
         #expect(x[.amountAuthorised] == bytes("000000009000"))
         #expect(x[.terminalTransactionQualifiers] != before[.terminalTransactionQualifiers])
     }
+    /// Track 2's errors, word for word as the character-by-character parse gave them.
+    @Test(arguments: [
+        ("4761739001010010", "track 2 has no field separator D"),
+        ("", "track 2 has no field separator D"),
+        ("4761739001010010D2611F", "track 2 too short after the separator (expiry and service code need 7 digits)"),
+        ("4761739001010010D2611201D0", "track 2 too short after the separator (expiry and service code need 7 digits)"),
+        ("4761739001010010D261120110A0", "track 2 holds nibble A"),
+        ("B0", "track 2 holds nibble B"),
+        ("0C", "track 2 holds nibble C"),
+        ("47617390D2611201100001", "track 2 PAN of 8 digit(s) (12 to 19 expected)"),
+        ("47617390010100101234D2611201100001", "track 2 PAN of 20 digit(s) (12 to 19 expected)"),
+        ("4761739001010010D2611201F00F", "track 2 has F padding inside its data"),
+        ("FF", "track 2 has F padding inside its data"),
+    ])
+    func track2Errors(_ c: (String, String)) {
+        do {
+            _ = try Track2(bytes: bytes(c.0))
+            Issue.record("no error for \(c.0)")
+        } catch {
+            #expect(error.code == .badValue)
+            #expect(error.reason == c.1)
+        }
+    }
+
+    @Test func track2Fields() throws {
+        let t = try Track2(bytes: bytes("4761739001010010D2611201100001234F"))
+        #expect(t.pan == PAN("4761739001010010"))
+        #expect(t.expiry == "2611" && t.serviceCode == "201" && t.discretionaryData == "100001234")
+        #expect(t.bytes == bytes("4761739001010010D2611201100001234F"))
+        let short = try Track2(bytes: bytes("476173900101D2611201"))
+        #expect(short.pan.digits == "476173900101" && short.discretionaryData.isEmpty)
+    }
+
+    /// `text(_:)` as it was: ISO 8859-1, control characters dropped, trailing spaces trimmed.
+    @Test(arguments: ["VISA CREDIT", "VISA CREDIT   ", "   ", "", " A ", "A\u{7F}B  ", "caf\u{E9}  ", "\u{85}X \u{A0}",
+                      "TAB\tEND  ", "MASTERCARD"])
+    func textOfBytes(_ s: String) {
+        // Latin-1 bytes of the test string (each scalar below 256).
+        let bytes = s.unicodeScalars.map { UInt8($0.value) }
+        func old(_ bytes: [UInt8]) -> String {
+            if bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+                var s = String(decoding: bytes, as: UTF8.self)
+                while s.last == " " { s.removeLast() }
+                return s
+            }
+            var s = String(String.UnicodeScalarView(bytes.compactMap { b in
+                (b >= 0x20 && b != 0x7F && !(0x80..<0xA0).contains(b)) ? Unicode.Scalar(b) : nil
+            }))
+            while s.last == " " { s.removeLast() }
+            return s
+        }
+        #expect(text(bytes) == old(bytes))
+        #expect(text(bytes[...]) == old(bytes))
+    }
 }
