@@ -119,6 +119,9 @@ public struct EMVKernel: Sendable {
         /// Data objects from the GPO answer and the records read so far.
         public var data: CardDataStore
         public var onlineDataWasReady: Bool
+        /// Track 2 as parsed for the online data, reused when the card data is read again with
+        /// the same bytes of 57.
+        var knownTrack2: Track2? = nil
     }
 
     /// GENERATE AC sent for an ARQC.
@@ -389,6 +392,7 @@ public struct EMVKernel: Sendable {
         if let early = onlineData(reading) {
             var reading = reading
             reading.onlineDataWasReady = true
+            reading.knownTrack2 = early.card?.track2
             state = .onlineDataReady(reading)
             return .onlineDataReady(early)
         }
@@ -432,7 +436,7 @@ public struct EMVKernel: Sendable {
 
     /// Every record is read: check the card data, decide the CVM, and finish or ask for an ARQC.
     private mutating func recordsRead(_ r: RecordReading) throws(KernelError) -> Action {
-        let card = try cardData(r.data)
+        let card = try cardData(r.data, knownTrack2: r.knownTrack2)
         let cvm = try CVMProcessing.decide(store: r.data, aip: r.aip, kernel: r.application.kernel, configuration: configuration,
                                            transaction: transaction)
         terminalValues[.cvmResults] = cvm.results
@@ -509,10 +513,13 @@ public struct EMVKernel: Sendable {
     // MARK: - Card data
 
     /// PAN, expiry and the rest, from 5A / 5F24 or else track 2, checked against each other.
-    func cardData(_ d: CardDataStore) throws(KernelError) -> CardData {
+    /// `knownTrack2`: track 2 parsed before, taken as it is when 57 holds its bytes.
+    func cardData(_ d: CardDataStore, knownTrack2: Track2? = nil) throws(KernelError) -> CardData {
         let step = KernelStep.cardData
         var track2: Track2?
-        if let t = d[.track2EquivalentData] {
+        if let t = d[.track2EquivalentData], let known = knownTrack2, known.bytes == t {
+            track2 = known
+        } else if let t = d[.track2EquivalentData] {
             do { track2 = try Track2(bytes: t) } catch {
                 throw KernelError(.malformedResponse, step: step, "track 2 equivalent data 57 is malformed: \(error.reason)")
             }

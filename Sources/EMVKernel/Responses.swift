@@ -256,7 +256,8 @@ public struct RecordReference: Hashable, Sendable, CustomStringConvertible {
 struct ProcessingOptions {
     var aip: [UInt8]
     var afl: [AFLEntry]
-    /// Every primitive object of a format 2 answer (82 and 94 included).
+    /// The objects for the card data: format 1's AIP and AFL as 82 and 94, or format 2's template,
+    /// whose primitive objects ``CardDataStore/add(_:step:)`` takes in document order.
     var objects: [TLV]
 }
 
@@ -297,28 +298,17 @@ func parseProcessingOptions(_ data: [UInt8]) throws(KernelError) -> ProcessingOp
             throw KernelError(.missingMandatoryData, step: .gpo,
                               "the GPO answer has neither an application file locator 94 nor a cryptogram 9F26")
         }
-        return ProcessingOptions(aip: aip.valueBytes, afl: afl, objects: primitives(first))
+        return ProcessingOptions(aip: aip.valueBytes, afl: afl, objects: [first])
     default:
         throw KernelError(.malformedResponse, step: .gpo, "the GPO answer is template \(first.tag.hex), not 80 or 77")
     }
 }
 
-/// The primitive objects of `tlv`'s tree in document order, depth first: `[tlv].flattened`
-/// without the constructed ones, built in one pass.
-func primitives(_ tlv: TLV) -> [TLV] {
-    var out: [TLV] = []
-    func walk(_ node: TLV) {
-        if !node.isConstructed { out.append(node) }
-        for child in node.children { walk(child) }
-    }
-    walk(tlv)
-    return out
-}
-
 // MARK: - GENERATE AC
 
-/// Parses a GENERATE AC answer into its primitive objects: format 1 (80: CID, ATC, AC, IAD) is
-/// turned into 9F27, 9F36, 9F26 and 9F10; format 2 (77) must hold 9F27, 9F36 and 9F26.
+/// Parses a GENERATE AC answer into objects for the card data: format 1 (80: CID, ATC, AC, IAD)
+/// is turned into 9F27, 9F36, 9F26 and 9F10; format 2 (77) must hold 9F27, 9F36 and 9F26, and is
+/// given as its template (whose primitive objects ``CardDataStore/add(_:step:)`` takes).
 func parseGenerateAC(_ data: [UInt8]) throws(KernelError) -> [TLV] {
     let objects = try parseTLV(data, step: .generateAC, what: "the GENERATE AC answer")
     guard let first = objects.first else {
@@ -345,7 +335,7 @@ func parseGenerateAC(_ data: [UInt8]) throws(KernelError) -> [TLV] {
         where first.child(tag) == nil {
             throw KernelError(.missingMandatoryData, step: .generateAC, "the GENERATE AC answer has no \(tag.hex)")
         }
-        return primitives(first)
+        return [first]
     default:
         throw KernelError(.malformedResponse, step: .generateAC,
                           "the GENERATE AC answer is template \(first.tag.hex), not 80 or 77")
@@ -358,8 +348,8 @@ func parseGenerateAC(_ data: [UInt8]) throws(KernelError) -> [TLV] {
 public struct CardDataStore: Hashable, Sendable {
     /// The objects' tags and values, in order. A card gives a few dozen objects: a scan of their
     /// 4-byte tags is cheaper than hashing, and the values are handed out as they are.
-    private var tags: [Tag] = []
-    private var values: [[UInt8]] = []
+    private(set) var tags: [Tag] = []
+    private(set) var values: [[UInt8]] = []
 
     public init() {}
 

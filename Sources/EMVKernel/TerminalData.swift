@@ -143,20 +143,46 @@ enum TerminalData {
     /// `requested`: the tags of the card's PDOL and CDOL1 (a short list, scanned).
     static func onlineData(store: CardDataStore, dfName: [UInt8], terminal: TerminalValues, cid: UInt8,
                            requested: [Tag]) -> [TLV] {
-        var out: [TLV] = []
-        out.reserveCapacity(onlineOrder.count)
-        for (tag, always) in onlineOrder {
-            if tag == .dedicatedFileName {
-                out.append(TLV(tag: tag, value: dfName))
-            } else if let v = store[tag] {
-                out.append(TLV(tag: tag, value: v))
-            } else if tag == .cryptogramInformationData {
-                out.append(TLV(tag: tag, value: [cid]))
-            } else if always || requested.contains(tag), let v = terminal[tag] {
-                out.append(TLV(tag: tag, value: v))
+        let order = onlineOrder, slots = onlineSlots
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: order.count) { found in
+            // Where the store holds each online tag: one pass over the store (its tags are unique).
+            found.initialize(repeating: -1)
+            store.tags.withUnsafeBufferPointer { tags in
+                for i in tags.indices {
+                    if let slot = slot(of: tags[i], in: slots) { found[slot] = i }
+                }
             }
+            var out: [TLV] = []
+            out.reserveCapacity(order.count)
+            for slot in order.indices {
+                let (tag, always) = order[slot]
+                if tag == .dedicatedFileName {
+                    out.append(TLV(tag: tag, value: dfName))
+                } else if found[slot] >= 0 {
+                    out.append(TLV(tag: tag, value: store.values[found[slot]]))
+                } else if tag == .cryptogramInformationData {
+                    out.append(TLV(tag: tag, value: [cid]))
+                } else if always || requested.contains(tag), let v = terminal[tag] {
+                    out.append(TLV(tag: tag, value: v))
+                }
+            }
+            found.deinitialize()
+            return out
         }
-        return out
+    }
+
+    /// The online tags sorted, each with its place in ``onlineOrder``.
+    static let onlineSlots: [(tag: UInt32, slot: Int)] =
+        onlineOrder.indices.map { (onlineOrder[$0].tag.rawValue, $0) }.sorted { $0.tag < $1.tag }
+
+    /// The place of `tag` in ``onlineOrder`` (a binary search of `slots`), or nil.
+    static func slot(of tag: Tag, in slots: [(tag: UInt32, slot: Int)]) -> Int? {
+        var low = 0, high = slots.count
+        while low < high {
+            let mid = (low + high) / 2
+            if slots[mid].tag < tag.rawValue { low = mid + 1 } else { high = mid }
+        }
+        return low < slots.count && slots[low].tag == tag.rawValue ? slots[low].slot : nil
     }
 }
 

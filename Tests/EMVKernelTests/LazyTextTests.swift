@@ -341,4 +341,35 @@ import Testing
         #expect(text(bytes) == old(bytes))
         #expect(text(bytes[...]) == old(bytes))
     }
+    /// The online data objects, as the tag-by-tag lookups built them.
+    @Test(arguments: [false, true])
+    func onlineDataAsLookedUpTagByTag(_ withCDOL: Bool) throws {
+        #expect(Set(TerminalData.onlineOrder.map(\.tag)).count == TerminalData.onlineOrder.count)
+        var store = CardDataStore()
+        try store.add([tlv(0x77, tlv(0x82, "1980"), tlv(0x94, "08010100"), tlv(0x9F36, "0041"), tlv(0x9F26, "1122334455667788"),
+                                tlv(0x9F10, "06011203A00000"), tlv(0x5F34, "01"), tlv(0x9F6C, "1600"), tlv(0x9F6E, "20700000"),
+                                tlv(0x57, "4761739001010010D28122011000012345"), tlv(0x9F66, "AABBCCDD"),
+                                tlv(0x84, "A0000000049999"), tlv(0x9F7C, "0102"), tlv(0xDF01, "99"))],
+                      step: .gpo)
+        let terminal = TerminalData.make(configuration: .default, transaction: Transaction(amount: 1250), dateTime: testDate,
+                                         unpredictableNumber: testUN)
+        let requested = (withCDOL ? [0x9F1A, 0x9F35, 0x9F1E, 0x9F21, 0x9F41, 0x9F53, 0x9F09] : [0x9F66]).map { tlv($0, "").tag }
+        let dfName = bytes("A0000000031010")
+        var old: [TLV] = []
+        for (tag, always) in TerminalData.onlineOrder {
+            if tag == .dedicatedFileName {
+                old.append(TLV(tag: tag, value: dfName))
+            } else if let v = store[tag] {
+                old.append(TLV(tag: tag, value: v))
+            } else if tag == .cryptogramInformationData {
+                old.append(TLV(tag: tag, value: [0x80]))
+            } else if always || requested.contains(tag), let v = terminal[tag] {
+                old.append(TLV(tag: tag, value: v))
+            }
+        }
+        let new = TerminalData.onlineData(store: store, dfName: dfName, terminal: terminal, cid: 0x80, requested: requested)
+        #expect(new == old)
+        #expect(new.contains { $0.tag.rawValue == 0x9F66 && $0.value.elementsEqual(bytes("AABBCCDD")) })   // the card's, not the terminal's
+        #expect(!new.contains { $0.tag.rawValue == 0x57 || $0.tag.rawValue == 0x5A })
+    }
 }
