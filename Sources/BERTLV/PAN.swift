@@ -106,27 +106,34 @@ public enum Luhn {
 public enum BCD {
     /// The digits of BCD bytes. With `allowingTrailingF`, an `F` nibble ends the digits (cn).
     public static func digits(_ bytes: some Collection<UInt8>, allowingTrailingF: Bool = false) throws(TLVError) -> String {
-        var ascii: [UInt8] = []
-        ascii.reserveCapacity(bytes.count * 2)
-        var ended = false
-        func take(_ nib: UInt8) throws(TLVError) {
-            if ended {
-                guard nib == 0xF else { throw TLVError(.badValue, "a digit after the F padding") }
-                return
+        // The digits are written straight into the string's storage; the first bad nibble, in
+        // order, is the error.
+        var failure: TLVError?
+        let text = String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
+            var count = 0, ended = false
+            func take(_ nib: UInt8) -> Bool {
+                if ended {
+                    guard nib == 0xF else { failure = TLVError(.badValue, "a digit after the F padding"); return false }
+                    return true
+                }
+                if nib <= 9 {
+                    buffer[count] = 0x30 + nib
+                    count += 1
+                } else if nib == 0xF && allowingTrailingF {
+                    ended = true
+                } else {
+                    failure = TLVError(.badValue, "nibble \(String(nib, radix: 16, uppercase: true)) is not a BCD digit")
+                    return false
+                }
+                return true
             }
-            if nib <= 9 {
-                ascii.append(0x30 + nib)
-            } else if nib == 0xF && allowingTrailingF {
-                ended = true
-            } else {
-                throw TLVError(.badValue, "nibble \(String(nib, radix: 16, uppercase: true)) is not a BCD digit")
+            for b in bytes {
+                guard take(b >> 4), take(b & 0x0F) else { return 0 }
             }
+            return count
         }
-        for b in bytes {
-            try take(b >> 4)
-            try take(b & 0x0F)
-        }
-        return String(decoding: ascii, as: UTF8.self)
+        if let failure { throw failure }
+        return text
     }
 
     /// A number as n-format BCD of `length` bytes (right-justified, zero-padded).

@@ -237,7 +237,12 @@ public struct AFLEntry: Hashable, Sendable {
 
     /// Every record this AFL names, in order.
     static func records(_ afl: [AFLEntry]) -> [RecordReference] {
-        afl.flatMap { e in (e.firstRecord...e.lastRecord).map { RecordReference(sfi: e.sfi, record: $0) } }
+        var out: [RecordReference] = []
+        out.reserveCapacity(afl.reduce(0) { $0 + Int($1.lastRecord) - Int($1.firstRecord) + 1 })
+        for e in afl {
+            for r in e.firstRecord...e.lastRecord { out.append(RecordReference(sfi: e.sfi, record: r)) }
+        }
+        return out
     }
 }
 
