@@ -92,7 +92,8 @@ public struct ApplicationCandidate: Hashable, Sendable {
 
     /// Priority order (1 first, absent last), card order among equals.
     static func ordered(_ candidates: [ApplicationCandidate]) -> [ApplicationCandidate] {
-        candidates.sorted { a, b in
+        guard candidates.count > 1 else { return candidates }   // one application, the usual card
+        return candidates.sorted { a, b in
             let pa = Int(a.priority ?? 16), pb = Int(b.priority ?? 16)
             return pa != pb ? pa < pb : a.position < b.position
         }

@@ -372,4 +372,12 @@ import Testing
         #expect(new.contains { $0.tag.rawValue == 0x9F66 && $0.value.elementsEqual(bytes("AABBCCDD")) })   // the card's, not the terminal's
         #expect(!new.contains { $0.tag.rawValue == 0x57 || $0.tag.rawValue == 0x5A })
     }
+    /// The system environment's unpredictable numbers come from a pool refilled 64 at a time:
+    /// across refills they stay fresh (no pool handed out twice).
+    @Test func systemUnpredictableNumbersAcrossRefills() {
+        let environment = KernelEnvironment.system
+        let numbers = (0..<300).map { _ in environment.unpredictableNumber() }
+        #expect(Set(numbers).count > 290)
+        #expect(Set(numbers.prefix(64)) != Set(numbers.dropFirst(64).prefix(64)))
+    }
 }
