@@ -386,11 +386,10 @@ public struct EMVKernel: Sendable {
         let options = try parseProcessingOptions(response.data)
         var data = CardDataStore()
         try data.add(options.objects, step: .gpo)
-        let reading = RecordReading(application: r.application, aip: options.aip, afl: options.afl,
+        var reading = RecordReading(application: r.application, aip: options.aip, afl: options.afl,
                                     remaining: AFLEntry.records(options.afl), data: data, onlineDataWasReady: false)
         guard !reading.remaining.isEmpty else { return try recordsRead(reading) }
         if let early = onlineData(reading) {
-            var reading = reading
             reading.onlineDataWasReady = true
             reading.knownTrack2 = early.card?.track2
             state = .onlineDataReady(reading)
