@@ -496,7 +496,7 @@ public struct EMVKernel: Sendable {
         return kernel.requiresCVM(amount: transaction.amount, limit: configuration.cvmRequiredLimit(for: kernel))
     }
 
-    private mutating func conclude(_ read: CardRead, onlineDataWasReady: Bool) -> Action {
+    private mutating func conclude(_ read: consuming CardRead, onlineDataWasReady: Bool) -> Action {
         state = .done
         guard read.cryptogram.kind != .aac else {
             var error = KernelError(.cardDeclinedOffline, step: read.cryptogram.source == .gpo ? .gpo : .generateAC,

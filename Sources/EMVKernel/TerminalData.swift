@@ -41,11 +41,27 @@ enum TerminalData {
         let tags: [Tag]
         let values: [[UInt8]]
 
+        /// The raw tags sorted, each with its position in `tags`: looked up by binary search.
+        let sorted: [(tag: UInt32, position: Int)]
+
         init(configuration: TerminalConfiguration, transaction: Transaction?, tags: [Tag], values: [[UInt8]]) {
             self.configuration = configuration
             self.transaction = transaction
             self.tags = tags
             self.values = values
+            self.sorted = tags.indices.map { (tags[$0].rawValue, $0) }.sorted { $0.tag < $1.tag }
+        }
+
+        /// The position of `tag` in `tags`, or nil.
+        func position(of tag: Tag) -> Int? {
+            sorted.withUnsafeBufferPointer { p in
+                var low = 0, high = p.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if p[mid].tag < tag.rawValue { low = mid + 1 } else { high = mid }
+                }
+                return low < p.count && p[low].tag == tag.rawValue ? p[low].position : nil
+            }
         }
     }
 
@@ -220,7 +236,7 @@ struct TerminalValues: Sendable {
     subscript(_ tag: Tag) -> [UInt8]? {
         get {
             if let i = Self.position(of: tag, in: tags) { return values[i] }
-            guard let shared, let i = Self.position(of: tag, in: shared.tags) else { return nil }
+            guard let shared, let i = shared.position(of: tag) else { return nil }
             return shared.values[i]
         }
         set {
@@ -232,7 +248,7 @@ struct TerminalValues: Sendable {
                 tags.remove(at: i)
                 values.remove(at: i)
             }
-            if let shared, Self.position(of: tag, in: shared.tags) != nil {
+            if let shared, shared.position(of: tag) != nil {
                 guard let newValue else {
                     // Removing a shared object: this transaction takes its own copy of them all.
                     (tags, values) = flattened
