@@ -41,6 +41,14 @@ public struct CVMDecision: Hashable, Sendable {
     }
 }
 
+extension CVMDecision: CustomReflectable {
+    /// The four public properties, as a decision with a stored reason showed them (printed and
+    /// dumped the same way).
+    public var customMirror: Mirror {
+        Mirror(self, children: ["cvm": cvm, "results": results, "kernel": kernel, "reason": reason], displayStyle: .struct)
+    }
+}
+
 /// The facts a ``CVMDecision/reason`` is written from: numbers and bytes only, so deciding
 /// builds no text.
 struct CVMReason: Sendable {

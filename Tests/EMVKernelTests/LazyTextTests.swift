@@ -380,4 +380,19 @@ import Testing
         #expect(Set(numbers).count > 290)
         #expect(Set(numbers.prefix(64)) != Set(numbers.dropFirst(64).prefix(64)))
     }
+    /// Printed and dumped as a struct of its four public properties, the reason written out.
+    @Test func decisionPrintsItsReason() throws {
+        var s = CardDataStore()
+        try s.add([tlv(0x9F6C, "8000")], step: .cardData)
+        let d = try CVMProcessing.decide(store: s, aip: [0, 0], kernel: .c3, configuration: .default,
+                                         transaction: Transaction(amount: 100))
+        let expected = "CVMDecision(cvm: \(String(reflecting: d.cvm)), results: \(String(reflecting: d.results)), "
+            + "kernel: \(String(reflecting: d.kernel)), reason: \(String(reflecting: d.reason)))"
+        #expect(String(describing: d) == expected)
+        #expect(String(reflecting: d) == "EMVKernel." + expected)
+        var dumped = ""
+        dump(d, to: &dumped)
+        #expect(dumped.contains("- reason: \"card transaction qualifiers 9F6C 8000: online PIN required (byte 1 bit 8)\""))
+        #expect(Mirror(reflecting: d).children.map(\.label) == ["cvm", "results", "kernel", "reason"])
+    }
 }
