@@ -643,3 +643,11 @@ public struct EMVKernel: Sendable {
         return copy.currentStep
     }
 }
+
+extension EMVKernel.RecordReading: CustomReflectable {
+    /// The public properties (the track 2 kept for reuse is a cache, not state).
+    public var customMirror: Mirror {
+        Mirror(self, children: ["application": application, "aip": aip, "afl": afl, "remaining": remaining,
+                                "data": data, "onlineDataWasReady": onlineDataWasReady], displayStyle: .struct)
+    }
+}

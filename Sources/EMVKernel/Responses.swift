@@ -351,7 +351,7 @@ func parseGenerateAC(_ data: [UInt8]) throws(KernelError) -> [TLV] {
 // MARK: - The card's data objects
 
 /// The primitive data objects the card gave, in order, at most one value per tag.
-public struct CardDataStore: Hashable, Sendable {
+public struct CardDataStore: Hashable, Sendable, CustomReflectable {
     /// The objects' tags and values, in order. A card gives a few dozen objects: a scan of their
     /// 4-byte tags is cheaper than hashing, and the values are handed out as they are.
     private(set) var tags: [Tag] = []
@@ -369,6 +369,11 @@ public struct CardDataStore: Hashable, Sendable {
 
     /// How many objects the store holds.
     var count: Int { tags.count }
+
+    /// The objects, tags and values, as a store that kept all three showed them.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["objects": objects, "tags": tags, "values": values], displayStyle: .struct)
+    }
 
     public subscript(_ tag: Tag) -> [UInt8]? {
         guard let i = position(of: tag) else { return nil }

@@ -7,12 +7,18 @@ import Synchronization
 enum TerminalData {
     static func make(configuration c: TerminalConfiguration, transaction t: Transaction,
                      dateTime: TransactionDateTime, unpredictableNumber: UInt32) -> TerminalValues {
-        var d = TerminalValues(shared: transactionValues(c, t))
+        let shared = transactionValues(c, t)
+        var d = TerminalValues(shared: shared)
         let (date, time) = dateAndTime(dateTime)
+        // In the order the terminal's objects have always been listed in; type, TTQ and TVR are
+        // the shared arrays.
         d.append(contentsOf: [
             .transactionDate: date,
             .transactionTime: time,
+            .transactionType: shared.transactionType,
             .unpredictableNumber: withUnsafeBytes(of: unpredictableNumber.bigEndian, Array.init),
+            .terminalTransactionQualifiers: shared.terminalTransactionQualifiers,
+            .terminalVerificationResults: shared.terminalVerificationResults,
         ])
         return d
     }
@@ -40,15 +46,22 @@ enum TerminalData {
         let transaction: Transaction?
         let tags: [Tag]
         let values: [[UInt8]]
+        /// Objects of the transaction that each kernel lists after the date and time (shared arrays).
+        let transactionType: [UInt8], terminalTransactionQualifiers: [UInt8], terminalVerificationResults: [UInt8]
 
         /// The raw tags sorted, each with its position in `tags`: looked up by binary search.
         let sorted: [(tag: UInt32, position: Int)]
 
-        init(configuration: TerminalConfiguration, transaction: Transaction?, tags: [Tag], values: [[UInt8]]) {
+        init(configuration: TerminalConfiguration, transaction: Transaction?, tags: [Tag], values: [[UInt8]],
+             transactionType: [UInt8] = [], terminalTransactionQualifiers: [UInt8] = [],
+             terminalVerificationResults: [UInt8] = []) {
             self.configuration = configuration
             self.transaction = transaction
             self.tags = tags
             self.values = values
+            self.transactionType = transactionType
+            self.terminalTransactionQualifiers = terminalTransactionQualifiers
+            self.terminalVerificationResults = terminalVerificationResults
             self.sorted = tags.indices.map { (tags[$0].rawValue, $0) }.sorted { $0.tag < $1.tag }
         }
 
@@ -85,12 +98,11 @@ enum TerminalData {
             .amountOther: BCD.encodeNumeric(t.otherAmount, length: 6),
             .amountAuthorisedBinary: withUnsafeBytes(of: UInt32(clamping: t.amount).bigEndian, Array.init),
             Tag(0x9F04): withUnsafeBytes(of: UInt32(clamping: t.otherAmount).bigEndian, Array.init),
-            .transactionType: [t.type.rawValue],
-            .terminalTransactionQualifiers: ttq,
-            .terminalVerificationResults: tvr,
         ])
         let (tags, values) = d.flattened
-        let shared = SharedValues(configuration: c, transaction: t, tags: tags, values: values)
+        let shared = SharedValues(configuration: c, transaction: t, tags: tags, values: values,
+                                  transactionType: [t.type.rawValue], terminalTransactionQualifiers: ttq,
+                                  terminalVerificationResults: tvr)
         lastTransaction.withLock { $0 = shared }
         return shared
     }
@@ -205,7 +217,7 @@ enum TerminalData {
 /// The terminal's data objects for one transaction, tag by tag: the values shared with other
 /// transactions (``TerminalData/SharedValues``, held by reference) and this transaction's own,
 /// which come first. About thirty: a scan of their tags is cheaper than a dictionary's hashing.
-struct TerminalValues: Sendable {
+struct TerminalValues: Sendable, CustomReflectable {
     private var shared: TerminalData.SharedValues?
     /// This transaction's objects, and the shared ones it changed.
     private var tags: [Tag] = []
@@ -280,6 +292,12 @@ struct TerminalValues: Sendable {
             outValues.append(value)
         }
         return (outTags, outValues)
+    }
+
+    /// Its tags and values in one list each, as the kernel held them before they were shared.
+    var customMirror: Mirror {
+        let (tags, values) = flattened
+        return Mirror(self, children: ["tags": tags, "values": values], displayStyle: .struct)
     }
 
     /// As a dictionary (the kernel's public ``EMVKernel/terminalData``).

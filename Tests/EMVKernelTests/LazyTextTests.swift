@@ -395,4 +395,37 @@ import Testing
         #expect(dumped.contains("- reason: \"card transaction qualifiers 9F6C 8000: online PIN required (byte 1 bit 8)\""))
         #expect(Mirror(reflecting: d).children.map(\.label) == ["cvm", "results", "kernel", "reason"])
     }
+    /// The kernel's terminal values show, in reflection, one list of tags and one of values in the
+    /// order the kernel always listed them: the configuration's, then the transaction's.
+    @Test func terminalValuesReflectInTheirOrder() {
+        let v = TerminalData.make(configuration: .default, transaction: Transaction(amount: 1250), dateTime: testDate,
+                                  unpredictableNumber: testUN)
+        let children = Array(Mirror(reflecting: v).children)
+        #expect(children.map(\.label) == ["tags", "values"])
+        let tagList = children.first.map { Mirror(reflecting: $0.value).children.map { "\($0.value)" } } ?? []
+        let tags = tagList.compactMap { UInt32($0, radix: 16) }
+        #expect(tags == [0x9F1A, 0x5F2A, 0x5F36, 0x9F33, 0x9F40, 0x9F35, 0x9F1B, 0x9F15, 0x9F16, 0x9F1C, 0x9F4E, 0x9F01,
+                         0x9F1E, 0x9F09, 0x9F39, 0x9F53, 0x9F34, 0x9F41,
+                         0x9F02, 0x9F03, 0x81, 0x9F04, 0x9A, 0x9F21, 0x9C, 0x9F37, 0x9F66, 0x95])
+        let values = children.last?.value as? [[UInt8]] ?? []
+        #expect(values.count == tags.count)
+        #expect(values[tags.firstIndex(of: 0x9F37)!] == bytes("12345678"))
+        #expect(values[tags.firstIndex(of: 0x9A)!] == bytes("261130"))
+    }
+
+    @Test func storeAndReadingReflectTheirProperties() throws {
+        var store = CardDataStore()
+        try store.add([tlv(0x5F34, "01"), tlv(0x9F36, "0041")], step: .gpo)
+        let children = Array(Mirror(reflecting: store).children)
+        #expect(children.map(\.label) == ["objects", "tags", "values"])
+        #expect(children.first?.value as? [TLV] == store.objects)
+        var k = makeKernel()
+        _ = k.start()
+        _ = k.receive(Card.ppse(Card.entry(Card.visaAID, label: "VISA")))
+        _ = k.receive(Card.fci(Card.visaAID, pdol: Card.visaPDOL))
+        _ = k.receive(Card.visaGPO(afl: "18010100"))   // the online data point: the reading waits in the state
+        guard case .onlineDataReady(let reading) = k.state else { Issue.record("state \(k.state)"); return }
+        #expect(Mirror(reflecting: reading).children.map(\.label)
+                    == ["application", "aip", "afl", "remaining", "data", "onlineDataWasReady"])
+    }
 }
