@@ -21,10 +21,16 @@ public struct DataObjectList: Hashable, Sendable {
         try self.init(parsing: bytes)
     }
 
+    /// ``init(bytes:)`` for part of an array, as a TLV's value is.
+    public init(bytes: ArraySlice<UInt8>) throws(TLVError) {
+        try self.init(parsing: bytes)
+    }
+
     private init<C: Collection<UInt8>>(parsing bytes: C) throws(TLVError) {
         let b = ArraySlice(Array(bytes))
         var i = b.startIndex
         var out: [Entry] = []
+        out.reserveCapacity(b.count / 2)   // an entry is 2 bytes at least
         while i < b.endIndex {
             if b[i] == 0x00 {
                 throw TLVError(.invalidTag, "a data object list names tag 00", offset: i)

@@ -36,6 +36,13 @@ public enum ISOCodes {
         return Int(v)
     }
 
+    /// ``numericCode(bcd:)`` for an array (specialised here, not called generically from other
+    /// modules: the kernel reads two codes per card).
+    public static func numericCode(bcd bytes: [UInt8]) -> Int? {
+        guard bytes.count == 2, let v = BCD.value(bytes), v <= 999 else { return nil }
+        return Int(v)
+    }
+
     /// The numeric code of an alphabetic currency code (`EUR` -> 978).
     public static func currency(code: String) -> Currency? {
         let wanted = code.uppercased()

@@ -13,6 +13,11 @@ public struct PAN: Hashable, Sendable, CustomStringConvertible, CustomDebugStrin
         self.digits = String(digits)
     }
 
+    /// A PAN from digits already checked (12 to 19 ASCII digits).
+    init(validatedDigits digits: String) {
+        self.digits = digits
+    }
+
     /// A PAN from tag 5A (cn: BCD, padded on the right with F).
     public init(bcd: some Collection<UInt8>) throws(TLVError) {
         try self.init(bcdDigits: bcd)
@@ -101,27 +106,34 @@ public enum Luhn {
 public enum BCD {
     /// The digits of BCD bytes. With `allowingTrailingF`, an `F` nibble ends the digits (cn).
     public static func digits(_ bytes: some Collection<UInt8>, allowingTrailingF: Bool = false) throws(TLVError) -> String {
-        var ascii: [UInt8] = []
-        ascii.reserveCapacity(bytes.count * 2)
-        var ended = false
-        func take(_ nib: UInt8) throws(TLVError) {
-            if ended {
-                guard nib == 0xF else { throw TLVError(.badValue, "a digit after the F padding") }
-                return
+        // The digits are written straight into the string's storage; the first bad nibble, in
+        // order, is the error.
+        var failure: TLVError?
+        let text = String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
+            var count = 0, ended = false
+            func take(_ nib: UInt8) -> Bool {
+                if ended {
+                    guard nib == 0xF else { failure = TLVError(.badValue, "a digit after the F padding"); return false }
+                    return true
+                }
+                if nib <= 9 {
+                    buffer[count] = 0x30 + nib
+                    count += 1
+                } else if nib == 0xF && allowingTrailingF {
+                    ended = true
+                } else {
+                    failure = TLVError(.badValue, "nibble \(String(nib, radix: 16, uppercase: true)) is not a BCD digit")
+                    return false
+                }
+                return true
             }
-            if nib <= 9 {
-                ascii.append(0x30 + nib)
-            } else if nib == 0xF && allowingTrailingF {
-                ended = true
-            } else {
-                throw TLVError(.badValue, "nibble \(String(nib, radix: 16, uppercase: true)) is not a BCD digit")
+            for b in bytes {
+                guard take(b >> 4), take(b & 0x0F) else { return 0 }
             }
+            return count
         }
-        for b in bytes {
-            try take(b >> 4)
-            try take(b & 0x0F)
-        }
-        return String(decoding: ascii, as: UTF8.self)
+        if let failure { throw failure }
+        return text
     }
 
     /// A number as n-format BCD of `length` bytes (right-justified, zero-padded).
@@ -214,39 +226,51 @@ public struct Track2: Hashable, Sendable, CustomStringConvertible, CustomDebugSt
     }
 
     private init<C: Collection<UInt8>>(parsing bytes: C) throws(TLVError) {
-        // The nibbles as ASCII ('0'...'9', 'D', 'F'), worked on as bytes: no per-character strings.
-        var s: [UInt8] = []
-        s.reserveCapacity(bytes.count * 2)
-        func take(_ nib: UInt8) throws(TLVError) {
-            switch nib {
-            case 0...9: s.append(0x30 + nib)
-            case 0xD: s.append(UInt8(ascii: "D"))
-            case 0xF: s.append(UInt8(ascii: "F"))
-            default: throw TLVError(.badValue, "track 2 holds nibble \(String(nib, radix: 16, uppercase: true))")
+        let raw = Array(bytes)
+        // The nibbles as ASCII ('0'...'9', 'D', 'F'), written straight into one buffer: no
+        // per-character strings, no growing. A nibble that is none of them stops the conversion.
+        var badNibble: UInt8?
+        let s = [UInt8](unsafeUninitializedCapacity: raw.count * 2) { buffer, count in
+            count = 0
+            func ascii(_ nib: UInt8) -> UInt8? {
+                switch nib {
+                case 0...9: 0x30 + nib
+                case 0xD: UInt8(ascii: "D")
+                case 0xF: UInt8(ascii: "F")
+                default: nil
+                }
+            }
+            for b in raw {
+                guard let high = ascii(b >> 4) else { badNibble = b >> 4; return }
+                buffer[count] = high
+                guard let low = ascii(b & 0xF) else { badNibble = b & 0xF; count += 1; return }
+                buffer[count + 1] = low
+                count += 2
             }
         }
-        for b in bytes {
-            try take(b >> 4)
-            try take(b & 0xF)
+        if let nib = badNibble {
+            throw TLVError(.badValue, "track 2 holds nibble \(String(nib, radix: 16, uppercase: true))")
         }
-        if s.last == UInt8(ascii: "F") { s.removeLast() }
-        guard !s.contains(UInt8(ascii: "F")) else { throw TLVError(.badValue, "track 2 has F padding inside its data") }
-        guard let separator = s.firstIndex(of: UInt8(ascii: "D")) else {
+        let end = s.last == UInt8(ascii: "F") ? s.count - 1 : s.count
+        let digits = s[..<end]
+        guard !digits.contains(UInt8(ascii: "F")) else { throw TLVError(.badValue, "track 2 has F padding inside its data") }
+        guard let separator = digits.firstIndex(of: UInt8(ascii: "D")) else {
             throw TLVError(.badValue, "track 2 has no field separator D")
         }
-        let panDigits = s[..<separator]
-        guard let pan = PAN(String(decoding: panDigits, as: UTF8.self)) else {
+        // Before the first D there are digits only: the PAN needs only its length checked.
+        let panDigits = digits[..<separator]
+        guard (12...19).contains(panDigits.count) else {
             throw TLVError(.badValue, "track 2 PAN of \(panDigits.count) digit(s) (12 to 19 expected)")
         }
-        let rest = s[(separator + 1)...]
+        let rest = digits[(separator + 1)...]
         guard rest.count >= 7, !rest.contains(UInt8(ascii: "D")) else {
             throw TLVError(.badValue, "track 2 too short after the separator (expiry and service code need 7 digits)")
         }
-        self.pan = pan
+        self.pan = PAN(validatedDigits: String(decoding: panDigits, as: UTF8.self))
         self.expiry = String(decoding: rest.prefix(4), as: UTF8.self)
         self.serviceCode = String(decoding: rest.dropFirst(4).prefix(3), as: UTF8.self)
         self.discretionaryData = String(decoding: rest.dropFirst(7), as: UTF8.self)
-        self.bytes = Array(bytes)
+        self.bytes = raw
     }
 
     /// Expiry month 1...12 check.

@@ -15,6 +15,14 @@ public struct TLV: Hashable, Sendable {
         self.children = []
     }
 
+    /// A primitive object whose value is part of an array: the bytes are copied (the value's
+    /// indices start at 0, as with any other sequence), without a generic copy.
+    public init(tag: Tag, value: ArraySlice<UInt8>) {
+        self.tag = tag
+        self.value = Array(value)[...]
+        self.children = []
+    }
+
     /// A primitive object whose value is an array (the common case: no generic copy, the array's
     /// storage is shared).
     public init(tag: Tag, value: [UInt8]) {
@@ -222,6 +230,37 @@ public enum BERTLV {
             self.rules = rules
         }
 
+        /// How many objects `region` seems to hold at its top level, from their headers alone
+        /// (stops at the first that does not fit; the parse proper finds what is wrong): the
+        /// result array is allocated once.
+        static func count(_ region: ArraySlice<UInt8>) -> Int {
+            region.withUnsafeBufferPointer { p in
+                var n = 0, i = 0
+                while i < p.count {
+                    if p[i] == 0x00 { i += 1; continue }
+                    if p[i] & 0x1F == 0x1F {
+                        repeat { i += 1 } while i < p.count && p[i] & 0x80 != 0
+                    }
+                    i += 1
+                    guard i < p.count else { break }
+                    var length = Int(p[i])
+                    i += 1
+                    if length > 0x80 {
+                        let bytes = length & 0x7F
+                        guard bytes <= 4, i + bytes <= p.count else { break }
+                        length = 0
+                        for _ in 0..<bytes { length = length << 8 | Int(p[i]); i += 1 }
+                    } else if length == 0x80 {
+                        break
+                    }
+                    n += 1
+                    guard length <= p.count - i else { break }
+                    i += length
+                }
+                return n
+            }
+        }
+
         mutating func parseSequence(_ range: Range<Int>, depth: Int) throws(TLVError) -> [TLV] {
             guard depth <= rules.maxDepth else {
                 throw TLVError(.tooDeep, "constructed objects nested deeper than \(rules.maxDepth)",
@@ -229,6 +268,7 @@ public enum BERTLV {
             }
             let region = input[range]
             var out: [TLV] = []
+            out.reserveCapacity(Self.count(region))
             var i = range.lowerBound
             while i < range.upperBound {
                 if region[i] == 0x00 {

@@ -58,6 +58,25 @@ public struct Expiry: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     /// From `YYMM` digits (track 2); nil when they are not a month.
     public init?(yymm: some StringProtocol) {
+        // Four ASCII digits, the usual case (track 2 holds nothing else): read from the UTF-8
+        // bytes, no integer parsing of substrings.
+        var digits = (0, 0, 0, 0), count = 0
+        for b in yymm.utf8 {
+            guard count < 4, (0x30...0x39).contains(b) else { count = -1; break }
+            switch count {
+            case 0: digits.0 = Int(b - 0x30)
+            case 1: digits.1 = Int(b - 0x30)
+            case 2: digits.2 = Int(b - 0x30)
+            default: digits.3 = Int(b - 0x30)
+            }
+            count += 1
+        }
+        if count == 4 {
+            let mm = digits.2 * 10 + digits.3
+            guard (1...12).contains(mm) else { return nil }
+            self.init(year: 2000 + digits.0 * 10 + digits.1, month: mm)
+            return
+        }
         guard yymm.count == 4, let yy = Int(yymm.prefix(2)), let mm = Int(yymm.suffix(2)),
               (1...12).contains(mm) else { return nil }
         self.init(year: 2000 + yy, month: mm)

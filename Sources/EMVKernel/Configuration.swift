@@ -193,7 +193,7 @@ public struct TransactionDateTime: Hashable, Sendable {
         // Reads come many to the second: the calendar works once per whole second and zone.
         let second = date.timeIntervalSinceReferenceDate.rounded(.down)
         if let hit = Self.lastConversion.withLock({ last in
-            last.flatMap { $0.second == second && $0.timeZone == timeZone ? $0.value : nil }
+            last?.second == second && last?.timeZone == timeZone ? last?.value : nil
         }) {
             self = hit
             return
@@ -252,11 +252,23 @@ public struct KernelEnvironment: Sendable {
 
     /// The system clock (local time) and `SystemRandomNumberGenerator`, a secure random source.
     public static var system: KernelEnvironment {
-        KernelEnvironment(now: { TransactionDateTime(Date()) },
-                          unpredictableNumber: {
-                              var generator = SystemRandomNumberGenerator()
-                              return UInt32.random(in: .min ... .max, using: &generator)
-                          })
+        KernelEnvironment(now: { TransactionDateTime(Date()) }, unpredictableNumber: { systemRandom() })
+    }
+
+    /// Unpredictable numbers from the system's random source, drawn 64 at a time: one system
+    /// call serves 64 reads. Each is handed out once.
+    private static let randomPool = Mutex<(numbers: [UInt32], next: Int)>(([], 0))
+
+    static func systemRandom() -> UInt32 {
+        randomPool.withLock { pool in
+            if pool.next == pool.numbers.count {
+                if pool.numbers.isEmpty { pool.numbers = Array(repeating: 0, count: 64) }
+                pool.numbers.withUnsafeMutableBytes { arc4random_buf($0.baseAddress!, $0.count) }
+                pool.next = 0
+            }
+            defer { pool.next += 1 }
+            return pool.numbers[pool.next]
+        }
     }
 
     /// The given date, and unpredictable numbers drawn from `generator`.

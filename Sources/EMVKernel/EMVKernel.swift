@@ -119,6 +119,9 @@ public struct EMVKernel: Sendable {
         /// Data objects from the GPO answer and the records read so far.
         public var data: CardDataStore
         public var onlineDataWasReady: Bool
+        /// Track 2 as parsed for the online data, reused when the card data is read again with
+        /// the same bytes of 57.
+        var knownTrack2: Track2? = nil
     }
 
     /// GENERATE AC sent for an ARQC.
@@ -187,14 +190,19 @@ public struct EMVKernel: Sendable {
 
     /// The card's response to the last command sent.
     public mutating func receive(_ response: ResponseAPDU) -> Action {
-        if case .readingRecords(var reading) = state {
-            // Once the state lets go of it the reading is this call's alone, so adding the
+        // The state is this call's from here (moved out, not copied); every way out sets the next.
+        // `before` is immutable below except where the reading is taken out of it.
+        var before = State.done
+        swap(&before, &state)
+        if case .readingRecords(var reading) = before {
+            // Once `before` lets go of it the reading is this call's alone, so adding the
             // record's objects copies nothing; on a failure it is rolled back to what it was.
-            state = .done
-            let objectCount = reading.data.objects.count, remainingCount = reading.remaining.count
+            before = .done
+            let objectCount = reading.data.count, remainingCount = reading.remaining.count
             let current = reading.remaining[0]
             do throws(KernelError) {
-                return try recordAnswered(&reading, response)
+                if let action = try recordAnswered(&reading, response) { return action }
+                return sendRecord(reading)
             } catch {
                 var error = error
                 if error.partial == nil {
@@ -206,10 +214,10 @@ public struct EMVKernel: Sendable {
                 return .fail(error)
             }
         }
-        let before = state
         do throws(KernelError) {
             switch before {
             case .idle, .done, .onlineDataReady:
+                state = before
                 preconditionFailure("EMVKernel.receive(_:) with no command in flight (state \(before))")
             case .selectingPPSE:
                 return try ppseAnswered(response)
@@ -234,11 +242,14 @@ public struct EMVKernel: Sendable {
 
     /// Goes on after ``Action/onlineDataReady(_:)``: the next READ RECORD.
     public mutating func resume() -> Action {
-        guard case .onlineDataReady(let reading) = state else {
+        guard case .onlineDataReady = state else {
             preconditionFailure("EMVKernel.resume() outside the online data point (state \(state))")
         }
-        state = .readingRecords(reading)
-        return .send(.readRecord(reading.remaining[0].record, sfi: reading.remaining[0].sfi))
+        var current = State.done
+        swap(&current, &state)
+        guard case .onlineDataReady(let reading) = current else { preconditionFailure("checked above") }
+        current = .done   // the reading is the only holder of its data
+        return sendRecord(reading)
     }
 
     /// What is known now: for the channel's errors (the driver adds the exchanges).
@@ -375,12 +386,12 @@ public struct EMVKernel: Sendable {
         let options = try parseProcessingOptions(response.data)
         var data = CardDataStore()
         try data.add(options.objects, step: .gpo)
-        let reading = RecordReading(application: r.application, aip: options.aip, afl: options.afl,
+        var reading = RecordReading(application: r.application, aip: options.aip, afl: options.afl,
                                     remaining: AFLEntry.records(options.afl), data: data, onlineDataWasReady: false)
         guard !reading.remaining.isEmpty else { return try recordsRead(reading) }
         if let early = onlineData(reading) {
-            var reading = reading
             reading.onlineDataWasReady = true
+            reading.knownTrack2 = early.card?.track2
             state = .onlineDataReady(reading)
             return .onlineDataReady(early)
         }
@@ -404,24 +415,27 @@ public struct EMVKernel: Sendable {
 
     // MARK: - READ RECORD
 
-    private mutating func sendRecord(_ r: RecordReading) -> Action {
+    private mutating func sendRecord(_ r: consuming RecordReading) -> Action {
+        let next = r.remaining[0]
         state = .readingRecords(r)
-        return .send(.readRecord(r.remaining[0].record, sfi: r.remaining[0].sfi))
+        return .send(.readRecord(next.record, sfi: next.sfi))
     }
 
-    private mutating func recordAnswered(_ r: inout RecordReading, _ response: ResponseAPDU) throws(KernelError) -> Action {
+    /// Adds the record's objects to `r`; nil when a record is left to read (``sendRecord(_:)``),
+    /// else what follows the last one.
+    private mutating func recordAnswered(_ r: inout RecordReading, _ response: ResponseAPDU) throws(KernelError) -> Action? {
         let step = r.remaining[0].step
         guard response.statusWord == .success else { throw KernelError.unexpected(response.statusWord, step: step) }
         let record = try parseTemplate(response.data, .readRecordResponseTemplate, step: step, what: "the record")
         try r.data.add(record.children, step: step)
         r.remaining.removeFirst()
-        guard r.remaining.isEmpty else { return sendRecord(r) }
+        guard r.remaining.isEmpty else { return nil }
         return try recordsRead(r)
     }
 
     /// Every record is read: check the card data, decide the CVM, and finish or ask for an ARQC.
     private mutating func recordsRead(_ r: RecordReading) throws(KernelError) -> Action {
-        let card = try cardData(r.data)
+        let card = try cardData(r.data, knownTrack2: r.knownTrack2)
         let cvm = try CVMProcessing.decide(store: r.data, aip: r.aip, kernel: r.application.kernel, configuration: configuration,
                                            transaction: transaction)
         terminalValues[.cvmResults] = cvm.results
@@ -482,7 +496,7 @@ public struct EMVKernel: Sendable {
         return kernel.requiresCVM(amount: transaction.amount, limit: configuration.cvmRequiredLimit(for: kernel))
     }
 
-    private mutating func conclude(_ read: CardRead, onlineDataWasReady: Bool) -> Action {
+    private mutating func conclude(_ read: consuming CardRead, onlineDataWasReady: Bool) -> Action {
         state = .done
         guard read.cryptogram.kind != .aac else {
             var error = KernelError(.cardDeclinedOffline, step: read.cryptogram.source == .gpo ? .gpo : .generateAC,
@@ -498,10 +512,13 @@ public struct EMVKernel: Sendable {
     // MARK: - Card data
 
     /// PAN, expiry and the rest, from 5A / 5F24 or else track 2, checked against each other.
-    func cardData(_ d: CardDataStore) throws(KernelError) -> CardData {
+    /// `knownTrack2`: track 2 parsed before, taken as it is when 57 holds its bytes.
+    func cardData(_ d: CardDataStore, knownTrack2: Track2? = nil) throws(KernelError) -> CardData {
         let step = KernelStep.cardData
         var track2: Track2?
-        if let t = d[.track2EquivalentData] {
+        if let t = d[.track2EquivalentData], let known = knownTrack2, known.bytes == t {
+            track2 = known
+        } else if let t = d[.track2EquivalentData] {
             do { track2 = try Track2(bytes: t) } catch {
                 throw KernelError(.malformedResponse, step: step, "track 2 equivalent data 57 is malformed: \(error.reason)")
             }
@@ -624,5 +641,13 @@ public struct EMVKernel: Sendable {
         var copy = self
         copy.state = state
         return copy.currentStep
+    }
+}
+
+extension EMVKernel.RecordReading: CustomReflectable {
+    /// The public properties (the track 2 kept for reuse is a cache, not state).
+    public var customMirror: Mirror {
+        Mirror(self, children: ["application": application, "aip": aip, "afl": afl, "remaining": remaining,
+                                "data": data, "onlineDataWasReady": onlineDataWasReady], displayStyle: .struct)
     }
 }

@@ -32,11 +32,16 @@ func parseTemplate(_ data: [UInt8], _ tag: Tag, step: KernelStep, what: String) 
 /// Text of an `an`/`ans` field: bytes read as ISO 8859-1, control characters dropped, trailing
 /// spaces trimmed.
 func text(_ bytes: some Collection<UInt8>) -> String {
-    if bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
-        // Printable ASCII, the usual case: the bytes are the UTF-8 text.
-        var s = String(decoding: bytes, as: UTF8.self)
-        while s.last == " " { s.removeLast() }
-        return s
+    // Printable ASCII, the usual case: the bytes are the UTF-8 text, each byte one character, so
+    // the trailing spaces are trimmed as bytes, before the string is made.
+    var printable = true, kept = 0, n = 0
+    for b in bytes {
+        n += 1
+        guard b >= 0x20 && b < 0x7F else { printable = false; break }
+        if b != 0x20 { kept = n }
+    }
+    if printable {
+        return String(decoding: bytes.prefix(kept), as: UTF8.self)
     }
     var s = String(String.UnicodeScalarView(bytes.compactMap { b in
         (b >= 0x20 && b != 0x7F && !(0x80..<0xA0).contains(b)) ? Unicode.Scalar(b) : nil
@@ -87,7 +92,8 @@ public struct ApplicationCandidate: Hashable, Sendable {
 
     /// Priority order (1 first, absent last), card order among equals.
     static func ordered(_ candidates: [ApplicationCandidate]) -> [ApplicationCandidate] {
-        candidates.sorted { a, b in
+        guard candidates.count > 1 else { return candidates }   // one application, the usual card
+        return candidates.sorted { a, b in
             let pa = Int(a.priority ?? 16), pb = Int(b.priority ?? 16)
             return pa != pb ? pa < pb : a.position < b.position
         }
@@ -192,7 +198,7 @@ public struct AFLEntry: Hashable, Sendable {
             throw KernelError(.invalidAFL, step: step, "the AFL is \(bytes.count) byte(s), not a multiple of 4")
         }
         var out: [AFLEntry] = []
-        var seen: Set<UInt16> = []
+        out.reserveCapacity(bytes.count / 4)
         for i in stride(from: 0, to: bytes.count, by: 4) {
             let n = i / 4 + 1
             let sfi = bytes[i] >> 3
@@ -215,10 +221,15 @@ public struct AFLEntry: Hashable, Sendable {
                 throw KernelError(.invalidAFL, step: step,
                                   "AFL entry \(n): \(offline) offline-authentication record(s) of only \(Int(last) - Int(first) + 1)")
             }
-            for r in first...last {
-                guard seen.insert(UInt16(sfi) << 8 | UInt16(r)).inserted else {
-                    throw KernelError(.invalidAFL, step: step, "AFL entry \(n): record \(r) of SFI \(sfi) is named twice")
-                }
+            // The first record of this entry an earlier one of the same file names (the earlier
+            // ranges do not overlap each other: each was checked in its turn).
+            var twice: UInt8?
+            for e in out where e.sfi == sfi && e.firstRecord <= last && first <= e.lastRecord {
+                let r = max(first, e.firstRecord)
+                if twice.map({ r < $0 }) ?? true { twice = r }
+            }
+            if let r = twice {
+                throw KernelError(.invalidAFL, step: step, "AFL entry \(n): record \(r) of SFI \(sfi) is named twice")
             }
             out.append(AFLEntry(sfi: sfi, firstRecord: first, lastRecord: last, offlineAuthenticationRecords: offline))
         }
@@ -227,7 +238,12 @@ public struct AFLEntry: Hashable, Sendable {
 
     /// Every record this AFL names, in order.
     static func records(_ afl: [AFLEntry]) -> [RecordReference] {
-        afl.flatMap { e in (e.firstRecord...e.lastRecord).map { RecordReference(sfi: e.sfi, record: $0) } }
+        var out: [RecordReference] = []
+        out.reserveCapacity(afl.reduce(0) { $0 + Int($1.lastRecord) - Int($1.firstRecord) + 1 })
+        for e in afl {
+            for r in e.firstRecord...e.lastRecord { out.append(RecordReference(sfi: e.sfi, record: r)) }
+        }
+        return out
     }
 }
 
@@ -246,7 +262,8 @@ public struct RecordReference: Hashable, Sendable, CustomStringConvertible {
 struct ProcessingOptions {
     var aip: [UInt8]
     var afl: [AFLEntry]
-    /// Every primitive object of a format 2 answer (82 and 94 included).
+    /// The objects for the card data: format 1's AIP and AFL as 82 and 94, or format 2's template,
+    /// whose primitive objects ``CardDataStore/add(_:step:)`` takes in document order.
     var objects: [TLV]
 }
 
@@ -287,7 +304,7 @@ func parseProcessingOptions(_ data: [UInt8]) throws(KernelError) -> ProcessingOp
             throw KernelError(.missingMandatoryData, step: .gpo,
                               "the GPO answer has neither an application file locator 94 nor a cryptogram 9F26")
         }
-        return ProcessingOptions(aip: aip.valueBytes, afl: afl, objects: [first].flattened.filter { !$0.isConstructed })
+        return ProcessingOptions(aip: aip.valueBytes, afl: afl, objects: [first])
     default:
         throw KernelError(.malformedResponse, step: .gpo, "the GPO answer is template \(first.tag.hex), not 80 or 77")
     }
@@ -295,8 +312,9 @@ func parseProcessingOptions(_ data: [UInt8]) throws(KernelError) -> ProcessingOp
 
 // MARK: - GENERATE AC
 
-/// Parses a GENERATE AC answer into its primitive objects: format 1 (80: CID, ATC, AC, IAD) is
-/// turned into 9F27, 9F36, 9F26 and 9F10; format 2 (77) must hold 9F27, 9F36 and 9F26.
+/// Parses a GENERATE AC answer into objects for the card data: format 1 (80: CID, ATC, AC, IAD)
+/// is turned into 9F27, 9F36, 9F26 and 9F10; format 2 (77) must hold 9F27, 9F36 and 9F26, and is
+/// given as its template (whose primitive objects ``CardDataStore/add(_:step:)`` takes).
 func parseGenerateAC(_ data: [UInt8]) throws(KernelError) -> [TLV] {
     let objects = try parseTLV(data, step: .generateAC, what: "the GENERATE AC answer")
     guard let first = objects.first else {
@@ -323,7 +341,7 @@ func parseGenerateAC(_ data: [UInt8]) throws(KernelError) -> [TLV] {
         where first.child(tag) == nil {
             throw KernelError(.missingMandatoryData, step: .generateAC, "the GENERATE AC answer has no \(tag.hex)")
         }
-        return [first].flattened.filter { !$0.isConstructed }
+        return [first]
     default:
         throw KernelError(.malformedResponse, step: .generateAC,
                           "the GENERATE AC answer is template \(first.tag.hex), not 80 or 77")
@@ -333,14 +351,29 @@ func parseGenerateAC(_ data: [UInt8]) throws(KernelError) -> [TLV] {
 // MARK: - The card's data objects
 
 /// The primitive data objects the card gave, in order, at most one value per tag.
-public struct CardDataStore: Hashable, Sendable {
-    public private(set) var objects: [TLV] = []
-    /// The tags and values of `objects`, in the same order. A card gives a few dozen objects: a
-    /// scan of their 4-byte tags is cheaper than hashing, and the values are handed out as they are.
-    private var tags: [Tag] = []
-    private var values: [[UInt8]] = []
+public struct CardDataStore: Hashable, Sendable, CustomReflectable {
+    /// The objects' tags and values, in order. A card gives a few dozen objects: a scan of their
+    /// 4-byte tags is cheaper than hashing, and the values are handed out as they are.
+    private(set) var tags: [Tag] = []
+    private(set) var values: [[UInt8]] = []
 
     public init() {}
+
+    /// The objects as TLVs (built when asked: a read asks once, at its end).
+    public var objects: [TLV] {
+        var out: [TLV] = []
+        out.reserveCapacity(tags.count)
+        for (tag, value) in zip(tags, values) { out.append(TLV(tag: tag, value: value)) }
+        return out
+    }
+
+    /// How many objects the store holds.
+    var count: Int { tags.count }
+
+    /// The objects, tags and values, as a store that kept all three showed them.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["objects": objects, "tags": tags, "values": values], displayStyle: .struct)
+    }
 
     public subscript(_ tag: Tag) -> [UInt8]? {
         guard let i = position(of: tag) else { return nil }
@@ -358,7 +391,6 @@ public struct CardDataStore: Hashable, Sendable {
 
     /// Drops the objects added after the first `count` (undoes the adds since then).
     mutating func truncate(to count: Int) {
-        objects.removeSubrange(count...)
         tags.removeSubrange(count...)
         values.removeSubrange(count...)
     }
@@ -380,16 +412,13 @@ public struct CardDataStore: Hashable, Sendable {
                 }
                 continue
             }
-            let value = o.valueBytes
             if tags.isEmpty {
                 // A card gives a few dozen objects: no regrowing on the way.
                 tags.reserveCapacity(48)
                 values.reserveCapacity(48)
-                objects.reserveCapacity(48)
             }
             tags.append(o.tag)
-            values.append(value)
-            objects.append(TLV(tag: o.tag, value: value))
+            values.append(o.valueBytes)
         }
     }
 }

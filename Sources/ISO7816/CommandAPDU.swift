@@ -107,7 +107,15 @@ public struct CommandAPDU: Hashable, Sendable {
 
     /// Parses a command APDU, validating every length field (ISO 7816-3 §12.1.3 / 7816-4 §5.1).
     public init(bytes: some Collection<UInt8>) throws(ISO7816Error) {
-        let b = Array(bytes)
+        try self.init(parsing: Array(bytes))
+    }
+
+    /// ``init(bytes:)`` for an array (not called generically from other modules).
+    public init(bytes: [UInt8]) throws(ISO7816Error) {
+        try self.init(parsing: bytes)
+    }
+
+    private init(parsing b: [UInt8]) throws(ISO7816Error) {
         guard b.count >= 4 else {
             throw ISO7816Error(.tooShort, "command APDU of \(b.count) byte(s); the header alone is 4")
         }
@@ -185,15 +193,20 @@ extension CommandAPDU {
     }
 
     /// SELECT of the Proximity Payment System Environment, `2PAY.SYS.DDF01`.
-    public static var selectPPSE: CommandAPDU { select(name: Array("2PAY.SYS.DDF01".utf8)) }
+    public static let selectPPSE = select(name: Array("2PAY.SYS.DDF01".utf8))
 
     /// GET PROCESSING OPTIONS with the PDOL data (wrapped in tag 83, with a BER length:
     /// `83 LL` below 128 bytes, `83 81 LL` from 128). Up to 252 bytes fit a short APDU; 253 makes
     /// it extended. More than 255 is our own misuse (a PDOL asks for at most that) and traps.
     public static func getProcessingOptions(pdolData: [UInt8]) -> CommandAPDU {
         precondition(pdolData.count <= 255, "PDOL data longer than 255 bytes")
-        let header: [UInt8] = pdolData.count < 0x80 ? [0x83, UInt8(pdolData.count)] : [0x83, 0x81, UInt8(pdolData.count)]
-        return CommandAPDU(cla: 0x80, ins: 0xA8, p1: 0x00, p2: 0x00, data: header + pdolData, le: 0)
+        var data: [UInt8] = []
+        data.reserveCapacity(3 + pdolData.count)
+        data.append(0x83)
+        if pdolData.count >= 0x80 { data.append(0x81) }
+        data.append(UInt8(pdolData.count))
+        data.append(contentsOf: pdolData)
+        return CommandAPDU(cla: 0x80, ins: 0xA8, p1: 0x00, p2: 0x00, data: data, le: 0)
     }
 
     /// READ RECORD `record` of short file `sfi` (1...30).

@@ -28,6 +28,16 @@ public struct ResponseAPDU: Hashable, Sendable {
         self.init(data: Array(b[..<(b.count - 2)]), sw1: b[b.count - 2], sw2: b[b.count - 1])
     }
 
+    /// ``init(bytes:)`` for an array (not called generically from other modules: every exchange
+    /// parses one).
+    public init(bytes: [UInt8]) throws(ISO7816Error) {
+        guard bytes.count >= 2 else {
+            throw ISO7816Error(.missingStatusWord,
+                               "response of \(bytes.count) byte(s) has no status word (needs at least SW1 SW2)")
+        }
+        self.init(data: Array(bytes[..<(bytes.count - 2)]), sw1: bytes[bytes.count - 2], sw2: bytes[bytes.count - 1])
+    }
+
     public var bytes: [UInt8] { data + [sw1, sw2] }
 }
 
