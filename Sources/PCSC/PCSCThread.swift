@@ -69,6 +69,10 @@ final class PCSCThread: TaskExecutor, Sendable {
         let thread = Thread { [self] in
             Thread.current.name = name   // set from the thread itself: then ps, top and perf show it
             while true {
+                // Calls skipped as finished, let go only once the lock is released: one may hold
+                // the last reference to its card, whose deinit queues a disconnect (and then its
+                // context's, the release): under the lock, that locked it again — a crash.
+                var skipped: [TransmitCall] = []
                 let next = queue.withLock { q -> Work?? in
                     if !q.jobs.isEmpty {
                         let job = q.jobs.removeFirst()
@@ -83,7 +87,10 @@ final class PCSCThread: TaskExecutor, Sendable {
                         case .transmit(let transmit):
                             // Timed out or cancelled while queued: its caller has its outcome,
                             // and the card is not sent a command nobody waits for.
-                            if transmit.isFinished { continue }
+                            if transmit.isFinished {
+                                skipped.append(transmit)
+                                continue
+                            }
                             q.inCall = true
                             q.current = transmit
                             return .some(.transmit(transmit))
@@ -96,6 +103,7 @@ final class PCSCThread: TaskExecutor, Sendable {
                     q.parked = true
                     return .none
                 }
+                if !skipped.isEmpty { skipped.removeAll() }   // before the thread parks or runs anything
                 switch next {
                 case .some(.some(.call(let call))):
                     let then = call()

@@ -310,6 +310,51 @@ struct PCSCThreadExecutorTests {
         #expect(!sent.withLock { $0 })
     }
 
+    /// Stands in for a ``PCSCCard`` held only by its call: when the last reference goes, it
+    /// queues a call on the thread, as the card's deinit queues its disconnect (and its context's
+    /// deinit the context's release and the thread's stop).
+    final class HeldByCall: Sendable {
+        let thread: PCSCThread
+        let released: AsyncStream<Void>.Continuation
+        init(thread: PCSCThread, released: AsyncStream<Void>.Continuation) {
+            self.thread = thread
+            self.released = released
+        }
+        deinit {
+            let released = self.released
+            thread.submit { released.yield() }
+        }
+    }
+
+    @Test("a call skipped as finished lets its card go outside the queue's lock (the card's deinit queues a disconnect)")
+    func skippedCallReleasedOutsideLock() async {
+        let thread = PCSCThread(name: "test.pcsc")
+        defer { thread.stop() }
+        let gate = Gate()
+        defer { gate.release() }
+        let (released, releasedContinuation) = AsyncStream<Void>.makeStream()
+        thread.submit { gate.block() }   // the thread is busy (a call blocked on a mute card)
+        await gate.waitUntilStarted()
+        // The caller's read is cancelled while its call is queued, and it lets the channel (and
+        // card) go: the queued call holds the last reference to the card.
+        let queued = Task {
+            let card = HeldByCall(thread: thread, released: releasedContinuation)
+            return await thread.transmit(TransmitCall(.body { withExtendedLifetime(card) { [0x90, 0x00] } }, until: nil, on: nil))
+        }
+        while thread.queuedCalls == 0 { await Task.yield() }
+        queued.cancel()
+        guard case .cancelled = await queued.value else {
+            Issue.record("a cancelled call did not come back as cancelled")
+            return
+        }
+        // The thread skips the call and drops it; the card's disconnect is queued and runs.
+        // (Dropped inside the queue's lock, the deinit's submit locked it again: a crash.)
+        gate.release()
+        var iterator = released.makeAsyncIterator()
+        let disconnected: Void? = await iterator.next()
+        #expect(disconnected != nil)
+    }
+
     @Test("a real deadline on the continuous clock resumes a call blocked on the thread (the watch's timer)")
     func continuousDeadlineFires() async {
         let thread = PCSCThread(name: "test.pcsc")
