@@ -348,44 +348,78 @@ enum CrossThreadCalls {
         atexit { CrossThreadCalls.processExits() }
         return Mutex(State())
     }()
-    /// Calls into libpcsclite under way. Counted without a lock (two atomic operations per
-    /// call: this is on every exchange's path); `exiting` is read after the count went up and
-    /// set before the count is read, both sequentially consistent, so either a call sees the
-    /// exit and stays out, or the exit sees the call and waits for it.
-    private static let inFlight = Atomic<Int>(0)
-    private static let exiting = Atomic<Bool>(false)
-    /// Signalled when the last call in flight comes out after exit began.
-    private static let drained = DispatchSemaphore(value: 0)
+    /// Calls into libpcsclite under way, counted without a lock (this is on every exchange's path).
+    private static let gate = CallGate()
     /// How long the exit waits for calls in flight (a transmit to a mute card may never return).
     static let exitWait = DispatchTimeInterval.milliseconds(500)
 
     /// Whether the process is exiting (no call may touch the library any more).
-    static var isExiting: Bool { exiting.load(ordering: .sequentiallyConsistent) }
+    static var isExiting: Bool { gate.isExiting }
 
     /// Runs `body`, a call into libpcsclite, unless the process is exiting: then returns
     /// `refused` without touching the library.
     static func call<T>(refused: T, _ body: () -> T) -> T {
-        inFlight.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        defer {
-            let left = inFlight.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue
-            if left == 0 && exiting.load(ordering: .sequentiallyConsistent) { drained.signal() }
-        }
-        if exiting.load(ordering: .sequentiallyConsistent) { return refused }
+        let admitted = gate.enter()
+        defer { gate.leave() }
+        guard admitted else { return refused }
         return body()
     }
 
     /// The exit handler: no new calls; blocked waits cancelled; calls in flight awaited (bounded).
     private static func processExits() {
         let inFlight = state.withLock { s -> Int in
-            exiting.store(true, ordering: .sequentiallyConsistent)
-            let n = self.inFlight.load(ordering: .sequentiallyConsistent)
+            let n = gate.beginExit()
             if n > 0 {
                 for context in s.live where !s.released.contains(context) { _ = SCardCancel(context) }
             }
             return n
         }
-        if inFlight > 0 { _ = drained.wait(timeout: .now() + exitWait) }
+        if inFlight > 0 { _ = gate.waitDrained(until: .now() + exitWait) }
     }
+}
+
+/// The count of calls into libpcsclite under way, and whether the process is exiting, for
+/// ``CrossThreadCalls``: either a call sees the exit and stays out, or the exit sees the call
+/// and waits for it to come out.
+///
+/// One atomic word holds both (the count, and ``exitingBit``), so a call's coming out and "was
+/// it the last one since the exit began?" are one operation. With a count and a flag apart,
+/// read after the decrement, a call could come out first (count 0), another come in (count 1,
+/// not exiting yet), the exit begin and see it — and the first, reading the flag only then,
+/// tell the exit the calls had drained while the other was still in the library.
+final class CallGate: Sendable {
+    /// Set in ``word`` once the exit began; the bits below it count the calls.
+    static let exitingBit = 1 << 62
+    private let word = Atomic<Int>(0)
+    /// Signalled when the count comes back to zero after the exit began.
+    private let drained = DispatchSemaphore(value: 0)
+
+    var isExiting: Bool { word.load(ordering: .sequentiallyConsistent) & Self.exitingBit != 0 }
+
+    /// Counts a call in; returns whether it may touch the library (not once the exit began).
+    /// Either way ``leave(afterCount:)`` counts it out.
+    @inline(__always)
+    func enter() -> Bool {
+        word.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue & Self.exitingBit == 0
+    }
+
+    /// Counts a call out; the last one out after the exit began signals it. `afterCount` runs
+    /// once the count went down (tests: what another thread does at that point).
+    @inline(__always)
+    func leave(afterCount: () -> Void = {}) {
+        let last = word.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue == Self.exitingBit
+        afterCount()
+        if last { drained.signal() }
+    }
+
+    /// The exit begins: every call from now on is refused. Returns how many are in flight.
+    func beginExit() -> Int {
+        word.bitwiseOr(Self.exitingBit, ordering: .sequentiallyConsistent).oldValue & ~Self.exitingBit
+    }
+
+    /// Waits, at most until `deadline`, until the calls in flight when the exit began are out;
+    /// returns whether they are.
+    func waitDrained(until deadline: DispatchTime) -> Bool { drained.wait(timeout: deadline) == .success }
 }
 
 struct PCSCLite: Sendable {
