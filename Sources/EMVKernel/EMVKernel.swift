@@ -386,30 +386,34 @@ public struct EMVKernel: Sendable {
         let options = try parseProcessingOptions(response.data)
         var data = CardDataStore()
         try data.add(options.objects, step: .gpo)
-        var reading = RecordReading(application: r.application, aip: options.aip, afl: options.afl,
-                                    remaining: AFLEntry.records(options.afl), data: data, onlineDataWasReady: false)
-        guard !reading.remaining.isEmpty else { return try recordsRead(reading) }
-        if let early = onlineData(reading) {
-            reading.onlineDataWasReady = true
-            reading.knownTrack2 = early.card?.track2
-            state = .onlineDataReady(reading)
+        let remaining = AFLEntry.records(options.afl)
+        guard !remaining.isEmpty else {
+            return try recordsRead(RecordReading(application: r.application, aip: options.aip, afl: options.afl,
+                                                 remaining: remaining, data: data, onlineDataWasReady: false))
+        }
+        // Each reading is built where it goes (the state or the next command), not copied there.
+        if let early = onlineData(data, aip: options.aip, application: r.application) {
+            state = .onlineDataReady(RecordReading(application: r.application, aip: options.aip, afl: options.afl,
+                                                   remaining: remaining, data: data, onlineDataWasReady: true,
+                                                   knownTrack2: early.card?.track2))
             return .onlineDataReady(early)
         }
-        return sendRecord(reading)
+        return sendRecord(RecordReading(application: r.application, aip: options.aip, afl: options.afl,
+                                        remaining: remaining, data: data, onlineDataWasReady: false))
     }
 
     /// The online data, when the GPO answer already holds an ARQC and the PAN and expiry (track 2).
-    private func onlineData(_ r: RecordReading) -> PartialCardRead? {
-        guard r.data.contains(.applicationCryptogram),
-              let card = try? cardData(r.data),
-              let cvm = try? CVMProcessing.decide(store: r.data, aip: r.aip, kernel: r.application.kernel, configuration: configuration,
+    private func onlineData(_ data: CardDataStore, aip: [UInt8], application: SelectedApplication) -> PartialCardRead? {
+        guard data.contains(.applicationCryptogram),
+              let card = try? cardData(data),
+              let cvm = try? CVMProcessing.decide(store: data, aip: aip, kernel: application.kernel, configuration: configuration,
                                                   transaction: transaction) else { return nil }
         var terminal = terminalValues
         terminal[.cvmResults] = cvm.results
-        guard let cryptogram = try? makeCryptogram(r.data, application: r.application, terminal: terminal,
+        guard let cryptogram = try? makeCryptogram(data, application: application, terminal: terminal,
                                                    source: .gpo, step: .gpo),
               cryptogram.kind == .arqc else { return nil }
-        return PartialCardRead(step: .gpo, application: r.application.info(aip: r.aip), card: card,
+        return PartialCardRead(step: .gpo, application: application.info(aip: aip), card: card,
                                cryptogram: cryptogram, cvm: cvm.cvm, onlineDataWasReady: true)
     }
 
