@@ -250,7 +250,8 @@ public struct KernelEnvironment: Sendable {
         self.unpredictableNumber = unpredictableNumber
     }
 
-    /// The system clock (local time) and `SystemRandomNumberGenerator`, a secure random source.
+    /// The system clock (local time) and the system's secure random source (`arc4random_buf`,
+    /// which glibc seeds from `getrandom`).
     public static var system: KernelEnvironment {
         KernelEnvironment(now: { TransactionDateTime(Date()) }, unpredictableNumber: { systemRandom() })
     }
