@@ -56,7 +56,7 @@ public final class PCSCCard: Sendable {
     /// `.cancelled` at once and the call finishes on the context's thread later, its result
     /// dropped. A task already cancelled sends nothing.
     public func transmit(_ command: [UInt8]) async throws(PCSCError) -> [UInt8] {
-        switch await context.thread.transmit(TransmitCall(.card(self, command: command), deadline: nil)) {
+        switch await context.thread.transmit(TransmitCall(.card(self, command: command), until: nil, on: nil)) {
         case .answer(let bytes): return bytes
         case .failed(let error): throw error
         case .timedOut, .cancelled: throw PCSCError(.cancelled, function: .transmit)   // no deadline: never timed out
@@ -68,14 +68,7 @@ public final class PCSCCard: Sendable {
     /// dropped; one still queued is not sent).
     @inline(__always)   // one async frame less per APDU
     func transmit(_ command: [UInt8], until deadline: Duration, on clock: MonotonicClock) async -> TransmitCall.Outcome {
-        // On the continuous clock the deadline is an instant the thread's watch keeps (the clock
-        // itself is not copied: this is on every exchange's path); on any other, a timer of its own.
-        let call = if let instant = clock.continuousInstant(at: deadline) {
-            TransmitCall(.card(self, command: command), deadline: instant)
-        } else {
-            TransmitCall(.card(self, command: command), until: deadline, on: clock)
-        }
-        return await context.thread.transmit(call)
+        await context.thread.transmit(TransmitCall(.card(self, command: command), until: deadline, on: clock))
     }
 
     /// The reader name, card state, protocol and ATR now (`SCardStatus`).

@@ -216,8 +216,8 @@ extension PCSCThread {
     func transmit(_ call: TransmitCall) async -> TransmitCall.Outcome {
         if Task.isCancelled { return .cancelled }
         return await call.wait {
-            if call.deadline == nil, let clock = call.clock, let offset = call.deadlineOffset {
-                call.arm(clock.schedule(at: offset) { call.finish(.timedOut) })
+            if let timer = call.timer {
+                call.arm(timer.clock.schedule(at: timer.at) { call.finish(.timedOut) })
             }
             submit(transmit: call)
         } onCancel: {
@@ -314,9 +314,8 @@ final class TransmitCall: Sendable {
     private let what: Send
     /// The deadline when it is on the continuous clock (kept by the thread's watch), else nil.
     let deadline: ContinuousClock.Instant?
-    /// The deadline on any other clock (kept by a timer of that clock).
-    let clock: MonotonicClock?
-    let deadlineOffset: Duration?
+    /// The deadline on any other clock (a test's ``ManualClock``), kept by a timer of that clock.
+    let timer: (clock: MonotonicClock, at: Duration)?
 
     private struct State {
         var continuation: UnsafeContinuation<Outcome, Never>?
@@ -326,31 +325,15 @@ final class TransmitCall: Sendable {
     }
     private let state = Mutex(State())
 
-    /// A call with no deadline, or one on the continuous clock (the thread's watch keeps it).
-    init(_ what: Send, deadline: ContinuousClock.Instant?) {
-        self.what = what
-        self.deadline = deadline
-        self.clock = nil
-        self.deadlineOffset = nil
-    }
-
-    /// A call with a deadline `deadline` on any clock (none: no deadline).
+    /// A call with a deadline `deadline` on `clock` (none: no deadline).
     init(_ what: Send, until deadline: Duration?, on clock: MonotonicClock?) {
         self.what = what
-        if let deadline, let clock {
-            if let instant = clock.continuousInstant(at: deadline) {
-                self.deadline = instant
-                self.clock = nil
-                self.deadlineOffset = nil
-            } else {
-                self.deadline = nil
-                self.clock = clock
-                self.deadlineOffset = deadline
-            }
+        let instant = deadline.flatMap { clock?.continuousInstant(at: $0) }
+        self.deadline = instant
+        if instant == nil, let deadline, let clock {
+            timer = (clock, deadline)
         } else {
-            self.deadline = nil
-            self.clock = nil
-            self.deadlineOffset = nil
+            timer = nil
         }
     }
 

@@ -58,9 +58,6 @@ enum PCSCBench {
         var nullRatio: Double { nullPair.c2.p50.inNanoseconds / nullPair.c.p50.inNanoseconds }
         var channelRatio: Double { pairChannel.path.p50.inNanoseconds / pairChannel.c.p50.inNanoseconds }
         var sessionRatio: Double { pairSession.path.p50.inNanoseconds / pairSession.c.p50.inNanoseconds }
-        /// Against the same C loop on the channel's own thread.
-        var channelRatioShared: Double { channel.p50.inNanoseconds / cShared.p50.inNanoseconds }
-        var sessionRatioShared: Double { session.p50.inNanoseconds / cShared.p50.inNanoseconds }
         /// What the channel adds to a bare transmit per exchange (medians, same thread).
         var channelOverhead: Duration { channel.p50 - bare.p50 }
         var sessionOverhead: Duration { session.p50 - bare.p50 }
