@@ -8,6 +8,7 @@ struct tapemu_c_loop {
     SCARDCONTEXT context;
     SCARDHANDLE card;
     DWORD protocol;
+    int owns_connection;
     BYTE buffer[MAX_BUFFER_SIZE_EXTENDED];
 };
 
@@ -19,7 +20,17 @@ tapemu_c_loop *tapemu_c_loop_connect(const char *reader, long *rv) {
     r = SCardConnect(loop->context, reader, SCARD_SHARE_SHARED, SCARD_PROTOCOL_T0 | SCARD_PROTOCOL_T1,
                      &loop->card, &loop->protocol);
     if (r != SCARD_S_SUCCESS) { *rv = r; SCardReleaseContext(loop->context); free(loop); return NULL; }
+    loop->owns_connection = 1;
     *rv = SCARD_S_SUCCESS;
+    return loop;
+}
+
+tapemu_c_loop *tapemu_c_loop_attach(intptr_t card, unsigned long protocol) {
+    tapemu_c_loop *loop = calloc(1, sizeof *loop);
+    if (loop == NULL) return NULL;
+    loop->card = (SCARDHANDLE)card;
+    loop->protocol = (DWORD)protocol;
+    loop->owns_connection = 0;
     return loop;
 }
 
@@ -47,7 +58,9 @@ long tapemu_c_loop_run(tapemu_c_loop *loop, const uint8_t *const *commands, cons
 
 void tapemu_c_loop_close(tapemu_c_loop *loop) {
     if (loop == NULL) return;
-    SCardDisconnect(loop->card, SCARD_LEAVE_CARD);
-    SCardReleaseContext(loop->context);
+    if (loop->owns_connection) {
+        SCardDisconnect(loop->card, SCARD_LEAVE_CARD);
+        SCardReleaseContext(loop->context);
+    }
     free(loop);
 }

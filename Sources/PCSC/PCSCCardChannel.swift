@@ -162,6 +162,14 @@ public final class PCSCCardChannel: CardChannel {
         return result!   // `perform` throws only for a cancelled task with abandonOnCancel, not used here
     }
 
+    /// The connection's `SCARDHANDLE` and the protocol pcscd negotiated (`SCARD_PROTOCOL_T0` or
+    /// `_T1`), for code that must call libpcsclite itself on this very connection, from the
+    /// context's thread (``onContextThread(_:)``): tapemu-bench's plain C loop, which is a fair
+    /// baseline only on the same pcscd context as the channel (pcscd serves each context on a
+    /// thread of its own, and where the scheduler puts that thread moves an exchange's time by
+    /// up to 2.5× on a 2-vCPU machine). Such code must not disconnect it.
+    public var rawConnection: (handle: Int, protocol: UInt) { (card.handle, UInt(card.activeProtocol.raw)) }
+
     /// The card's UID through the PC/SC pseudo-APDU `FF CA 00 00 00` (PC/SC part 3 §3.2.2.1.3),
     /// or nil when the reader does not support it (any status other than 9000).
     public func readUID() async throws(CardChannelError) -> [UInt8]? {

@@ -81,6 +81,16 @@ final class CTransmitLoop: @unchecked Sendable {
         }
     }
 
+    /// The loop on `channel`'s own connection, run on its context's thread: the same pcscd
+    /// context, the same thread of pcscd serving it, the same caller thread as the channel.
+    static func attach(to channel: PCSCCardChannel) async throws -> CTransmitLoop {
+        let runner = ChannelThreadRunner(channel: channel)
+        let (handle, proto) = channel.rawConnection
+        let loop = await runner.perform { tapemu_c_loop_attach(handle, proto).map(LoopHandle.init(pointer:)) }
+        guard let loop else { throw BenchFailure("out of memory") }
+        return CTransmitLoop(loop: loop.pointer, thread: runner)
+    }
+
     /// Sends `count` commands, cycling through `commands`, each timed on its own (by the C loop,
     /// with CLOCK_MONOTONIC). Nil when a transmit fails.
     func run(_ commands: [[UInt8]], count: Int) async -> [Duration]? {

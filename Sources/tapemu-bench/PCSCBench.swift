@@ -8,59 +8,69 @@ import Glibc
 
 /// A PC/SC round trip through the real pcscd and vpcd: the same emulated card (visa-qvsdc, served
 /// in process by ``VPCDCardServer``) read by a plain C `SCardTransmit` loop, by bare
-/// `SCardTransmit` calls on the channel's own thread and connection, and by tapemu's
-/// `PCSCCardChannel` (and `CardSession`, which adds the per-APDU deadline and the 61xx/6Cxx
-/// handling), in interleaved batches within one run, so the ratios are measured side by side.
+/// `SCardTransmit` calls from Swift, and by tapemu's `PCSCCardChannel` (and `CardSession`, which
+/// adds the per-APDU deadline and the 61xx/6Cxx handling), in interleaved batches within one run,
+/// so the ratios are measured side by side.
 ///
-/// Each of tapemu's paths is compared with the C loop in a pair of its own: the two take turns, so
-/// each of the two threads does the same share of the work. A third pair is the noise floor: the
-/// same C loop on two threads of its own. On this project's 2-vCPU VM with nothing else running,
-/// those two identical loops came out 0.53–1.21× apart (an idle vCPU polls briefly, then halts;
-/// where the scheduler wakes each thread decides its latency, batch by batch); with another
-/// process keeping one core busy, 1.00×. A run whose noise floor is off 1.00× by more than 5%
-/// cannot tell 10%, and says so. What tapemu adds to a bare transmit is measured apart, every
-/// path on the channel's own thread, in wall time and in the CPU time of that thread.
+/// The baseline is the C loop on the channel's own connection, run on the channel's own thread:
+/// the same pcscd context, the same pcscd thread serving it, the same caller thread, so the only
+/// difference left between the C loop and the channel is tapemu's code. pcscd serves each client
+/// context on a thread of its own, and where the scheduler puts that thread decides an exchange's
+/// time: on this project's 2-vCPU VM, the same C loop on two contexts came out 0.53–1.21× apart
+/// with nothing else running, and 0.42–2.47× with the bench pinned to one CPU. A C loop on a
+/// context (and a thread) of its own is still measured, for comparison, but it is not the
+/// baseline. A second copy of the baseline loop is the noise floor (identical code, so any ratio
+/// but 1.00× is the run's own noise); a run whose noise floor is off by more than 5% cannot tell
+/// 10% and says so.
 ///
 /// The paths take turns in a fresh random order every round. On a 2-CPU virtual machine the
 /// path that runs right after another one is systematically faster or slower (where the
-/// scheduler left pcscd, the card server and the caller; how long an idle vCPU polls before it
-/// halts): with a fixed rotation one path always followed the same other path and the ratios
-/// carried that, ±20 %. Random order gives every path the same mix of predecessors.
+/// scheduler left pcscd, the card server and the caller): with a fixed rotation one path always
+/// followed the same other path and the ratios carried that, ±20 %. Random order gives every
+/// path the same mix of predecessors.
 enum PCSCBench {
-    enum Path: Hashable {
-        case c, c2, cShared, bare, channel, session
+    enum Path: Hashable, CaseIterable {
+        /// The plain C loop on the channel's connection and thread (the baseline).
+        case c
+        /// The same C loop again, same connection and thread: the noise floor.
+        case c2
+        /// The C loop with a PC/SC context of its own, on the channel's thread.
+        case cOwnContext
+        /// The C loop with a PC/SC context and a thread of its own.
+        case cOwnThread
+        /// Bare `SCardTransmit` calls from Swift on the channel's connection and thread.
+        case bare
+        /// `PCSCCardChannel.transmit`.
+        case channel
+        /// `CardSession.send`.
+        case session
+
+        /// Whether the path runs on the channel's thread (its CPU time is counted there).
+        var onChannelThread: Bool { self != .cOwnThread }
     }
 
     struct Result {
         var reader: String
         var exchanges: Int
         var rounds: Int
-        /// The C loop and the same loop on a second thread of its own, taking turns: the noise
-        /// floor of a pair (identical code, so any ratio but 1.00× is the machine's).
-        var nullPair: (c: LatencyPercentiles, c2: LatencyPercentiles)
-        /// The C loop on a thread of its own and `PCSCCardChannel.transmit`, taking turns.
-        var pairChannel: (c: LatencyPercentiles, path: LatencyPercentiles)
-        /// The C loop on a thread of its own and `CardSession.send`, taking turns.
-        var pairSession: (c: LatencyPercentiles, path: LatencyPercentiles)
-        /// On the channel's thread, taking turns: the same C loop (its own PC/SC context), bare
-        /// `SCardTransmit` calls on the channel's connection, the channel, the session.
-        var cShared: LatencyPercentiles
-        var bare: LatencyPercentiles
-        var channel: LatencyPercentiles
-        var session: LatencyPercentiles
-        /// CPU time of the channel's thread per exchange on each path of the shared interleaving
+        var paths: [Path: LatencyPercentiles]
+        /// CPU time of the channel's thread per exchange on each path run there
         /// (CLOCK_THREAD_CPUTIME_ID around each batch: user and kernel time, the syscalls
         /// included; no waiting). Less noisy than the wall times: what tapemu costs in CPU.
         var threadCPU: [Path: Duration]
         /// A full kernel read over the PC/SC channel.
         var read: LatencyPercentiles
         var readAirFloor: Duration
-        var nullRatio: Double { nullPair.c2.p50.inNanoseconds / nullPair.c.p50.inNanoseconds }
-        var channelRatio: Double { pairChannel.path.p50.inNanoseconds / pairChannel.c.p50.inNanoseconds }
-        var sessionRatio: Double { pairSession.path.p50.inNanoseconds / pairSession.c.p50.inNanoseconds }
+
+        subscript(_ path: Path) -> LatencyPercentiles { paths[path]! }
+        /// `path`'s median over the baseline's (the C loop on the channel's connection).
+        func ratio(_ path: Path) -> Double { self[path].p50.inNanoseconds / self[.c].p50.inNanoseconds }
+        var nullRatio: Double { ratio(.c2) }
+        var channelRatio: Double { ratio(.channel) }
+        var sessionRatio: Double { ratio(.session) }
         /// What the channel adds to a bare transmit per exchange (medians, same thread).
-        var channelOverhead: Duration { channel.p50 - bare.p50 }
-        var sessionOverhead: Duration { session.p50 - bare.p50 }
+        var channelOverhead: Duration { self[.channel].p50 - self[.bare].p50 }
+        var sessionOverhead: Duration { self[.session].p50 - self[.bare].p50 }
     }
 
     enum Outcome {
@@ -108,33 +118,22 @@ enum PCSCBench {
             return .skipped("could not open \(reader): \(error)")
         }
         defer { channel.close() }
-        let c: CTransmitLoop, c2: CTransmitLoop, cShared: CTransmitLoop
-        do {
-            c = try await CTransmitLoop.connect(reader: reader)
-        } catch {
-            return .skipped("plain C loop: \(error)")
-        }
-        do {
-            c2 = try await CTransmitLoop.connect(reader: reader)
-        } catch {
-            await c.close()
-            return .skipped("second plain C loop: \(error)")
-        }
-        do {
-            cShared = try await CTransmitLoop.connect(reader: reader, on: ChannelThreadRunner(channel: channel))
-        } catch {
-            await c.close()
-            await c2.close()
-            return .skipped("plain C loop on the channel's thread: \(error)")
-        }
+        var loops: [Path: CTransmitLoop] = [:]
         func closeLoops() async {
-            await c.close()
-            await c2.close()
-            await cShared.close()
+            for loop in loops.values { await loop.close() }
+        }
+        do {
+            loops[.c] = try await CTransmitLoop.attach(to: channel)
+            loops[.c2] = try await CTransmitLoop.attach(to: channel)
+            loops[.cOwnContext] = try await CTransmitLoop.connect(reader: reader, on: ChannelThreadRunner(channel: channel))
+            loops[.cOwnThread] = try await CTransmitLoop.connect(reader: reader)
+        } catch {
+            await closeLoops()
+            return .skipped("plain C loop: \(error)")
         }
 
         do {
-            // The commands of one read (PPSE, SELECT AID, GPO, READ RECORD): both sides send these.
+            // The commands of one read (PPSE, SELECT AID, GPO, READ RECORD): every path sends these.
             let sample = try await EMVReader().read(channel: channel, transaction: Transaction(amount: 1000))
             let commands = sample.exchanges.map(\.command)
             guard !commands.isEmpty else {
@@ -145,10 +144,11 @@ enum PCSCBench {
             let session = CardSession(channel: channel)
 
             // Warm-up of every path.
-            guard await c.run(commandBytes, count: 50) != nil, await c2.run(commandBytes, count: 50) != nil,
-                  await cShared.run(commandBytes, count: 50) != nil else {
-                await closeLoops()
-                return .skipped("SCardTransmit failed in warm-up")
+            for loop in loops.values {
+                guard await loop.run(commandBytes, count: 50) != nil else {
+                    await closeLoops()
+                    return .skipped("SCardTransmit failed in warm-up")
+                }
             }
             for i in 0..<50 { _ = try await channel.transmit(commands[i % commands.count]) }
             for i in 0..<50 { _ = try await session.send(commands[i % commands.count]) }
@@ -159,6 +159,7 @@ enum PCSCBench {
             /// executor it prefers (its PC/SC thread).
             func timedBatch(_ send: (CommandAPDU) async throws(CardChannelError) -> ResponseAPDU) async throws -> [Duration] {
                 var s: [Duration] = []
+                s.reserveCapacity(batch)
                 try await session.run { () async throws(CardChannelError) in
                     for i in 0..<batch {
                         let start = clock.now
@@ -169,49 +170,34 @@ enum PCSCBench {
                 }
                 return s
             }
-            /// Batches of the given paths in a fresh random order each round; the samples of each.
+            // Batches of every path in a fresh random order each round.
+            var samples: [Path: [Duration]] = [:]
             var cpu: [Path: Duration] = [:]
-            func interleave(_ paths: [Path], countCPU: Bool = false) async throws -> [Path: [Duration]] {
-                var samples: [Path: [Duration]] = [:]
-                for _ in 0..<rounds {
-                    for path in paths.shuffled() {
-                        let cpuBefore = countCPU ? await channel.onContextThread { threadCPUTime() } : .zero
-                        switch path {
-                        case .c:
-                            guard let s = await c.run(commandBytes, count: batch) else { throw BenchFailure("SCardTransmit failed") }
-                            samples[path, default: []] += s
-                        case .c2:
-                            guard let s = await c2.run(commandBytes, count: batch) else { throw BenchFailure("SCardTransmit failed") }
-                            samples[path, default: []] += s
-                        case .cShared:
-                            guard let s = await cShared.run(commandBytes, count: batch) else { throw BenchFailure("SCardTransmit failed") }
-                            samples[path, default: []] += s
-                        case .bare:
-                            samples[path, default: []] += try await channel.bareTransmitTimes(commands, count: batch)
-                        case .channel:
-                            samples[path, default: []] += try await timedBatch { c throws(CardChannelError) in try await channel.transmit(c) }
-                        case .session:
-                            // A session per batch, as a read has one of its own (its log of
-                            // exchanges stays the size of a read's).
-                            let session = CardSession(channel: channel)
-                            samples[path, default: []] += try await timedBatch { c throws(CardChannelError) in try await session.send(c) }
+            for _ in 0..<rounds {
+                for path in Path.allCases.shuffled() {
+                    let cpuBefore = path.onChannelThread ? await channel.onContextThread { threadCPUTime() } : .zero
+                    switch path {
+                    case .c, .c2, .cOwnContext, .cOwnThread:
+                        guard let s = await loops[path]!.run(commandBytes, count: batch) else {
+                            throw BenchFailure("SCardTransmit failed")
                         }
-                        if countCPU {
-                            // The thread's CPU clock, read on the thread after the batch.
-                            cpu[path, default: .zero] += await channel.onContextThread { threadCPUTime() } - cpuBefore
-                        }
+                        samples[path, default: []] += s
+                    case .bare:
+                        samples[path, default: []] += try await channel.bareTransmitTimes(commands, count: batch)
+                    case .channel:
+                        samples[path, default: []] += try await timedBatch { c throws(CardChannelError) in try await channel.transmit(c) }
+                    case .session:
+                        // A session per batch, as a read has one of its own (its log of
+                        // exchanges stays the size of a read's).
+                        let session = CardSession(channel: channel)
+                        samples[path, default: []] += try await timedBatch { c throws(CardChannelError) in try await session.send(c) }
+                    }
+                    if path.onChannelThread {
+                        // The thread's CPU clock, read on the thread after the batch.
+                        cpu[path, default: .zero] += await channel.onContextThread { threadCPUTime() } - cpuBefore
                     }
                 }
-                return samples
             }
-            // Each of tapemu's paths against the C loop in pairs: two threads with the same share
-            // of the work. Then every path on the channel's own thread, for what tapemu adds.
-            // The noise floor of a pair: the same C loop on two threads of its own.
-            let nullPair = try await interleave([.c, .c2])
-            let pairChannel = try await interleave([.c, .channel])
-            let pairSession = try await interleave([.c, .session])
-            let shared = try await interleave([.cShared, .bare, .channel, .session], countCPU: true)
-            func p(_ samples: [Path: [Duration]], _ path: Path) -> LatencyPercentiles { LatencyPercentiles(samples[path] ?? [])! }
             // Whole reads over PC/SC.
             let kernel = EMVReader()
             let readSamples = try await Harness.each(warmup: 5, count: reads) { () async throws -> Int in
@@ -220,10 +206,7 @@ enum PCSCBench {
             await closeLoops()
             return .measured(Result(
                 reader: reader, exchanges: batch * rounds, rounds: rounds,
-                nullPair: (p(nullPair, .c), p(nullPair, .c2)),
-                pairChannel: (p(pairChannel, .c), p(pairChannel, .channel)),
-                pairSession: (p(pairSession, .c), p(pairSession, .session)),
-                cShared: p(shared, .cShared), bare: p(shared, .bare), channel: p(shared, .channel), session: p(shared, .session),
+                paths: samples.mapValues { LatencyPercentiles($0)! },
                 threadCPU: cpu.mapValues { $0 / (batch * rounds) },
                 read: LatencyPercentiles(readSamples)!, readAirFloor: ContactlessAirTime().read(sample.exchanges)))
         } catch {

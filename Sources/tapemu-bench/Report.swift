@@ -92,29 +92,25 @@ struct Report {
             row(name, [BenchFigure.time(p.p50), BenchFigure.time(p.p90), BenchFigure.time(p.p99),
                        base.map { Figure.ratio(p.p50.inNanoseconds / $0.p50.inNanoseconds) } ?? ""])
         }
-        note("in pairs: each path and the plain C loop on a thread of its own, taking turns")
-        line("plain C SCardTransmit loop", r.nullPair.c, r.nullPair.c)
-        line("the same C loop, another thread (noise)", r.nullPair.c2, r.nullPair.c)
-        line("plain C SCardTransmit loop", r.pairChannel.c, r.pairChannel.c)
-        line("PCSCCardChannel.transmit", r.pairChannel.path, r.pairChannel.c)
-        line("plain C SCardTransmit loop", r.pairSession.c, r.pairSession.c)
-        line("CardSession.send (deadline, 61xx/6Cxx)", r.pairSession.path, r.pairSession.c)
-        note("all on the channel's thread, taking turns (the C loop with a PC/SC context of its own)")
-        line("plain C loop on the channel's thread", r.cShared, r.cShared)
-        line("bare SCardTransmit, the channel's connection", r.bare, r.cShared)
-        line("PCSCCardChannel.transmit", r.channel, r.cShared)
-        line("CardSession.send", r.session, r.cShared)
+        note("all on the channel's connection and thread, taking turns: only tapemu's code differs")
+        line("plain C SCardTransmit loop", r[.c], r[.c])
+        line("the same C loop again (noise floor)", r[.c2], r[.c])
+        line("bare SCardTransmit from Swift", r[.bare], r[.c])
+        line("PCSCCardChannel.transmit", r[.channel], r[.c])
+        line("CardSession.send (deadline, 61xx/6Cxx)", r[.session], r[.c])
+        note("the same C loop on a PC/SC context of its own (pcscd serves it on another thread)")
+        line("on the channel's thread", r[.cOwnContext], r[.c])
+        line("on a thread of its own", r[.cOwnThread], r[.c])
         note("what the channel adds to a bare transmit (p50 − p50): transmit \(Self.signed(r.channelOverhead)), "
              + "send \(Self.signed(r.sessionOverhead))")
-        if let c = r.threadCPU[.cShared], let b = r.threadCPU[.bare], let t = r.threadCPU[.channel], let s = r.threadCPU[.session] {
+        if let c = r.threadCPU[.c], let b = r.threadCPU[.bare], let t = r.threadCPU[.channel], let s = r.threadCPU[.session] {
             note("CPU of the channel's thread per exchange (mean): C loop \(BenchFigure.time(c)), bare \(BenchFigure.time(b)), "
-                 + "transmit \(BenchFigure.time(t)) (\(Self.signed(t - b))), send \(BenchFigure.time(s)) (\(Self.signed(s - b)))")
+                 + "transmit \(BenchFigure.time(t)) (\(Self.signed(t - c))), send \(BenchFigure.time(s)) (\(Self.signed(s - c)))")
         }
         row("full kernel read over PC/SC (\(r.read.count) reads)", [BenchFigure.time(r.read.p50), BenchFigure.time(r.read.p90),
                                                                       BenchFigure.time(r.read.p99)])
         note("(the same read on a real contactless reader needs at least \(BenchFigure.time(r.readAirFloor)) on the air)")
-        // Two identical C loops more than 5% apart: this run's pairs cannot tell 10% (a quiet
-        // 2-vCPU VM places a thread that wakes up where it will).
+        // Two identical C loops more than 5% apart: this run cannot tell 10%.
         let noisy = abs(r.nullRatio - 1) > 0.05
         addTarget(("PC/SC median per exchange within 10% of plain C",
                         "channel " + Figure.ratio(r.channelRatio) + ", session " + Figure.ratio(r.sessionRatio)
