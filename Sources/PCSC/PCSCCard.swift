@@ -56,7 +56,7 @@ public final class PCSCCard: Sendable {
     /// `.cancelled` at once and the call finishes on the context's thread later, its result
     /// dropped. A task already cancelled sends nothing.
     public func transmit(_ command: [UInt8]) async throws(PCSCError) -> [UInt8] {
-        switch await context.thread.transmit(TransmitCall(.card(self, command: command), until: nil, on: nil)) {
+        switch await context.thread.transmit(TransmitCall(.card(self, command: command))) {
         case .answer(let bytes): return bytes
         case .failed(let error): throw error
         case .timedOut, .cancelled: throw PCSCError(.cancelled, function: .transmit)   // no deadline: never timed out

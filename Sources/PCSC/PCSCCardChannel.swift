@@ -59,7 +59,8 @@ public final class PCSCCardChannel: CardChannel {
         } catch {
             throw CardChannelError(error, during: .exchange, reader: reader)
         }
-        return try await response(bytes)
+        if bytes.count >= 2 { return Self.response(splitting: bytes) }
+        return try await shortResponse(bytes)
     }
 
     /// Sends `command`, waiting at most until `deadline` on `clock`, through one continuation
@@ -75,10 +76,10 @@ public final class PCSCCardChannel: CardChannel {
         case .failed(let error): throw CardChannelError(error, during: .exchange, reader: reader)
         case .cancelled: throw CardChannelError(PCSCError(.cancelled, function: .transmit), during: .exchange, reader: reader)
         }
-        if bytes.count >= 2 { return try await response(bytes) }
+        if bytes.count >= 2 { return Self.response(splitting: bytes) }
         // Rare: a short answer, then a watch for a removal — still within the deadline.
         return try await withDeadline(deadline, on: clock, onTimeout: onTimeout) { () async throws(CardChannelError) -> ResponseAPDU in
-            try await self.response(bytes)
+            try await self.shortResponse(bytes)
         }
     }
 
@@ -92,20 +93,24 @@ public final class PCSCCardChannel: CardChannel {
         }
     }
 
-    /// The response in `bytes`; fewer than SW1 SW2 is a removal (when the card left) or malformed.
-    private func response(_ bytes: consuming [UInt8]) async throws(CardChannelError) -> ResponseAPDU {
-        guard bytes.count >= 2 else {
-            if await cardLeft() {
-                throw CardChannelError(.cardRemoved, "the card left the field during the exchange (\(reader))")
-            }
-            throw CardChannelError(.malformedResponse,
-                                   "the reader returned \(bytes.count) byte(s), not even SW1 SW2",
-                                   detail: bytes.isEmpty ? nil : Hex.encode(bytes))
-        }
+    /// The response in `bytes` (at least SW1 SW2). Not async: this is on every exchange's path,
+    /// and an async call costs a frame even when it does not wait.
+    @inline(__always)
+    private static func response(splitting bytes: consuming [UInt8]) -> ResponseAPDU {
         // The status word comes off the end of the array in place: no second copy of the data.
         var data = bytes
         let sw2 = data.removeLast(), sw1 = data.removeLast()
         return ResponseAPDU(data: data, sw1: sw1, sw2: sw2)
+    }
+
+    /// The error for an answer shorter than SW1 SW2: a removal (when the card left) or malformed.
+    private func shortResponse(_ bytes: [UInt8]) async throws(CardChannelError) -> ResponseAPDU {
+        if await cardLeft() {
+            throw CardChannelError(.cardRemoved, "the card left the field during the exchange (\(reader))")
+        }
+        throw CardChannelError(.malformedResponse,
+                               "the reader returned \(bytes.count) byte(s), not even SW1 SW2",
+                               detail: bytes.isEmpty ? nil : Hex.encode(bytes))
     }
 
     /// Whether the card left the reader since the channel opened, watching for ``removalCheck``.

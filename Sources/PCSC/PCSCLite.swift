@@ -629,7 +629,16 @@ struct PCSCLite: Sendable {
                     SCardTransmit(handle, &pci, c.baseAddress, DWORD(c.count), nil, &buffer, &length)
                 }
             }
-            return (rv, rv == SCARD_S_SUCCESS ? Array(buffer.prefix(Int(length))) : [])
+            guard rv == SCARD_S_SUCCESS else { return (rv, []) }
+            // One copy of exactly the answer's bytes (no slice in between).
+            let count = min(Int(length), buffer.count)
+            let response = buffer.withUnsafeBufferPointer { source in
+                [UInt8](unsafeUninitializedCapacity: count) { target, initialized in
+                    if count > 0 { target.baseAddress!.initialize(from: source.baseAddress!, count: count) }
+                    initialized = count
+                }
+            }
+            return (rv, response)
         }
         try Self.check(rv, .transmit)
         return response

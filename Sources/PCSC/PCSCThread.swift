@@ -217,7 +217,7 @@ extension PCSCThread {
         if Task.isCancelled { return .cancelled }
         return await call.wait {
             if let timer = call.timer {
-                call.arm(timer.clock.schedule(at: timer.at) { call.finish(.timedOut) })
+                call.arm(timer.clock.schedule(at: timer.offset) { call.finish(.timedOut) })
             }
             submit(transmit: call)
         } onCancel: {
@@ -231,7 +231,8 @@ extension PCSCThread {
         until deadline: Duration?, on clock: MonotonicClock?,
         _ body: @escaping @Sendable () throws(PCSCError) -> [UInt8]
     ) async -> Result<[UInt8], PCSCError>? {
-        switch await transmit(TransmitCall(.body(body), until: deadline, on: clock)) {
+        let call = if let deadline, let clock { TransmitCall(.body(body), until: deadline, on: clock) } else { TransmitCall(.body(body)) }
+        switch await transmit(call) {
         case .answer(let bytes): return .success(bytes)
         case .failed(let error): return .failure(error)
         case .timedOut: return nil
@@ -315,7 +316,20 @@ final class TransmitCall: Sendable {
     /// The deadline when it is on the continuous clock (kept by the thread's watch), else nil.
     let deadline: ContinuousClock.Instant?
     /// The deadline on any other clock (a test's ``ManualClock``), kept by a timer of that clock.
-    let timer: (clock: MonotonicClock, at: Duration)?
+    let timer: ClockDeadline?
+
+    /// A deadline on a clock other than the continuous one. A class: the call holds an optional
+    /// reference, not an optional of a clock's closures (copied through run-time witnesses).
+    final class ClockDeadline: Sendable {
+        let clock: MonotonicClock
+        /// The deadline, an offset on ``clock``.
+        let offset: Duration
+
+        init(clock: MonotonicClock, offset: Duration) {
+            self.clock = clock
+            self.offset = offset
+        }
+    }
 
     private struct State {
         var continuation: UnsafeContinuation<Outcome, Never>?
@@ -325,15 +339,22 @@ final class TransmitCall: Sendable {
     }
     private let state = Mutex(State())
 
-    /// A call with a deadline `deadline` on `clock` (none: no deadline).
-    init(_ what: Send, until deadline: Duration?, on clock: MonotonicClock?) {
+    /// A call its caller waits for as long as it takes.
+    init(_ what: Send) {
         self.what = what
-        let instant = deadline.flatMap { clock?.continuousInstant(at: $0) }
-        self.deadline = instant
-        if instant == nil, let deadline, let clock {
-            timer = (clock, deadline)
-        } else {
+        deadline = nil
+        timer = nil
+    }
+
+    /// A call its caller stops waiting for at `deadline`, an offset on `clock`.
+    init(_ what: Send, until deadline: Duration, on clock: borrowing MonotonicClock) {
+        self.what = what
+        if let instant = clock.continuousInstant(at: deadline) {
+            self.deadline = instant
             timer = nil
+        } else {
+            self.deadline = nil
+            timer = ClockDeadline(clock: copy clock, offset: deadline)
         }
     }
 

@@ -296,7 +296,7 @@ struct PCSCThreadExecutorTests {
         thread.submit { gate.block() }
         await gate.waitUntilStarted()
         let queued = Task {
-            await thread.transmit(TransmitCall(.body { sent.withLock { $0 = true }; return [0x90, 0x00] }, until: nil, on: nil))
+            await thread.transmit(TransmitCall(.body { sent.withLock { $0 = true }; return [0x90, 0x00] }))
         }
         while thread.queuedCalls == 0 { await Task.yield() }   // queued behind the blocked call
         queued.cancel()
@@ -339,7 +339,7 @@ struct PCSCThreadExecutorTests {
         // card) go: the queued call holds the last reference to the card.
         let queued = Task {
             let card = HeldByCall(thread: thread, released: releasedContinuation)
-            return await thread.transmit(TransmitCall(.body { withExtendedLifetime(card) { [0x90, 0x00] } }, until: nil, on: nil))
+            return await thread.transmit(TransmitCall(.body { withExtendedLifetime(card) { [0x90, 0x00] } }))
         }
         while thread.queuedCalls == 0 { await Task.yield() }
         queued.cancel()
