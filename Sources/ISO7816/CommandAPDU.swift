@@ -74,35 +74,65 @@ public struct CommandAPDU: Hashable, Sendable {
 
     /// Encodes with short lengths when they suffice, extended otherwise.
     public var bytes: [UInt8] {
-        // One allocation: the capacity first, then the header (a literal, then a reserve, is two).
-        var out: [UInt8] = []
-        out.reserveCapacity(4 + 3 + data.count + 3)
-        out.append(instructionClass)
-        out.append(instructionCode)
-        out.append(p1Parameter)
-        out.append(p2Parameter)
+        // Zeroed first: an array made with `unsafeUninitializedCapacity` looks its storage type
+        // up at run time, which costs more than writing the few bytes twice.
+        var out = [UInt8](repeating: 0, count: encodedCount)
+        out.withUnsafeMutableBufferPointer { encode(into: $0) }
+        return out
+    }
+
+    /// The length of ``bytes``.
+    public var encodedCount: Int {
+        let hasLe = expectedResponseLength != -1
+        if !needsExtendedLength {
+            return 4 + (data.isEmpty ? 0 : 1 + data.count) + (hasLe ? 1 : 0)
+        }
+        return 4 + (data.isEmpty ? 0 : 3 + data.count) + (hasLe ? (data.isEmpty ? 3 : 2) : 0)
+    }
+
+    /// Writes ``bytes`` into `buffer`, which holds at least ``encodedCount`` bytes, and returns
+    /// how many it wrote: for a caller with a buffer of its own (the PC/SC channel encodes each
+    /// command on the stack, with no array per exchange).
+    @discardableResult
+    public func encode(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        precondition(buffer.count >= encodedCount, "the buffer is shorter than the encoded command")
+        var i = 0
+        func put(_ byte: UInt8) {
+            buffer[i] = byte
+            i += 1
+        }
+        func putData() {
+            data.withUnsafeBufferPointer { d in
+                if let source = d.baseAddress { (buffer.baseAddress! + i).initialize(from: source, count: d.count) }
+            }
+            i += data.count
+        }
+        put(instructionClass)
+        put(instructionCode)
+        put(p1Parameter)
+        put(p2Parameter)
         let hasLe = expectedResponseLength != -1
         if !needsExtendedLength {
             if !data.isEmpty {
-                out.append(UInt8(data.count))
-                out.append(contentsOf: data)
+                put(UInt8(data.count))
+                putData()
             }
-            if hasLe { out.append(UInt8(truncatingIfNeeded: expectedResponseLength == 256 ? 0 : expectedResponseLength)) }
+            if hasLe { put(UInt8(truncatingIfNeeded: expectedResponseLength == 256 ? 0 : expectedResponseLength)) }
         } else {
             if !data.isEmpty {
-                out.append(0)
-                out.append(UInt8(data.count >> 8))
-                out.append(UInt8(data.count & 0xFF))
-                out.append(contentsOf: data)
+                put(0)
+                put(UInt8(data.count >> 8))
+                put(UInt8(data.count & 0xFF))
+                putData()
             }
             if hasLe {
                 let le = expectedResponseLength == 65536 ? 0 : expectedResponseLength
-                if data.isEmpty { out.append(0) }
-                out.append(UInt8(le >> 8))
-                out.append(UInt8(le & 0xFF))
+                if data.isEmpty { put(0) }
+                put(UInt8(le >> 8))
+                put(UInt8(le & 0xFF))
             }
         }
-        return out
+        return i
     }
 
     /// Parses a command APDU, validating every length field (ISO 7816-3 §12.1.3 / 7816-4 §5.1).

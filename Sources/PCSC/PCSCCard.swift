@@ -1,3 +1,4 @@
+import ISO7816
 import Synchronization
 import Timing
 
@@ -67,8 +68,14 @@ public final class PCSCCard: Sendable {
     /// `.timedOut` then (a call under way finishes on the context's thread later, its result
     /// dropped; one still queued is not sent).
     @inline(__always)   // one async frame less per APDU
-    func transmit(_ command: [UInt8], until deadline: Duration, on clock: MonotonicClock) async -> TransmitCall.Outcome {
-        await context.thread.transmit(TransmitCall(.card(self, command: command), until: deadline, on: clock))
+    func transmit(_ command: CommandAPDU, until deadline: Duration, on clock: MonotonicClock) async -> TransmitCall.Outcome {
+        await context.thread.transmit(TransmitCall(.apdu(self, command), until: deadline, on: clock))
+    }
+
+    /// Sends `command` like ``transmit(_:)`` (no deadline), encoded where it is sent.
+    @inline(__always)
+    func transmit(_ command: CommandAPDU) async -> TransmitCall.Outcome {
+        await context.thread.transmit(TransmitCall(.apdu(self, command)))
     }
 
     /// The reader name, card state, protocol and ATR now (`SCardStatus`).

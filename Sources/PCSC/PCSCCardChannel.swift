@@ -54,10 +54,11 @@ public final class PCSCCardChannel: CardChannel {
     public func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
         try check(command)
         let bytes: [UInt8]
-        do {
-            bytes = try await card.transmit(command.bytes)
-        } catch {
-            throw CardChannelError(error, during: .exchange, reader: reader)
+        switch await card.transmit(command) {
+        case .answer(let b): bytes = b
+        case .failed(let error): throw CardChannelError(error, during: .exchange, reader: reader)
+        case .timedOut, .cancelled:   // no deadline: never timed out
+            throw CardChannelError(PCSCError(.cancelled, function: .transmit), during: .exchange, reader: reader)
         }
         if bytes.count >= 2 { return Self.response(splitting: bytes) }
         return try await shortResponse(bytes)
@@ -70,7 +71,7 @@ public final class PCSCCardChannel: CardChannel {
                          onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {
         try check(command)
         let bytes: [UInt8]
-        switch await card.transmit(command.bytes, until: deadline, on: clock) {
+        switch await card.transmit(command, until: deadline, on: clock) {
         case .answer(let b): bytes = b
         case .timedOut: throw onTimeout()
         case .failed(let error): throw CardChannelError(error, during: .exchange, reader: reader)

@@ -8,6 +8,7 @@
 import Dispatch
 import CPCSCLite
 import Glibc
+import ISO7816
 import Synchronization
 
 // MARK: - Return codes
@@ -616,6 +617,20 @@ struct PCSCLite: Sendable {
     }
 
     func transmit(_ handle: SCARDHANDLE, protocol: PCSCProtocol, _ command: [UInt8]) throws(PCSCError) -> [UInt8] {
+        try command.withUnsafeBufferPointer { c throws(PCSCError) in try transmit(handle, protocol: `protocol`, bytes: c) }
+    }
+
+    /// `SCardTransmit` of `apdu`, encoded on the stack: no array for the command (this is on
+    /// every exchange's path).
+    func transmit(_ handle: SCARDHANDLE, protocol: PCSCProtocol, apdu: CommandAPDU) throws(PCSCError) -> [UInt8] {
+        let count = apdu.encodedCount
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer throws(PCSCError) in
+            let written = apdu.encode(into: buffer)
+            return try transmit(handle, protocol: `protocol`, bytes: UnsafeBufferPointer(rebasing: buffer[..<written]))
+        }
+    }
+
+    private func transmit(_ handle: SCARDHANDLE, protocol: PCSCProtocol, bytes command: UnsafeBufferPointer<UInt8>) throws(PCSCError) -> [UInt8] {
         if let rv = forcedCode(.transmit) {
             try Self.check(rv, .transmit)
             return []
@@ -625,20 +640,13 @@ struct PCSCLite: Sendable {
         let (rv, response) = responseBuffer.bytes.withLock { buffer -> (LONG, [UInt8]) in
             var length = DWORD(buffer.count)
             let rv = CrossThreadCalls.call(refused: LONG(SCARD_E_CANCELLED)) {
-                command.withUnsafeBufferPointer { c in
-                    SCardTransmit(handle, &pci, c.baseAddress, DWORD(c.count), nil, &buffer, &length)
-                }
+                SCardTransmit(handle, &pci, command.baseAddress, DWORD(command.count), nil, &buffer, &length)
             }
             guard rv == SCARD_S_SUCCESS else { return (rv, []) }
-            // One copy of exactly the answer's bytes (no slice in between).
+            // One copy of exactly the answer's bytes, from a buffer pointer: an array made with
+            // `unsafeUninitializedCapacity` looked its storage type up at run time, per exchange.
             let count = min(Int(length), buffer.count)
-            let response = buffer.withUnsafeBufferPointer { source in
-                [UInt8](unsafeUninitializedCapacity: count) { target, initialized in
-                    if count > 0 { target.baseAddress!.initialize(from: source.baseAddress!, count: count) }
-                    initialized = count
-                }
-            }
-            return (rv, response)
+            return (rv, buffer.withUnsafeBufferPointer { Array(UnsafeBufferPointer(rebasing: $0[..<count])) })
         }
         try Self.check(rv, .transmit)
         return response

@@ -1,4 +1,5 @@
 import Dispatch
+import ISO7816
 import Foundation
 import Synchronization
 import Timing
@@ -301,6 +302,8 @@ final class TransmitCall: Sendable {
         /// `SCardTransmit` of `command` on a card connection (one reference to hold and let go
         /// of, not the several of the context's ``PCSCLite``: this is on every exchange's path).
         case card(PCSCCard, command: [UInt8])
+        /// The same for a command APDU, encoded on the PC/SC thread's stack when it is sent.
+        case apdu(PCSCCard, CommandAPDU)
         /// Any body standing in for it (tests).
         case body(@Sendable () throws(PCSCError) -> [UInt8])
     }
@@ -364,6 +367,8 @@ final class TransmitCall: Sendable {
             switch what {
             case .card(let card, let command):
                 return .answer(try card.context.lite.transmit(card.handle, protocol: card.activeProtocol, command))
+            case .apdu(let card, let apdu):
+                return .answer(try card.context.lite.transmit(card.handle, protocol: card.activeProtocol, apdu: apdu))
             case .body(let body):
                 return .answer(try body())
             }

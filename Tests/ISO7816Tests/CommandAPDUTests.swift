@@ -59,6 +59,18 @@ struct CommandAPDUTests {
         #expect(try CommandAPDU(bytes: apdu.bytes) == apdu)
     }
 
+    @Test("encodes into a caller's buffer: the same bytes, their exact count, nothing past them", arguments: cases)
+    func encodesIntoABuffer(_ c: CommandCase) throws {
+        let apdu = try CommandAPDU(bytes: hex(c.hex))
+        #expect(apdu.encodedCount == c.hex.count / 2)
+        // A buffer longer than needed, filled with a marker: the tail must keep it.
+        var buffer = [UInt8](repeating: 0xEE, count: apdu.encodedCount + 8)
+        let written = buffer.withUnsafeMutableBufferPointer { apdu.encode(into: $0) }
+        #expect(written == apdu.encodedCount)
+        #expect(Hex.encode(Array(buffer.prefix(written))) == c.hex)
+        #expect(buffer.suffix(8).allSatisfy { $0 == 0xEE })
+    }
+
     @Test("every prefix either parses or throws a typed error", arguments: cases)
     func prefixesNeverCrash(_ c: CommandCase) {
         let bytes = hex(c.hex)
