@@ -47,7 +47,7 @@ final class PCSCThread: TaskExecutor, Sendable {
         /// The transmit under way, while the thread is inside it.
         var current: TransmitCall?
         /// The earliest instant the deadline watch is armed for (``watchDeadlines()``), or nil.
-        var watchArmedFor: ContinuousClock.Instant?
+        var watchArmedFor: Int64?
         var stopping = false
         /// The loop has ended: nothing queued from now on would run.
         var ended = false
@@ -244,10 +244,10 @@ extension PCSCThread {
     /// Queues `call` behind the calls queued before it; arms the deadline watch when its deadline
     /// is earlier than the one the watch is armed for.
     private func submit(transmit call: TransmitCall) {
-        let (parked, arm) = queue.withLock { q -> (Bool, ContinuousClock.Instant?) in
+        let (parked, arm) = queue.withLock { q -> (Bool, Int64?) in
             q.calls.append(.transmit(call))
-            var arm: ContinuousClock.Instant?
-            if let deadline = call.deadline, q.watchArmedFor.map({ deadline < $0 }) ?? true {
+            var arm: Int64?
+            if let deadline = call.deadline, deadline < q.watchArmedFor ?? .max {
                 q.watchArmedFor = deadline
                 arm = deadline
             }
@@ -261,21 +261,22 @@ extension PCSCThread {
     /// Calls queued and not yet started (tests).
     var queuedCalls: Int { queue.withLock { $0.calls.count } }
 
-    private func armWatch(at instant: ContinuousClock.Instant) {
-        _ = DeadlineWatchdog.shared.schedule(at: instant) { [weak self] in self?.watchDeadlines() }
+    /// Arms the watch for `deadline` (nanoseconds of ``BootClock``).
+    private func armWatch(at deadline: Int64) {
+        _ = DeadlineWatchdog.shared.schedule(at: BootClock.instant(deadline)) { [weak self] in self?.watchDeadlines() }
     }
 
     /// The deadline watch fired: times out every queued or running transmit whose deadline has
     /// come, and re-arms for the earliest deadline still ahead.
-    func watchDeadlines(at now: ContinuousClock.Instant = .now) {
+    func watchDeadlines(at now: Int64 = BootClock.now) {
         var due: [TransmitCall] = []
-        let next = queue.withLock { q -> ContinuousClock.Instant? in
-            var next: ContinuousClock.Instant?
+        let next = queue.withLock { q -> Int64? in
+            var next: Int64?
             func consider(_ call: TransmitCall) {
                 guard let deadline = call.deadline, !call.isFinished else { return }
                 if deadline <= now {
                     due.append(call)
-                } else if next.map({ deadline < $0 }) ?? true {
+                } else if deadline < next ?? .max {
                     next = deadline
                 }
             }
@@ -316,8 +317,10 @@ final class TransmitCall: Sendable {
     }
 
     private let what: Send
-    /// The deadline when it is on the continuous clock (kept by the thread's watch), else nil.
-    let deadline: ContinuousClock.Instant?
+    /// The deadline in nanoseconds of ``BootClock`` when it is on the continuous clock (kept by
+    /// the thread's watch), else nil. An integer: `ContinuousClock.Instant` is copied and compared
+    /// through run-time witnesses, on every exchange's path.
+    let deadline: Int64?
     /// The deadline on any other clock (a test's ``ManualClock``), kept by a timer of that clock.
     let timer: ClockDeadline?
 
@@ -352,7 +355,7 @@ final class TransmitCall: Sendable {
     /// A call its caller stops waiting for at `deadline`, an offset on `clock`.
     init(_ what: Send, until deadline: Duration, on clock: borrowing MonotonicClock) {
         self.what = what
-        if let instant = clock.continuousInstant(at: deadline) {
+        if let instant = clock.bootNanoseconds(at: deadline) {
             self.deadline = instant
             timer = nil
         } else {

@@ -10,9 +10,9 @@ public struct MonotonicClock: Sendable {
     /// The origin, when the wrapped clock is `ContinuousClock` (deadlines are then kept by the
     /// shared ``DeadlineWatchdog`` rather than a sleeping task).
     private let continuousOrigin: ContinuousClock.Instant?
-    /// The same origin in nanoseconds of `CLOCK_BOOTTIME`, the clock `ContinuousClock` reads on
-    /// Linux: ``now`` then costs one vDSO call and integer arithmetic. Through `Instant` it cost
-    /// about 0.4 µs a read on this project's VM, twice per APDU (issue 16).
+    /// The same origin on ``BootClock`` (read right after it): ``now`` then costs one vDSO call
+    /// and integer arithmetic. Through `Instant` it cost about 0.4 µs a read on this project's
+    /// VM, twice per APDU (issue 16).
     private let bootOriginNanos: Int64?
 
     /// Wraps any clock whose durations are `Duration` (`ContinuousClock`, `SuspendingClock`,
@@ -20,7 +20,7 @@ public struct MonotonicClock: Sendable {
     public init<C: Clock>(_ clock: C) where C.Duration == Duration {
         let origin = clock.now
         continuousOrigin = origin as? ContinuousClock.Instant
-        bootOriginNanos = continuousOrigin == nil ? nil : Self.bootNanos()
+        bootOriginNanos = continuousOrigin == nil ? nil : BootClock.now
         nowOffset = { origin.duration(to: clock.now) }
         sleeper = { offset in try await clock.sleep(until: origin.advanced(by: offset), tolerance: nil) }
     }
@@ -32,22 +32,16 @@ public struct MonotonicClock: Sendable {
     public var now: Duration {
         // The continuous clock without the call through the wrapped clock's closure (twice per
         // APDU in a card session).
-        if let origin = bootOriginNanos { return .nanoseconds(Self.bootNanos() &- origin) }
+        if let origin = bootOriginNanos { return .nanoseconds(BootClock.now &- origin) }
         return nowOffset()
     }
 
-    /// `CLOCK_BOOTTIME` in nanoseconds.
-    @inline(__always)
-    private static func bootNanos() -> Int64 {
-        var t = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &t)
-        return Int64(t.tv_sec) &* 1_000_000_000 &+ Int64(t.tv_nsec)
-    }
-
-    /// The instant of `offset` on `ContinuousClock`, when this clock wraps it (nil for any other
-    /// clock): for code that keeps many deadlines of one clock in a watch of its own.
-    public func continuousInstant(at offset: Duration) -> ContinuousClock.Instant? {
-        continuousOrigin?.advanced(by: offset)
+    /// The instant of `offset` in nanoseconds of ``BootClock`` (the clock `ContinuousClock` reads),
+    /// when this clock wraps `ContinuousClock` (nil for any other clock): for code that keeps many
+    /// deadlines of one clock in a watch of its own, compared as integers.
+    public func bootNanoseconds(at offset: Duration) -> Int64? {
+        guard let origin = bootOriginNanos else { return nil }
+        return origin &+ BootClock.nanoseconds(in: offset)
     }
 
     /// Sleeps until `deadline` (an offset like ``now``). Throws `CancellationError` when cancelled.
@@ -105,5 +99,34 @@ extension Duration {
         case ..<1_000_000_000: return "\(trim(ns / 1e6)) ms"
         default: return "\(trim(ns / 1e9)) s"
         }
+    }
+}
+
+/// `CLOCK_BOOTTIME` in nanoseconds: the clock `ContinuousClock` reads on Linux (the Swift
+/// runtime's `swift_get_time`), read and compared as plain integers. `ContinuousClock.Instant`
+/// is handled through run-time value witnesses outside the standard library, which showed up in
+/// the profile of every PC/SC exchange (issue 16).
+public enum BootClock {
+    /// Now.
+    public static var now: Int64 {
+        var t = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &t)
+        return Int64(t.tv_sec) &* 1_000_000_000 &+ Int64(t.tv_nsec)
+    }
+
+    /// Whole nanoseconds in `duration` (saturating far beyond any deadline: ±292 years).
+    public static func nanoseconds(in duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let (sum, overflow2) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        if overflow2 { return seconds < 0 ? .min : .max }
+        return sum
+    }
+
+    /// The `ContinuousClock` instant of `nanoseconds` on this clock.
+    public static func instant(_ nanoseconds: Int64) -> ContinuousClock.Instant {
+        let now = ContinuousClock.now
+        return now.advanced(by: .nanoseconds(nanoseconds &- Self.now))
     }
 }

@@ -244,7 +244,7 @@ struct PCSCThreadExecutorTests {
         }
         // The watch fires as its timer would, 31 s on: the running call's deadline has come, the
         // queued one's (queued by now or not) has not.
-        thread.watchDeadlines(at: .now + .seconds(31))
+        thread.watchDeadlines(at: BootClock.now + 31_000_000_000)
         guard case .timedOut = await blocked.value else {
             Issue.record("the blocked call was not timed out")
             return
@@ -273,7 +273,7 @@ struct PCSCThreadExecutorTests {
         // The watch fires 6 s on (again until the call is queued: only then does the watch see it).
         while !call.isFinished {
             await Task.yield()
-            thread.watchDeadlines(at: .now + .seconds(6))
+            thread.watchDeadlines(at: BootClock.now + 6_000_000_000)
         }
         guard case .timedOut = await queued.value else {
             Issue.record("the queued call was not timed out")
