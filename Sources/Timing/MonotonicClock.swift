@@ -7,20 +7,18 @@ import Foundation
 public struct MonotonicClock: Sendable {
     private let nowOffset: @Sendable () -> Duration
     private let sleeper: @Sendable (Duration) async throws -> Void
-    /// The origin, when the wrapped clock is `ContinuousClock` (deadlines are then kept by the
-    /// shared ``DeadlineWatchdog`` rather than a sleeping task).
-    private let continuousOrigin: ContinuousClock.Instant?
-    /// The same origin on ``BootClock`` (read right after it): ``now`` then costs one vDSO call
-    /// and integer arithmetic. Through `Instant` it cost about 0.4 µs a read on this project's
-    /// VM, twice per APDU (issue 16).
+    /// The origin on ``BootClock`` (read right after the wrapped clock's), when the wrapped clock
+    /// is `ContinuousClock`: ``now`` then costs one vDSO call and integer arithmetic, and
+    /// deadlines are kept by the shared ``DeadlineWatchdog`` rather than a sleeping task. An
+    /// integer, not a `ContinuousClock.Instant`: with one of those stored, every copy of this
+    /// clock and every ``now`` went through run-time metadata, twice per APDU (issue 16).
     private let bootOriginNanos: Int64?
 
     /// Wraps any clock whose durations are `Duration` (`ContinuousClock`, `SuspendingClock`,
     /// ``ManualClock``).
     public init<C: Clock>(_ clock: C) where C.Duration == Duration {
         let origin = clock.now
-        continuousOrigin = origin as? ContinuousClock.Instant
-        bootOriginNanos = continuousOrigin == nil ? nil : BootClock.now
+        bootOriginNanos = origin is ContinuousClock.Instant ? BootClock.now : nil
         nowOffset = { origin.duration(to: clock.now) }
         sleeper = { offset in try await clock.sleep(until: origin.advanced(by: offset), tolerance: nil) }
     }
@@ -61,8 +59,8 @@ public struct MonotonicClock: Sendable {
     /// thread wake-up per deadline); on any other clock a task sleeping until the deadline. The
     /// caller cannot tell which.
     public func schedule(at deadline: Duration, _ fire: @escaping @Sendable () -> Void) -> Timer {
-        if let origin = continuousOrigin {
-            let token = DeadlineWatchdog.shared.schedule(at: origin.advanced(by: deadline), fire)
+        if let instant = bootNanoseconds(at: deadline) {
+            let token = DeadlineWatchdog.shared.schedule(at: BootClock.instant(instant), fire)
             return Timer { DeadlineWatchdog.shared.cancel(token) }
         }
         let task = Task {
