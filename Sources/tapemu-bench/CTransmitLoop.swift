@@ -81,10 +81,12 @@ final class CTransmitLoop: @unchecked Sendable {
         }
     }
 
-    /// The loop on `channel`'s own connection, run on its context's thread: the same pcscd
-    /// context, the same thread of pcscd serving it, the same caller thread as the channel.
-    static func attach(to channel: PCSCCardChannel) async throws -> CTransmitLoop {
-        let runner = ChannelThreadRunner(channel: channel)
+    /// The loop on `channel`'s own connection (the same pcscd context, the same thread of pcscd
+    /// serving it), run on its context's thread — the same caller thread as the channel — or on
+    /// `runner`. Only one path runs at a time: the connection is never used from two threads at
+    /// once.
+    static func attach(to channel: PCSCCardChannel, on runner: (any LoopRunner)? = nil) async throws -> CTransmitLoop {
+        let runner = runner ?? ChannelThreadRunner(channel: channel)
         let (handle, proto) = channel.rawConnection
         let loop = await runner.perform { tapemu_c_loop_attach(handle, proto).map(LoopHandle.init(pointer:)) }
         guard let loop else { throw BenchFailure("out of memory") }

@@ -36,6 +36,8 @@ enum PCSCBench {
         case c2
         /// The C loop with a PC/SC context of its own, on the channel's thread.
         case cOwnContext
+        /// The C loop on the channel's connection, on a thread of its own.
+        case cSameConnectionOwnThread
         /// The C loop with a PC/SC context and a thread of its own.
         case cOwnThread
         /// Bare `SCardTransmit` calls from Swift on the channel's connection and thread.
@@ -46,7 +48,7 @@ enum PCSCBench {
         case session
 
         /// Whether the path runs on the channel's thread (its CPU time is counted there).
-        var onChannelThread: Bool { self != .cOwnThread }
+        var onChannelThread: Bool { self != .cOwnThread && self != .cSameConnectionOwnThread }
     }
 
     struct Result {
@@ -125,6 +127,8 @@ enum PCSCBench {
         do {
             loops[.c] = try await CTransmitLoop.attach(to: channel)
             loops[.c2] = try await CTransmitLoop.attach(to: channel)
+            loops[.cSameConnectionOwnThread] = try await CTransmitLoop.attach(
+                to: channel, on: DedicatedThread(name: "tapemu-bench C loop, the channel's connection"))
             loops[.cOwnContext] = try await CTransmitLoop.connect(reader: reader, on: ChannelThreadRunner(channel: channel))
             loops[.cOwnThread] = try await CTransmitLoop.connect(reader: reader)
         } catch {
@@ -177,7 +181,7 @@ enum PCSCBench {
                 for path in Path.allCases.shuffled() {
                     let cpuBefore = path.onChannelThread ? await channel.onContextThread { threadCPUTime() } : .zero
                     switch path {
-                    case .c, .c2, .cOwnContext, .cOwnThread:
+                    case .c, .c2, .cOwnContext, .cSameConnectionOwnThread, .cOwnThread:
                         guard let s = await loops[path]!.run(commandBytes, count: batch) else {
                             throw BenchFailure("SCardTransmit failed")
                         }

@@ -98,9 +98,10 @@ struct Report {
         line("bare SCardTransmit from Swift", r[.bare], r[.c])
         line("PCSCCardChannel.transmit", r[.channel], r[.c])
         line("CardSession.send (deadline, 61xx/6Cxx)", r[.session], r[.c])
-        note("the same C loop on a PC/SC context of its own (pcscd serves it on another thread)")
-        line("on the channel's thread", r[.cOwnContext], r[.c])
-        line("on a thread of its own", r[.cOwnThread], r[.c])
+        note("the same C loop elsewhere (a context of its own: pcscd serves it on another thread)")
+        line("channel's connection, a thread of its own", r[.cSameConnectionOwnThread], r[.c])
+        line("a context of its own, the channel's thread", r[.cOwnContext], r[.c])
+        line("a context and a thread of its own", r[.cOwnThread], r[.c])
         note("what the channel adds to a bare transmit (p50 − p50): transmit \(Self.signed(r.channelOverhead)), "
              + "send \(Self.signed(r.sessionOverhead))")
         if let c = r.threadCPU[.c], let b = r.threadCPU[.bare], let t = r.threadCPU[.channel], let s = r.threadCPU[.session] {
