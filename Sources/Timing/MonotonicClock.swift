@@ -8,11 +8,15 @@ public struct MonotonicClock: Sendable {
     private let nowOffset: @Sendable () -> Duration
     private let sleeper: @Sendable (Duration) async throws -> Void
     /// The origin, when the wrapped clock is `ContinuousClock` (deadlines are then kept by the
-    /// shared ``DeadlineWatchdog`` rather than a sleeping task).
-    private let continuousOrigin: ContinuousClock.Instant?
-    /// The same origin on ``BootClock`` (read right after it): ``now`` then costs one vDSO call
-    /// and integer arithmetic. Through `Instant` it cost about 0.4 µs a read on this project's
-    /// VM, twice per APDU (issue 16).
+    /// shared ``DeadlineWatchdog`` rather than a sleeping task). Internal for tests.
+    let continuousOrigin: ContinuousClock.Instant?
+    /// The same origin on ``BootClock``: ``now`` then costs one vDSO call and integer arithmetic.
+    /// Through `Instant` it cost about 0.4 µs a read on this project's VM, twice per APDU (issue 16).
+    ///
+    /// The very same moment, converted (``BootClock/nanoseconds(at:)``), not the clock read a
+    /// second time: ``now`` and ``bootNanoseconds(at:)`` count from here, sleeps and timers from
+    /// ``continuousOrigin``, and any gap between two reads (the cast between them, a preemption)
+    /// made every sleep and timer end that much early by ``now``.
     private let bootOriginNanos: Int64?
 
     /// Wraps any clock whose durations are `Duration` (`ContinuousClock`, `SuspendingClock`,
@@ -20,7 +24,7 @@ public struct MonotonicClock: Sendable {
     public init<C: Clock>(_ clock: C) where C.Duration == Duration {
         let origin = clock.now
         continuousOrigin = origin as? ContinuousClock.Instant
-        bootOriginNanos = continuousOrigin == nil ? nil : BootClock.now
+        bootOriginNanos = continuousOrigin.map(BootClock.nanoseconds(at:))
         nowOffset = { origin.duration(to: clock.now) }
         sleeper = { offset in try await clock.sleep(until: origin.advanced(by: offset), tolerance: nil) }
     }
@@ -124,9 +128,16 @@ public enum BootClock {
         return sum
     }
 
-    /// The `ContinuousClock` instant of `nanoseconds` on this clock.
+    /// The `ContinuousClock` instant of `nanoseconds` on this clock: exactly, counted from the
+    /// clock's epoch (reading both clocks now and subtracting was off by the time between the
+    /// two reads — early, so a deadline fired early: by microseconds, by a time slice when the
+    /// thread was preempted between them).
     public static func instant(_ nanoseconds: Int64) -> ContinuousClock.Instant {
-        let now = ContinuousClock.now
-        return now.advanced(by: .nanoseconds(nanoseconds &- Self.now))
+        ContinuousClock().systemEpoch.advanced(by: .nanoseconds(nanoseconds))
+    }
+
+    /// The nanoseconds on this clock of a `ContinuousClock` instant (``instant(_:)`` reversed).
+    public static func nanoseconds(at instant: ContinuousClock.Instant) -> Int64 {
+        nanoseconds(in: ContinuousClock().systemEpoch.duration(to: instant))
     }
 }
