@@ -7,18 +7,21 @@ import Foundation
 public struct MonotonicClock: Sendable {
     private let nowOffset: @Sendable () -> Duration
     private let sleeper: @Sendable (Duration) async throws -> Void
-    /// The origin on ``BootClock`` (read right after the wrapped clock's), when the wrapped clock
-    /// is `ContinuousClock`: ``now`` then costs one vDSO call and integer arithmetic, and
-    /// deadlines are kept by the shared ``DeadlineWatchdog`` rather than a sleeping task. An
-    /// integer, not a `ContinuousClock.Instant`: with one of those stored, every copy of this
-    /// clock and every ``now`` went through run-time metadata, twice per APDU (issue 16).
+    /// The origin on ``BootClock``, when the wrapped clock is `ContinuousClock`: the very same
+    /// moment as the wrapped clock's origin, converted (``BootClock/nanoseconds(at:)``), not the
+    /// clock read a second time — ``now`` and ``bootNanoseconds(at:)`` count from here, sleeps
+    /// from that origin, and any gap between two reads made every sleep and timer end that much
+    /// early by ``now``. ``now`` then costs one vDSO call and integer arithmetic, and deadlines
+    /// are kept by the shared ``DeadlineWatchdog`` rather than a sleeping task. An integer, not a
+    /// `ContinuousClock.Instant`: with one of those stored, every copy of this clock and every
+    /// ``now`` went through run-time metadata, twice per APDU (issue 16).
     private let bootOriginNanos: Int64?
 
     /// Wraps any clock whose durations are `Duration` (`ContinuousClock`, `SuspendingClock`,
     /// ``ManualClock``).
     public init<C: Clock>(_ clock: C) where C.Duration == Duration {
         let origin = clock.now
-        bootOriginNanos = origin is ContinuousClock.Instant ? BootClock.now : nil
+        bootOriginNanos = (origin as? ContinuousClock.Instant).map(BootClock.nanoseconds(at:))
         nowOffset = { origin.duration(to: clock.now) }
         sleeper = { offset in try await clock.sleep(until: origin.advanced(by: offset), tolerance: nil) }
     }
@@ -122,9 +125,16 @@ public enum BootClock {
         return sum
     }
 
-    /// The `ContinuousClock` instant of `nanoseconds` on this clock.
+    /// The `ContinuousClock` instant of `nanoseconds` on this clock: exactly, counted from the
+    /// clock's epoch (reading both clocks now and subtracting was off by the time between the
+    /// two reads — early, so a deadline fired early: by microseconds, by a time slice when the
+    /// thread was preempted between them).
     public static func instant(_ nanoseconds: Int64) -> ContinuousClock.Instant {
-        let now = ContinuousClock.now
-        return now.advanced(by: .nanoseconds(nanoseconds &- Self.now))
+        ContinuousClock().systemEpoch.advanced(by: .nanoseconds(nanoseconds))
+    }
+
+    /// The nanoseconds on this clock of a `ContinuousClock` instant (``instant(_:)`` reversed).
+    public static func nanoseconds(at instant: ContinuousClock.Instant) -> Int64 {
+        nanoseconds(in: ContinuousClock().systemEpoch.duration(to: instant))
     }
 }

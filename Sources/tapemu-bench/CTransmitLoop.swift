@@ -95,30 +95,18 @@ final class CTransmitLoop: @unchecked Sendable {
 
     /// Sends `count` commands, cycling through `commands`, each timed on its own (by the C loop,
     /// with CLOCK_MONOTONIC). Nil when a transmit fails.
+    ///
+    /// Everything but the C loop — copying the commands out, the array of times and turning it
+    /// into durations — is done here, off the loop's thread: on the channel's thread, whose CPU
+    /// time per batch is compared path by path, the baseline is charged for the C loop alone,
+    /// not for Swift allocations that would make what tapemu adds look smaller.
     func run(_ commands: [[UInt8]], count: Int) async -> [Duration]? {
+        let batch = CBatch(commands, count: count)
+        defer { batch.deallocate() }
         let handle = LoopHandle(pointer: loop)
-        return await thread.perform { () -> [Duration]? in
-            var nanos = [UInt64](repeating: 0, count: count)
-            let lengths = commands.map(\.count)
-            // Keep every command's bytes alive and addressable for the whole loop.
-            let storage = commands.map { c -> UnsafeMutablePointer<UInt8> in
-                let p = UnsafeMutablePointer<UInt8>.allocate(capacity: max(c.count, 1))
-                p.initialize(from: c, count: c.count)
-                return p
-            }
-            defer { for p in storage { p.deallocate() } }
-            let pointers: [UnsafePointer<UInt8>?] = storage.map { UnsafePointer($0) }
-            let rv = pointers.withUnsafeBufferPointer { cmds in
-                lengths.withUnsafeBufferPointer { lens in
-                    nanos.withUnsafeMutableBufferPointer { out in
-                        tapemu_c_loop_run(handle.pointer, cmds.baseAddress, lens.baseAddress, commands.count, count,
-                                          out.baseAddress)
-                    }
-                }
-            }
-            guard rv == 0 else { return nil }
-            return nanos.map { Duration.nanoseconds(Int64($0)) }
-        }
+        let rv = await thread.perform { batch.run(on: handle.pointer) }
+        guard rv == 0 else { return nil }
+        return batch.durations
     }
 
     func close() async {
@@ -131,4 +119,40 @@ final class CTransmitLoop: @unchecked Sendable {
 /// The C loop's pointer, handed to the loop's own thread.
 private struct LoopHandle: @unchecked Sendable {
     let pointer: OpaquePointer
+}
+
+/// One batch for the C loop, laid out in C memory before the loop's thread runs it: the
+/// commands, their lengths, and room for the time of each transmit. Used by one thread at a time
+/// (made and read on the caller's, run on the loop's, with the hand-over between).
+private final class CBatch: @unchecked Sendable {
+    private let commands: UnsafeMutableBufferPointer<UnsafePointer<UInt8>?>
+    private let lengths: UnsafeMutableBufferPointer<Int>
+    private let nanos: UnsafeMutableBufferPointer<UInt64>
+
+    init(_ source: [[UInt8]], count: Int) {
+        commands = .allocate(capacity: source.count)
+        lengths = .allocate(capacity: source.count)
+        nanos = .allocate(capacity: count)
+        nanos.initialize(repeating: 0)
+        for (i, c) in source.enumerated() {
+            let p = UnsafeMutablePointer<UInt8>.allocate(capacity: max(c.count, 1))
+            p.initialize(from: c, count: c.count)
+            commands.initializeElement(at: i, to: UnsafePointer(p))
+            lengths.initializeElement(at: i, to: c.count)
+        }
+    }
+
+    /// The C loop over the whole batch: 0, or the PC/SC return code of the transmit that failed.
+    func run(on loop: OpaquePointer) -> Int {
+        tapemu_c_loop_run(loop, commands.baseAddress, lengths.baseAddress, commands.count, nanos.count, nanos.baseAddress)
+    }
+
+    var durations: [Duration] { nanos.map { Duration.nanoseconds(Int64($0)) } }
+
+    func deallocate() {
+        for p in commands { p.map { UnsafeMutablePointer(mutating: $0).deallocate() } }
+        commands.deallocate()
+        lengths.deallocate()
+        nanos.deallocate()
+    }
 }

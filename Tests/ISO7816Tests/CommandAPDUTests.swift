@@ -71,6 +71,66 @@ struct CommandAPDUTests {
         #expect(buffer.suffix(8).allSatisfy { $0 == 0xEE })
     }
 
+    /// Built commands at the length boundaries (not parsed ones: those only reach what a parser
+    /// accepts), each expected encoding assembled here byte by byte.
+    struct Boundary: Sendable, CustomStringConvertible {
+        var name: String
+        var dataCount: Int
+        var le: Int
+        var extended = false
+        /// The length fields: Lc (with its 00 marker when extended) before the data, Le after.
+        var lc: [UInt8]
+        var leField: [UInt8]
+        var description: String { name }
+    }
+
+    static let boundaries: [Boundary] = [
+        Boundary(name: "case 3S, 255 data bytes", dataCount: 255, le: -1, lc: [0xFF], leField: []),
+        Boundary(name: "case 4S, 255 data bytes, Le 256", dataCount: 255, le: 256, lc: [0xFF], leField: [0x00]),
+        Boundary(name: "case 4S, 255 data bytes, Le 1", dataCount: 255, le: 1, lc: [0xFF], leField: [0x01]),
+        Boundary(name: "case 3E, 256 data bytes", dataCount: 256, le: -1, lc: [0x00, 0x01, 0x00], leField: []),
+        Boundary(name: "case 4E, 256 data bytes, Le 256", dataCount: 256, le: 256, lc: [0x00, 0x01, 0x00], leField: [0x01, 0x00]),
+        Boundary(name: "case 4E, 256 data bytes, Le 1", dataCount: 256, le: 1, lc: [0x00, 0x01, 0x00], leField: [0x00, 0x01]),
+        Boundary(name: "case 3E, 65535 data bytes", dataCount: 65535, le: -1, lc: [0x00, 0xFF, 0xFF], leField: []),
+        Boundary(name: "case 4E, 65535 data bytes, Le 65536", dataCount: 65535, le: 65536, lc: [0x00, 0xFF, 0xFF], leField: [0x00, 0x00]),
+        Boundary(name: "case 4E, 65535 data bytes, Le 65535", dataCount: 65535, le: 65535, lc: [0x00, 0xFF, 0xFF], leField: [0xFF, 0xFF]),
+        Boundary(name: "case 4E, 1 data byte, Le 257", dataCount: 1, le: 257, lc: [0x00, 0x00, 0x01], leField: [0x01, 0x01]),
+        Boundary(name: "case 2S, Le 256", dataCount: 0, le: 256, lc: [], leField: [0x00]),
+        Boundary(name: "case 2E, Le 257", dataCount: 0, le: 257, lc: [], leField: [0x00, 0x01, 0x01]),
+        Boundary(name: "case 2E, Le 65536", dataCount: 0, le: 65536, lc: [], leField: [0x00, 0x00, 0x00]),
+        Boundary(name: "case 2E chosen, Le 1", dataCount: 0, le: 1, extended: true, lc: [], leField: [0x00, 0x00, 0x01]),
+        Boundary(name: "case 2E chosen, Le 256", dataCount: 0, le: 256, extended: true, lc: [], leField: [0x00, 0x01, 0x00]),
+        Boundary(name: "case 3E chosen, 1 data byte", dataCount: 1, le: -1, extended: true, lc: [0x00, 0x00, 0x01], leField: []),
+        Boundary(name: "case 4E chosen, 1 data byte, Le 256", dataCount: 1, le: 256, extended: true, lc: [0x00, 0x00, 0x01], leField: [0x01, 0x00]),
+        Boundary(name: "case 1", dataCount: 0, le: -1, lc: [], leField: []),
+        Boundary(name: "case 1 chosen extended (no length field to extend)", dataCount: 0, le: -1, extended: true, lc: [], leField: []),
+    ]
+
+    @Test("encodes built commands at the length boundaries, into an exact buffer and into an array", arguments: boundaries)
+    func encodesBoundaries(_ b: Boundary) throws {
+        let data = (0..<b.dataCount).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
+        var apdu = CommandAPDU(instructionClass: 0x80, instructionCode: 0xD6, p1Parameter: 0x12, p2Parameter: 0x34,
+                               data: data, expectedResponseLength: b.le)
+        apdu.usesExtendedLength = b.extended
+        let expected = [0x80, 0xD6, 0x12, 0x34] + b.lc + data + b.leField
+        #expect(apdu.encodedCount == expected.count)
+        #expect(apdu.bytes == expected)
+        // A buffer of exactly encodedCount bytes, in the middle of guard bytes that must survive.
+        let guardCount = 16
+        var memory = [UInt8](repeating: 0xEE, count: guardCount + apdu.encodedCount + guardCount)
+        let written = memory.withUnsafeMutableBufferPointer { all in
+            apdu.encode(into: UnsafeMutableBufferPointer(rebasing: all[guardCount..<(guardCount + apdu.encodedCount)]))
+        }
+        #expect(written == expected.count)
+        #expect(Array(memory[guardCount..<(guardCount + written)]) == expected)
+        #expect(memory.prefix(guardCount).allSatisfy { $0 == 0xEE })
+        #expect(memory.suffix(guardCount).allSatisfy { $0 == 0xEE })
+        // And it reads back as the same command (a chosen extended case 1 has nothing to show it).
+        let back = try CommandAPDU(bytes: expected)
+        #expect(back.data == data && back.expectedResponseLength == b.le)
+        if b.dataCount > 0 || b.le != -1 { #expect(back.needsExtendedLength == apdu.needsExtendedLength) }
+    }
+
     @Test("every prefix either parses or throws a typed error", arguments: cases)
     func prefixesNeverCrash(_ c: CommandCase) {
         let bytes = hex(c.hex)

@@ -1,6 +1,7 @@
 import CardChannel
 import ISO7816
 import Testing
+import Timing
 @testable import PCSC
 
 /// The mapping of PC/SC return codes, tested without pcscd by forcing codes at the C edge.
@@ -94,6 +95,17 @@ struct PCSCErrorTests {
             do throws(CardChannelError) {
                 _ = try await channel.transmit(.selectPPSE)
                 Issue.record("transmit succeeded")
+            } catch {
+                #expect(error.code == expected)
+                #expect(error.detail == code.name)
+            }
+            // The same mapping on the path with a deadline (a card session's), which has a
+            // switch of its own.
+            let clock = MonotonicClock.continuous
+            do throws(CardChannelError) {
+                _ = try await channel.transmit(.selectPPSE, deadline: clock.now + .seconds(60), on: clock,
+                                               onTimeout: { CardChannelError(.timeout, "the deadline passed") })
+                Issue.record("transmit with a deadline succeeded")
             } catch {
                 #expect(error.code == expected)
                 #expect(error.detail == code.name)

@@ -22,11 +22,15 @@ enum RealPCSC {
             var readers = try await context.readers()
             if !readers.contains(VPCDEndpoint.readerName(slot: 0)) {
                 // pcscd may be starting: wait (on its reader-list notification) for the readers.
-                let deadline = MonotonicClock.continuous.now + patience
+                // One clock for the deadline and every wait: an offset means nothing on another
+                // clock value (`.continuous` makes a new one, with a new origin, each time).
+                let clock = MonotonicClock.continuous
+                let deadline = clock.now + patience
                 var known = try await context.states(of: readers)
                 while !readers.contains(VPCDEndpoint.readerName(slot: 0)) {
                     do {
-                        known = try await context.waitForChange(from: known, watchReaderList: true, deadline: deadline)
+                        known = try await context.waitForChange(from: known, watchReaderList: true, deadline: deadline,
+                                                                clock: clock)
                     } catch where error.code == .timeout {
                         break
                     }
