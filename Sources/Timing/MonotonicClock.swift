@@ -117,6 +117,9 @@ public enum BootClock {
 
     /// Whole nanoseconds in `duration` (saturating far beyond any deadline: ±292 years).
     public static func nanoseconds(in duration: Duration) -> Int64 {
+        // Up to ±9.2 s (every APDU deadline of a session's clock): a 64-bit division by a
+        // constant, which compiles to a multiplication. `components` divides 128 bits at run time.
+        if let small = Int64(exactly: duration.attoseconds) { return small / 1_000_000_000 }
         let (seconds, attoseconds) = duration.components
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds < 0 ? .min : .max }

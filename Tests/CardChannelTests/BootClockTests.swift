@@ -15,6 +15,11 @@ struct BootClockTests {
         #expect(BootClock.nanoseconds(in: .seconds(-3) + .nanoseconds(1)) == -2_999_999_999)
         // Below a nanosecond: truncated toward zero.
         #expect(BootClock.nanoseconds(in: Duration(secondsComponent: 0, attosecondsComponent: 999_999_999)) == 0)
+        // Either side of the ±9.2 s (2^63 attoseconds) where the arithmetic changes.
+        #expect(BootClock.nanoseconds(in: .nanoseconds(9_223_372_036)) == 9_223_372_036)
+        #expect(BootClock.nanoseconds(in: .nanoseconds(9_223_372_037)) == 9_223_372_037)
+        #expect(BootClock.nanoseconds(in: .nanoseconds(-9_223_372_037)) == -9_223_372_037)
+        #expect(BootClock.nanoseconds(in: .seconds(3600) + .nanoseconds(5)) == 3_600_000_000_005)
         #expect(BootClock.nanoseconds(in: .seconds(Int64.max)) == .max)
         #expect(BootClock.nanoseconds(in: .seconds(Int64.min)) == .min)
     }
