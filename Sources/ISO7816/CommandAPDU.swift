@@ -81,6 +81,18 @@ public struct CommandAPDU: Hashable, Sendable {
         return out
     }
 
+    /// Why this command cannot be encoded, or nil: its public fields were set out of range after
+    /// it was made (data over 65535 bytes, an Le other than -1 or 1...65536). ``bytes`` and
+    /// ``encode(into:)`` trap on such a command, as the initialisers do; a channel checks first
+    /// and throws instead.
+    public var encodingProblem: String? {
+        if data.count > 65535 { return "command data of \(data.count) bytes (at most 65535)" }
+        if expectedResponseLength != -1 && !(1...65536).contains(expectedResponseLength) {
+            return "Le of \(expectedResponseLength) (absent, or 1 to 65536)"
+        }
+        return nil
+    }
+
     /// The length of ``bytes``.
     public var encodedCount: Int {
         let hasLe = expectedResponseLength != -1
@@ -95,6 +107,7 @@ public struct CommandAPDU: Hashable, Sendable {
     /// command on the stack, with no array per exchange).
     @discardableResult
     public func encode(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        precondition(encodingProblem == nil, "an out-of-range command: \(encodingProblem ?? "")")
         precondition(buffer.count >= encodedCount, "the buffer is shorter than the encoded command")
         var i = 0
         func put(_ byte: UInt8) {

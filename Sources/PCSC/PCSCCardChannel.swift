@@ -87,6 +87,11 @@ public final class PCSCCardChannel: CardChannel {
     /// Throws for a closed channel or a command the card cannot take.
     private func check(_ command: CommandAPDU) throws(CardChannelError) {
         if closed.load(ordering: .acquiring) { throw CardChannelError(.closed, "the PC/SC channel to \(reader) is closed") }
+        // A command whose fields were set out of range after it was made: an error here, not a
+        // trap on the PC/SC thread when it is encoded.
+        if let problem = command.encodingProblem {
+            throw CardChannelError(.transmitFailed, "the command cannot be encoded: \(problem)", detail: "bad length")
+        }
         if command.needsExtendedLength && !readerATR.supportsExtendedLength {
             throw CardChannelError(.transmitFailed,
                                    "the command needs extended Lc/Le, which the card's ATR does not announce",

@@ -62,6 +62,7 @@ struct CommandAPDUTests {
     @Test("encodes into a caller's buffer: the same bytes, their exact count, nothing past them", arguments: cases)
     func encodesIntoABuffer(_ c: CommandCase) throws {
         let apdu = try CommandAPDU(bytes: hex(c.hex))
+        #expect(apdu.encodingProblem == nil)
         #expect(apdu.encodedCount == c.hex.count / 2)
         // A buffer longer than needed, filled with a marker: the tail must keep it.
         var buffer = [UInt8](repeating: 0xEE, count: apdu.encodedCount + 8)

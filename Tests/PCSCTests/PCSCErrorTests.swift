@@ -167,6 +167,42 @@ struct PCSCErrorTests {
         }
     }
 
+    @Test("a command whose fields were set out of range after it was made is a typed error on both paths, not a trap")
+    func outOfRangeCommand() async throws {
+        let forced = PCSCForcedResults([
+            .establishContext: [.success], .connect: [.success], .status: [.success],
+            .getStatusChange: [.success], .transmit: [.success, .success, .success, .success],
+        ])
+        try await PCSCTestHook.$forcedResults.withValue(forced) {
+            let context = try await PCSCContext.establish()
+            let channel = try await PCSCCardChannel.wrapping(try await context.connect(to: "Forced Reader 00 00"))
+            var bigLe = CommandAPDU.selectPPSE
+            bigLe.expectedResponseLength = 70_000
+            var negativeLe = CommandAPDU.selectPPSE
+            negativeLe.expectedResponseLength = -5
+            var longData = CommandAPDU(cla: 0x80, ins: 0xE2, p1: 0, p2: 0)
+            longData.data = [UInt8](repeating: 0, count: 65_536)
+            for command in [bigLe, negativeLe, longData] {
+                #expect(command.encodingProblem != nil)
+                do throws(CardChannelError) {
+                    _ = try await channel.transmit(command)
+                    Issue.record("an out-of-range command was sent")
+                } catch {
+                    #expect(error.code == .transmitFailed)
+                    #expect(error.detail == "bad length")
+                }
+                let session = CardSession(channel: channel)
+                do throws(CardChannelError) {
+                    _ = try await session.send(command)
+                    Issue.record("an out-of-range command was sent through a session")
+                } catch {
+                    #expect(error.code == .transmitFailed)
+                }
+            }
+            #expect(CommandAPDU.selectPPSE.encodingProblem == nil)
+        }
+    }
+
     @Test("a command needing extended lengths is refused when the ATR does not announce them")
     func extendedLength() async throws {
         let forced = PCSCForcedResults([
