@@ -49,7 +49,19 @@ public final class CardSession: Sendable {
     /// Deadline for each APDU, command out to response in.
     public let apduTimeout: Duration
     public let clock: MonotonicClock
-    private let log = Mutex<[Exchange]>([])
+    private let log = Mutex<[LogEntry]>([])
+
+    /// One exchange as the log keeps it. Not an ``Exchange``: an `Exchange` built into the log
+    /// in this async code was built, copied in and the original destroyed — two retains and two
+    /// releases more on every exchange (counted with uprobes, issue 16); this plain internal
+    /// struct is built in place.
+    private struct LogEntry {
+        var command: CommandAPDU
+        var response: ResponseAPDU?
+        var failure: CardChannelError.Code?
+        var start: Duration
+        var duration: Duration
+    }
     /// The error of an APDU that outlives ``apduTimeout`` (made once, not per exchange).
     private let timeoutError: @Sendable () -> CardChannelError
 
@@ -67,7 +79,19 @@ public final class CardSession: Sendable {
     }
 
     /// Every exchange on the wire so far, GET RESPONSE and resends included, in order.
-    public var exchanges: [Exchange] { log.withLock { $0 } }
+    public var exchanges: [Exchange] { exchanges(from: 0) }
+
+    /// The exchanges from the `first`-th on (those of one read on a session used for several).
+    public func exchanges(from first: Int) -> [Exchange] {
+        log.withLock { log in
+            log.dropFirst(max(0, first)).map {
+                Exchange(command: $0.command, response: $0.response, failure: $0.failure, start: $0.start, duration: $0.duration)
+            }
+        }
+    }
+
+    /// How many exchanges the log holds.
+    public var exchangeCount: Int { log.withLock { $0.count } }
 
     /// The ATR of the card.
     public var atr: [UInt8] { channel.atr }
@@ -127,12 +151,12 @@ public final class CardSession: Sendable {
             let response = try await channel.transmit(command, deadline: start + apduTimeout, on: clock,
                                                       onTimeout: timeoutError)
             let end = clock.now
-            log.withLock { $0.append(Exchange(command: command, response: response, start: start, duration: end - start)) }
+            log.withLock { $0.append(LogEntry(command: command, response: response, start: start, duration: end - start)) }
             return response
         } catch {
             let end = clock.now
             log.withLock {
-                $0.append(Exchange(command: command, response: nil, failure: error.code, start: start, duration: end - start))
+                $0.append(LogEntry(command: command, response: nil, failure: error.code, start: start, duration: end - start))
             }
             throw error
         }

@@ -52,8 +52,8 @@ public struct EMVReader: Sendable {
                            onOnlineDataReady: @Sendable (PartialCardRead) async -> Void)
         async throws(KernelError) -> CardRead
     {
-        let firstExchange = session.exchanges.count
-        func exchanges() -> [Exchange] { Array(session.exchanges.dropFirst(firstExchange)) }
+        let firstExchange = session.exchangeCount
+        func exchanges() -> [Exchange] { session.exchanges(from: firstExchange) }
 
         var kernel = EMVKernel(configuration: configuration, transaction: transaction, environment: environment)
         var action = kernel.start()

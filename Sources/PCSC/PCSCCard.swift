@@ -34,10 +34,13 @@ public final class PCSCCard: Sendable {
     /// The ATR read right after connecting (empty if the card was already gone).
     public let atr: [UInt8]
     let handle: Int
+    /// The context's library calls, held here too: an exchange reaches them in one step.
+    private let lite: PCSCLite
     private let disconnected = Mutex(false)
 
     init(context: PCSCContext, reader: String, handle: Int, protocol: PCSCProtocol, atr: [UInt8]) {
         self.context = context
+        self.lite = context.lite
         self.reader = reader
         self.handle = handle
         self.activeProtocol = `protocol`
@@ -62,6 +65,17 @@ public final class PCSCCard: Sendable {
         case .failed(let error): throw error
         case .timedOut, .cancelled: throw PCSCError(.cancelled, function: .transmit)   // no deadline: never timed out
         }
+    }
+
+    /// `SCardTransmit` of `command` now, on the context's thread (``TransmitCall``). A method
+    /// of the card: the handle and library are read off `self`, not copied out of it.
+    func transmitNow(_ command: borrowing CommandAPDU) throws(PCSCError) -> [UInt8] {
+        try lite.transmit(handle, protocol: activeProtocol, apdu: command)
+    }
+
+    /// The same for a command already encoded.
+    func transmitNow(_ command: borrowing [UInt8]) throws(PCSCError) -> [UInt8] {
+        try lite.transmit(handle, protocol: activeProtocol, command)
     }
 
     /// Sends `command` like ``transmit(_:)``, but stops waiting at `deadline` on `clock`:

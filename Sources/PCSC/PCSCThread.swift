@@ -25,10 +25,15 @@ final class PCSCThread: TaskExecutor, Sendable {
     /// thread is out of the call again (resume the caller), or nil.
     typealias Call = @Sendable () -> (@Sendable () -> Void)?
 
-    private enum Work {
+    /// What the thread does next.
+    private enum Next {
+        case job(UnownedJob)
         case call(Call)
         case transmit(TransmitCall)
-        case job(UnownedJob)
+        /// Nothing queued: wait for ``wake``.
+        case park
+        /// Stopped and drained: the loop ends.
+        case end
     }
 
     /// A queued PC/SC call: any call, or an `SCardTransmit` (kept apart for its deadline).
@@ -44,8 +49,10 @@ final class PCSCThread: TaskExecutor, Sendable {
         var jobs: [UnownedJob] = []
         /// PC/SC calls, in arrival order (they run in that order).
         var calls: [QueuedCall] = []
-        /// The transmit under way, while the thread is inside it.
-        var current: TransmitCall?
+        /// The transmit under way, while the thread is inside it. Not a reference of its own:
+        /// the loop holds the call until it has cleared this, under the lock, and the deadline
+        /// watch reads it only under the lock (one retain and release less per exchange).
+        unowned(unsafe) var current: TransmitCall?
         /// The earliest instant the deadline watch is armed for (``watchDeadlines()``), or nil.
         var watchArmedFor: Int64?
         var stopping = false
@@ -69,65 +76,75 @@ final class PCSCThread: TaskExecutor, Sendable {
         // pcscd and the card need on a 2-CPU machine, after every burst of work (issue 16).
         let thread = Thread { [self] in
             Thread.current.name = name   // set from the thread itself: then ps, top and perf show it
-            while true {
-                // Calls skipped as finished, let go only once the lock is released: one may hold
-                // the last reference to its card, whose deinit queues a disconnect (and then its
-                // context's, the release): under the lock, that locked it again — a crash.
-                var skipped: [TransmitCall] = []
-                let next = queue.withLock { q -> Work?? in
-                    if !q.jobs.isEmpty {
-                        let job = q.jobs.takeFirst()
-                        return .some(.job(job))
-                    }
-                    while !q.calls.isEmpty {
-                        let call = q.calls.takeFirst()
-                        switch call {
-                        case .call(let call):
-                            q.inCall = true
-                            return .some(.call(call))
-                        case .transmit(let transmit):
-                            // Timed out or cancelled while queued: its caller has its outcome,
-                            // and the card is not sent a command nobody waits for.
-                            if transmit.isFinished {
-                                skipped.append(transmit)
-                                continue
-                            }
-                            q.inCall = true
-                            q.current = transmit
-                            return .some(.transmit(transmit))
-                        }
-                    }
-                    if q.stopping {
-                        q.ended = true
-                        return .some(nil)
-                    }
-                    q.parked = true
-                    return .none
-                }
-                if !skipped.isEmpty { skipped.removeAll() }   // before the thread parks or runs anything
-                switch next {
-                case .some(.some(.call(let call))):
-                    let then = call()
-                    queue.withLock { $0.inCall = false }
-                    then?()
-                case .some(.some(.transmit(let transmit))):
-                    let outcome = transmit.send()
-                    queue.withLock { q in
-                        q.inCall = false
-                        q.current = nil
-                    }
-                    transmit.finish(outcome)
-                case .some(.some(.job(let job))):
-                    job.runSynchronously(on: asUnownedTaskExecutor())
-                case .some(.none):
-                    return
-                case .none:
-                    wake.wait()
-                }
-            }
+            runLoop()
         }
         thread.name = name
         thread.start()
+    }
+
+    /// The thread's loop: task jobs first, then calls in order; parks when there is nothing.
+    ///
+    /// A method of its own, with a flat ``Next`` and every value moved, not copied: in the
+    /// thread's closure, with a nested optional, each exchange retained and released the call
+    /// and its payload a dozen times (counted with uprobes, issue 16).
+    private func runLoop() {
+        let executor = asUnownedTaskExecutor()
+        while true {
+            switch next() {
+            case .job(let job):
+                job.runSynchronously(on: executor)
+            case .transmit(let transmit):
+                let outcome = transmit.send()
+                queue.withLock { q in
+                    q.inCall = false
+                    q.current = nil
+                }
+                transmit.finish(outcome)
+            case .call(let call):
+                let then = call()
+                queue.withLock { $0.inCall = false }
+                then?()
+            case .park:
+                wake.wait()
+            case .end:
+                return
+            }
+        }
+    }
+
+    /// Takes the next piece of work off the queue.
+    private func next() -> Next {
+        // Calls skipped as finished, let go only once the lock is released: one may hold the
+        // last reference to its card, whose deinit queues a disconnect (and then its context's,
+        // the release): under the lock, that locked it again — a crash.
+        var skipped: [TransmitCall] = []
+        defer { if !skipped.isEmpty { skipped.removeAll() } }
+        return queue.withLock { q -> Next in
+            if !q.jobs.isEmpty { return .job(q.jobs.takeFirst()) }
+            while !q.calls.isEmpty {
+                switch q.calls.takeFirst() {
+                case .call(let call):
+                    q.inCall = true
+                    return .call(call)
+                case .transmit(let transmit):
+                    // Timed out or cancelled while queued: its caller has its outcome, and the
+                    // card is not sent a command nobody waits for.
+                    if transmit.isFinished {
+                        skipped.append(transmit)
+                        continue
+                    }
+                    q.inCall = true
+                    q.current = transmit
+                    return .transmit(transmit)
+                }
+            }
+            if q.stopping {
+                q.ended = true
+                return .end
+            }
+            q.parked = true
+            return .park
+        }
     }
 
     /// A task job (a task that prefers this executor, resumed or started): next in line on the
@@ -214,9 +231,11 @@ extension PCSCThread {
     /// for all its calls (``watchDeadlines()``), armed for the earliest deadline and moved on only
     /// when it fires — about once per APDU timeout while exchanges go on. On any other clock (a
     /// test's ``ManualClock``) each call has a timer of the clock's own.
+    @inline(__always)   // one async frame less per APDU
     func transmit(_ call: TransmitCall) async -> TransmitCall.Outcome {
-        if Task.isCancelled { return .cancelled }
-        return await call.wait {
+        // No `Task.isCancelled` first (it retains the task): for a task already cancelled the
+        // handler runs before the wait, the call is finished as cancelled and never queued.
+        await call.wait {
             if let timer = call.timer {
                 call.arm(timer.clock.schedule(at: timer.offset) { call.finish(.timedOut) })
             }
@@ -316,7 +335,18 @@ final class TransmitCall: Sendable {
         case cancelled
     }
 
-    private let what: Send
+    /// What to send, kept apart by kind: `send()` reads each from a stored property of `self`
+    /// (a borrow), where binding an enum payload copied it — a retain and a release of the card
+    /// and of the command's bytes on every exchange (issue 16).
+    private let kind: Kind
+    private let card: PCSCCard?
+    private let apdu: CommandAPDU
+    private let bytes: [UInt8]?   // optionals: nothing to release when unused
+    private let body: (@Sendable () throws(PCSCError) -> [UInt8])?
+
+    private enum Kind { case apdu, bytes, body }
+
+    private static let noCommand = CommandAPDU(cla: 0, ins: 0, p1: 0, p2: 0)
     /// The deadline in nanoseconds of ``BootClock`` when it is on the continuous clock (kept by
     /// the thread's watch), else nil. An integer: `ContinuousClock.Instant` is copied and compared
     /// through run-time witnesses, on every exchange's path.
@@ -346,15 +376,15 @@ final class TransmitCall: Sendable {
     private let state = Mutex(State())
 
     /// A call its caller waits for as long as it takes.
-    init(_ what: Send) {
-        self.what = what
+    init(_ what: consuming Send) {
+        (kind, card, apdu, bytes, body) = Self.split(what)
         deadline = nil
         timer = nil
     }
 
     /// A call its caller stops waiting for at `deadline`, an offset on `clock`.
-    init(_ what: Send, until deadline: Duration, on clock: borrowing MonotonicClock) {
-        self.what = what
+    init(_ what: consuming Send, until deadline: Duration, on clock: borrowing MonotonicClock) {
+        (kind, card, apdu, bytes, body) = Self.split(what)
         if let instant = clock.bootNanoseconds(at: deadline) {
             self.deadline = instant
             timer = nil
@@ -364,16 +394,22 @@ final class TransmitCall: Sendable {
         }
     }
 
+    private static func split(_ what: consuming Send)
+        -> (Kind, PCSCCard?, CommandAPDU, [UInt8]?, (@Sendable () throws(PCSCError) -> [UInt8])?) {
+        switch consume what {
+        case .apdu(let card, let apdu): (.apdu, card, apdu, nil, nil)
+        case .card(let card, let command): (.bytes, card, noCommand, command, nil)
+        case .body(let body): (.body, nil, noCommand, nil, body)
+        }
+    }
+
     /// Makes the call (on the PC/SC thread).
     func send() -> Outcome {
         do throws(PCSCError) {
-            switch what {
-            case .card(let card, let command):
-                return .answer(try card.context.lite.transmit(card.handle, protocol: card.activeProtocol, command))
-            case .apdu(let card, let apdu):
-                return .answer(try card.context.lite.transmit(card.handle, protocol: card.activeProtocol, apdu: apdu))
-            case .body(let body):
-                return .answer(try body())
+            switch kind {
+            case .apdu: return .answer(try card.unsafelyUnwrapped.transmitNow(apdu))
+            case .bytes: return .answer(try card.unsafelyUnwrapped.transmitNow(bytes.unsafelyUnwrapped))
+            case .body: return .answer(try body.unsafelyUnwrapped())
             }
         } catch {
             return .failed(error)
@@ -385,6 +421,7 @@ final class TransmitCall: Sendable {
 
     /// Awaits the outcome: `start` runs with the continuation registered; `onCancel` when the
     /// task is cancelled.
+    @inline(__always)   // one async frame less per APDU
     func wait(_ start: () -> Void, onCancel: @Sendable () -> Void) async -> Outcome {
         await withTaskCancellationHandler {
             // Unchecked: resumed exactly once by construction.
@@ -415,8 +452,10 @@ final class TransmitCall: Sendable {
         if finished { timer.cancel() }
     }
 
-    /// Resumes the caller with `outcome` unless something came first.
-    func finish(_ outcome: Outcome) {
+    /// Resumes the caller with `outcome` unless something came first. The outcome is moved to
+    /// the caller, not copied (a copy retained and released the answer on every exchange).
+    func finish(_ outcome: consuming Outcome) {
+        var outcome = Optional(outcome)
         var continuation: UnsafeContinuation<Outcome, Never>?
         var timer: MonotonicClock.Timer?
         let taken = state.withLock { s -> Bool in
@@ -428,13 +467,13 @@ final class TransmitCall: Sendable {
                 continuation = s.continuation
                 s.continuation = nil
             } else {
-                s.early = outcome
+                s.early = outcome.take()
             }
             return true
         }
         guard taken else { return }
         timer?.cancel()
-        continuation?.resume(returning: outcome)
+        if let continuation, let outcome = outcome.take() { continuation.resume(returning: outcome) }
     }
 }
 
