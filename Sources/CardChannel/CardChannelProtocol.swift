@@ -42,7 +42,7 @@ public protocol CardChannel: Sendable {
     /// A channel that can keep the deadline more cheaply (the PC/SC channel: one continuation
     /// resumed from its thread or by a timer; an in-process card that answers on the spot)
     /// implements it. ``CardSession`` calls this one.
-    func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
+    nonisolated(nonsending) func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
                   onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU
 }
 
@@ -51,7 +51,7 @@ extension CardChannel {
 
     public var preferredExecutor: (any TaskExecutor)? { nil }
 
-    public func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
+    nonisolated(nonsending) public func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
                          onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {
         try await withDeadline(deadline, on: clock, onTimeout: onTimeout) { () async throws(CardChannelError) -> ResponseAPDU in
             try await self.transmit(command)

@@ -106,7 +106,7 @@ public final class CardSession: Sendable {
 
     /// Sends `command` and returns the complete response: 61xx chains are fetched and
     /// concatenated, a 6Cxx is answered by resending with the exact Le.
-    public func send(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
+    nonisolated(nonsending) public func send(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
         var response = try await exchange(command)
         if response.sw1 == 0x6C {
             response = try await exchange(command.withExpectedLength(response.sw2 == 0 ? 256 : Int(response.sw2)))
@@ -145,7 +145,7 @@ public final class CardSession: Sendable {
     /// deadline (``CardChannel/transmit(_:deadline:on:onTimeout:)``): an in-process card that
     /// answers on the spot is not raced against it, the PC/SC channel keeps it on its thread.
     @inline(__always)   // one async frame less per APDU
-    private func exchange(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
+    nonisolated(nonsending) private func exchange(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
         let start = clock.now
         do throws(CardChannelError) {
             let response = try await channel.transmit(command, deadline: start + apduTimeout, on: clock,

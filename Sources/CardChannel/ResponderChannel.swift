@@ -42,7 +42,7 @@ public final class ResponderChannel<Responder: CardResponder>: CardChannel {
     }
 
     /// Answers at once when the card needs no waiting; only a wait is raced against the deadline.
-    public func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
+    nonisolated(nonsending) public func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
                          onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {
         switch reply(to: command) {
         case .now(let result): return try result.get()

@@ -82,7 +82,7 @@ public final class PCSCCard: Sendable {
     /// `.timedOut` then (a call under way finishes on the context's thread later, its result
     /// dropped; one still queued is not sent).
     @inline(__always)   // one async frame less per APDU
-    func transmit(_ command: CommandAPDU, until deadline: Duration, on clock: MonotonicClock) async -> TransmitCall.Outcome {
+    nonisolated(nonsending) func transmit(_ command: CommandAPDU, until deadline: Duration, on clock: MonotonicClock) async -> TransmitCall.Outcome {
         await context.thread.transmit(TransmitCall(.apdu(self, command), until: deadline, on: clock))
     }
 

@@ -67,7 +67,7 @@ public final class PCSCCardChannel: CardChannel {
     /// Sends `command`, waiting at most until `deadline` on `clock`, through one continuation
     /// resumed from the PC/SC thread or by the clock's timer (no task per exchange), on every
     /// clock alike.
-    public func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
+    nonisolated(nonsending) public func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
                          onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {
         try check(command)
         let bytes: [UInt8]
