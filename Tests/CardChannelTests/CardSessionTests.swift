@@ -27,6 +27,33 @@ struct CardSessionTests {
         #expect(session.exchanges.count == 3)
     }
 
+    @Test("the log holds every exchange in order, whole or from any index, its responses and failures as they came")
+    func logFromIndex() async throws {
+        let channel = ScriptedChannel([
+            .respond([0x01, 0x90, 0x00]),
+            .respond([0x61, 0x01]), .respond([0x02, 0x90, 0x00]),
+            .fail(CardChannelError(.cardRemoved, "gone")),
+        ])
+        let session = CardSession(channel: channel)
+        #expect(session.exchangeCount == 0)
+        #expect(session.exchanges(from: 0).isEmpty)
+        _ = try await session.send(select)
+        _ = try await session.send(.readRecord(1, sfi: 1))
+        await #expect(throws: CardChannelError.self) { try await session.send(.readRecord(2, sfi: 1)) }
+        let all = session.exchanges
+        #expect(session.exchangeCount == 4)
+        #expect(all.map(\.command.instructionCode) == [0xA4, 0xB2, 0xC0, 0xB2])
+        #expect(all.map { $0.response?.data } == [[0x01], [], [0x02], nil])
+        #expect(all.map { $0.response?.statusWord.hex } == ["9000", "6101", "9000", nil])
+        #expect(all.map(\.failure) == [nil, nil, nil, .cardRemoved])
+        #expect(session.exchanges(from: 2) == Array(all.dropFirst(2)))
+        #expect(session.exchanges(from: 4).isEmpty)
+        #expect(session.exchanges(from: 9).isEmpty)
+        #expect(session.exchanges(from: -1) == all)
+        // Each starts no earlier than the one before it ended.
+        for (a, b) in zip(all, all.dropFirst()) { #expect(b.start >= a.start + a.duration) }
+    }
+
     @Test("6Cxx is answered by resending the same command with the exact Le")
     func resendWithLe() async throws {
         let channel = ScriptedChannel([.respond([0x6C, 0x10]), .respond([0xAA, 0x90, 0x00])])

@@ -310,6 +310,47 @@ struct PCSCThreadExecutorTests {
         #expect(!sent.withLock { $0 })
     }
 
+    @Test("a task already cancelled sends nothing: with or without a deadline, on any clock, the call comes back cancelled and never runs")
+    func alreadyCancelledSendsNothing() async throws {
+        let thread = PCSCThread(name: "test.pcsc")
+        defer { thread.stop() }
+        let manual = ManualClock()
+        let sent = Mutex(0)
+        // The thread is held in a call: anything queued from here on stays queued, to be seen.
+        let gate = Gate()
+        defer { gate.release() }
+        thread.submit { gate.block() }
+        await gate.waitUntilStarted()
+        let calls: [@Sendable () -> TransmitCall] = [
+            { TransmitCall(.body { sent.withLock { $0 += 1 }; return [0x90, 0x00] }) },
+            { TransmitCall(.body { sent.withLock { $0 += 1 }; return [0x90, 0x00] }, until: .seconds(5), on: .continuous) },
+            { TransmitCall(.body { sent.withLock { $0 += 1 }; return [0x90, 0x00] }, until: .seconds(5), on: MonotonicClock(manual)) },
+        ]
+        for make in calls {
+            for preferThread in [false, true] {
+                let task = Task { () async -> TransmitCall.Outcome in
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    let call = make()
+                    if preferThread {   // the thread is held: the task runs on the overflow queue
+                        return await withTaskExecutorPreference(thread) { await thread.transmit(call) }
+                    }
+                    return await thread.transmit(call)
+                }
+                guard case .cancelled = await task.value else {
+                    Issue.record("a cancelled task's call did not come back cancelled")
+                    return
+                }
+            }
+        }
+        // Not even queued (the thread would skip a finished call, but it must not get that far).
+        #expect(thread.queuedCalls == 0)
+        gate.release()
+        // A call queued now runs after anything the cancelled tasks could have queued.
+        let after = try await thread.perform(.transmit) { () throws(PCSCError) -> Int in 7 }
+        #expect(after == 7)
+        #expect(sent.withLock { $0 } == 0)
+    }
+
     /// Stands in for a ``PCSCCard`` held only by its call: when the last reference goes, it
     /// queues a call on the thread, as the card's deinit queues its disconnect (and its context's
     /// deinit the context's release and the thread's stop).
