@@ -57,9 +57,27 @@ public final class RecordingChannel: CardChannel {
     }
 
     public func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
+        try await recording(command) { () async throws(CardChannelError) -> ResponseAPDU in try await channel.transmit(command) }
+    }
+
+    /// The recorded channel's own deadline transmit (a PC/SC channel keeps the deadline on its
+    /// thread), recorded: without it, each exchange went through the default one, a task and a
+    /// timer raced per exchange. A timeout is recorded as the `timeout` event either way.
+    nonisolated(nonsending) public func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
+                                                 onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {
+        try await recording(command) { () async throws(CardChannelError) -> ResponseAPDU in
+            try await channel.transmit(command, deadline: deadline, on: clock, onTimeout: onTimeout)
+        }
+    }
+
+    /// Runs `exchange` (`command` on the recorded channel) and records the command and what
+    /// came back.
+    nonisolated(nonsending) private func recording(
+        _ command: CommandAPDU, _ exchange: () async throws(CardChannelError) -> ResponseAPDU
+    ) async throws(CardChannelError) -> ResponseAPDU {
         let sent = clock.now - origin
         do {
-            let response = try await channel.transmit(command)
+            let response = try await exchange()
             let received = clock.now - origin
             state.withLock {
                 $0.entries.append(.command(command, at: Self.clamp(sent, after: $0.entries.last?.time)))

@@ -1,4 +1,5 @@
 import Testing
+import Synchronization
 import BERTLV
 import ISO7816
 @testable import CardChannel
@@ -53,6 +54,47 @@ struct TraceRecordingTests {
         // Written and read back, it replays.
         let replay = TraceReplayChannel(trace: try APDUTrace(parsing: t.text), matching: TraceMatching(mode: .strict))
         for c in commands { _ = try await replay.transmit(c) }
+    }
+
+    /// A channel that keeps deadlines itself (as the PC/SC channel does): answers with 9000,
+    /// or, told to, times out through the caller's `onTimeout`; counts which transmit was used.
+    final class DeadlineKeepingChannel: CardChannel, Sendable {
+        let timesOut: Bool
+        let plain = Mutex(0), withDeadline = Mutex(0)
+        init(timesOut: Bool) { self.timesOut = timesOut }
+        var atr: [UInt8] { [0x3B, 0x00] }
+        func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
+            plain.withLock { $0 += 1 }
+            return ResponseAPDU(data: [], statusWord: .success)
+        }
+        func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
+                      onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {
+            withDeadline.withLock { $0 += 1 }
+            if timesOut { throw onTimeout() }
+            return ResponseAPDU(data: [0x01], statusWord: .success)
+        }
+    }
+
+    @Test("the recorder passes a session's deadline to the recorded channel's own deadline transmit, and records its timeout")
+    func recorderKeepsTheChannelsDeadline() async throws {
+        for timesOut in [false, true] {
+            let base = DeadlineKeepingChannel(timesOut: timesOut)
+            let recorder = RecordingChannel(wrapping: base, headers: [], redact: false, clock: .continuous)
+            let session = CardSession(channel: recorder, apduTimeout: .seconds(2))
+            do {
+                let r = try await session.send(S.readRecord1)
+                #expect(!timesOut)
+                #expect(r.data == [0x01])
+            } catch {
+                #expect(timesOut)
+                #expect(error.code == .timeout)
+            }
+            #expect(base.withDeadline.withLock { $0 } == 1)
+            #expect(base.plain.withLock { $0 } == 0)   // not the default: a task and a timer raced
+            let t = recorder.trace
+            #expect(t.exchanges.map(\.command) == [S.readRecord1.bytes])
+            #expect(t.exchanges.first?.reply == (timesOut ? .event(.timeout) : .response(ResponseAPDU(data: [0x01], statusWord: .success))))
+        }
     }
 
     static let failures: [(CardChannelError, TraceEvent)] = [
