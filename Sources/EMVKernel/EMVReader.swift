@@ -27,9 +27,10 @@ public struct EMVReader: Sendable {
     ///   - clock: the clock that times exchanges and deadlines; a ``ManualClock`` in tests.
     ///   - onOnlineDataReady: called once when the cryptogram and PAN are known before the last
     ///     exchange (qVSDC). The read waits for it to return; start long work in a task of your own.
+    ///     Nil (the default): the partial read is not even built.
     public func read(channel: any CardChannel, transaction: Transaction, apduTimeout: Duration = .seconds(2),
                      clock: MonotonicClock = .continuous,
-                     onOnlineDataReady: @Sendable (PartialCardRead) async -> Void = { _ in })
+                     onOnlineDataReady: (@Sendable (PartialCardRead) async -> Void)? = nil)
         async throws(KernelError) -> CardRead
     {
         let session = CardSession(channel: channel, apduTimeout: apduTimeout, clock: clock)
@@ -40,7 +41,7 @@ public struct EMVReader: Sendable {
     /// are those of this read only. The read runs on the channel's preferred executor
     /// (``CardSession/run(_:)``: on the PC/SC channel, the thread that owns the context).
     public func read(session: CardSession, transaction: Transaction,
-                     onOnlineDataReady: @Sendable (PartialCardRead) async -> Void = { _ in })
+                     onOnlineDataReady: (@Sendable (PartialCardRead) async -> Void)? = nil)
         async throws(KernelError) -> CardRead
     {
         try await session.run { () async throws(KernelError) -> CardRead in
@@ -49,7 +50,7 @@ public struct EMVReader: Sendable {
     }
 
     private func runKernel(session: CardSession, transaction: Transaction,
-                           onOnlineDataReady: @Sendable (PartialCardRead) async -> Void)
+                           onOnlineDataReady: (@Sendable (PartialCardRead) async -> Void)?)
         async throws(KernelError) -> CardRead
     {
         let firstExchange = session.exchangeCount
@@ -71,9 +72,13 @@ public struct EMVReader: Sendable {
                     throw failure
                 }
                 action = kernel.receive(response)
-            case .onlineDataReady(var partial):
-                partial.exchanges = exchanges()
-                await onOnlineDataReady(partial)
+            case .onlineDataReady:
+                // With nobody to hand it to, the partial read (a copy of everything read so far
+                // and of the exchanges' log) is not built.
+                if let onOnlineDataReady, case .onlineDataReady(var partial) = action {
+                    partial.exchanges = exchanges()
+                    await onOnlineDataReady(partial)
+                }
                 action = kernel.resume()
             case .complete(var read):
                 read.exchanges = exchanges()

@@ -15,7 +15,7 @@ import TestSupport
     func profile(_ name: String) throws -> CardProfile { try #require(CardProfiles.named(name)) }
 
     func read(_ profile: CardProfile, amount: UInt64 = 1250,
-              onOnlineDataReady: @Sendable (PartialCardRead) async -> Void = { _ in }) async throws(KernelError) -> CardRead {
+              onOnlineDataReady: (@Sendable (PartialCardRead) async -> Void)? = nil) async throws(KernelError) -> CardRead {
         let channel = VirtualCardChannel(card: EmulatedCard(profile: profile), simulatesCardTime: false)
         return try await reader.read(channel: channel, transaction: Transaction(amount: amount),
                                      onOnlineDataReady: onOnlineDataReady)
@@ -149,6 +149,19 @@ import TestSupport
         let none = Recorder<PartialCardRead>()
         _ = try await self.read(try profile("mastercard-mchip")) { none.record($0) }
         #expect(none.calls.isEmpty)                                  // the cryptogram comes last
+    }
+
+    @Test("without an online-data callback the read is the same, exchange for exchange")
+    func noCallbackSameRead() async throws {
+        let profile = try profile("visa-qvsdc")
+        let with = try await read(profile) { _ in }
+        let without = try await read(profile)
+        #expect(without.exchanges.map(\.command) == with.exchanges.map(\.command))
+        #expect(without.exchanges.map(\.response) == with.exchanges.map(\.response))
+        #expect(without.exchanges.count == 4)
+        #expect(without.card.pan == with.card.pan)
+        #expect(without.cryptogram.kind == with.cryptogram.kind)
+        #expect(without.cvm == with.cvm)
     }
 
     @Test func tearAfterTheOnlineDataPoint() async throws {
