@@ -16,7 +16,7 @@ import Synchronization
 /// With `redact`, ``trace`` replaces PAN, track 2 and cardholder name by test values
 /// (``APDUTrace/redacted()``); the default is on for a real reader and off for a virtual card
 /// or a replayed trace.
-public final class RecordingChannel: CardChannel {
+public final class RecordingChannel: ObservingChannel {
     public let channel: any CardChannel
     public let clock: MonotonicClock
     public let redacts: Bool
@@ -38,10 +38,6 @@ public final class RecordingChannel: CardChannel {
         self.state = Mutex(trace)
     }
 
-    public var atr: [UInt8] { channel.atr }
-
-    public var preferredExecutor: (any TaskExecutor)? { channel.preferredExecutor }
-
     /// The recording so far (redacted when the recorder redacts).
     public var trace: APDUTrace {
         let t = state.withLock { $0 }
@@ -56,23 +52,11 @@ public final class RecordingChannel: CardChannel {
         try trace.write(toFile: path)
     }
 
-    public func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
-        try await recording(command) { () async throws(CardChannelError) -> ResponseAPDU in try await channel.transmit(command) }
-    }
-
-    /// The recorded channel's own deadline transmit (a PC/SC channel keeps the deadline on its
-    /// thread), recorded: without it, each exchange went through the default one, a task and a
-    /// timer raced per exchange. A timeout is recorded as the `timeout` event either way.
-    nonisolated(nonsending) public func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
-                                                 onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {
-        try await recording(command) { () async throws(CardChannelError) -> ResponseAPDU in
-            try await channel.transmit(command, deadline: deadline, on: clock, onTimeout: onTimeout)
-        }
-    }
+    public var observed: any CardChannel { channel }
 
     /// Runs `exchange` (`command` on the recorded channel) and records the command and what
-    /// came back.
-    nonisolated(nonsending) private func recording(
+    /// came back (``ObservingChannel``: both transmits come here).
+    nonisolated(nonsending) public func observe(
         _ command: CommandAPDU, _ exchange: () async throws(CardChannelError) -> ResponseAPDU
     ) async throws(CardChannelError) -> ResponseAPDU {
         let sent = clock.now - origin

@@ -59,6 +59,38 @@ extension CardChannel {
     }
 }
 
+/// A channel that hands every exchange to another one and watches it (the trace recorder, the
+/// bench's timing): both transmits go to the wrapped channel's own through ``observe(_:_:)`` —
+/// the deadline transmit included, so a PC/SC channel under a recorder still keeps each APDU's
+/// deadline on its thread instead of the default, a task and a timer raced per exchange.
+public protocol ObservingChannel: CardChannel {
+    /// The channel every exchange goes to.
+    var observed: any CardChannel { get }
+
+    /// Runs `exchange` (`command` on ``observed``) and returns its response, watching it: what
+    /// to record, what to time. Its error, if any, is thrown on as it is.
+    nonisolated(nonsending) func observe(
+        _ command: CommandAPDU, _ exchange: () async throws(CardChannelError) -> ResponseAPDU
+    ) async throws(CardChannelError) -> ResponseAPDU
+}
+
+extension ObservingChannel {
+    public var atr: [UInt8] { observed.atr }
+
+    public var preferredExecutor: (any TaskExecutor)? { observed.preferredExecutor }
+
+    public func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
+        try await observe(command) { () async throws(CardChannelError) -> ResponseAPDU in try await observed.transmit(command) }
+    }
+
+    nonisolated(nonsending) public func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
+                                                 onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {
+        try await observe(command) { () async throws(CardChannelError) -> ResponseAPDU in
+            try await observed.transmit(command, deadline: deadline, on: clock, onTimeout: onTimeout)
+        }
+    }
+}
+
 /// ``Timing/withDeadline(_:on:onTimeout:onCancel:_:)`` for card work: cancellation of the
 /// calling task throws `.cancelled`.
 public func withDeadline<T: Sendable>(

@@ -298,30 +298,15 @@ final class BenchCardSource: CardSource {
 }
 
 /// Passes every exchange through and times it for ``BenchCardSource``.
-struct BenchTimingChannel: CardChannel {
+struct BenchTimingChannel: ObservingChannel {
     let base: any CardChannel
     let source: BenchCardSource
 
-    var atr: [UInt8] { base.atr }
+    var observed: any CardChannel { base }
 
-    var preferredExecutor: (any TaskExecutor)? { base.preferredExecutor }
-
-    func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
-        try await timed(command) { () async throws(CardChannelError) -> ResponseAPDU in try await base.transmit(command) }
-    }
-
-    /// The base channel's own deadline transmit, timed: without it, every exchange of a
-    /// `--pay` run went through the default one (a task and a timer raced per exchange), which
-    /// the channel under test does not use.
-    nonisolated(nonsending) func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
-                                          onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {
-        try await timed(command) { () async throws(CardChannelError) -> ResponseAPDU in
-            try await base.transmit(command, deadline: deadline, on: clock, onTimeout: onTimeout)
-        }
-    }
-
-    /// Runs `exchange` (`command` on the base channel) and records it with its time.
-    nonisolated(nonsending) private func timed(
+    /// Runs `exchange` (`command` on the base channel) and records it with its time
+    /// (``ObservingChannel``: both transmits come here).
+    nonisolated(nonsending) func observe(
         _ command: CommandAPDU, _ exchange: () async throws(CardChannelError) -> ResponseAPDU
     ) async throws(CardChannelError) -> ResponseAPDU {
         let start = ContinuousClock.now
