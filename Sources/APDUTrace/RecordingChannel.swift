@@ -73,7 +73,7 @@ public final class RecordingChannel: CardChannel {
     /// Runs `exchange` (`command` on the recorded channel) and records the command and what
     /// came back.
     nonisolated(nonsending) private func recording(
-        _ command: CommandAPDU, _ exchange: () async throws(CardChannelError) -> ResponseAPDU
+        _ command: CommandAPDU, _ exchange: nonisolated(nonsending) () async throws(CardChannelError) -> ResponseAPDU
     ) async throws(CardChannelError) -> ResponseAPDU {
         let sent = clock.now - origin
         do {

@@ -322,7 +322,7 @@ struct BenchTimingChannel: CardChannel {
 
     /// Runs `exchange` (`command` on the base channel) and records it with its time.
     nonisolated(nonsending) private func timed(
-        _ command: CommandAPDU, _ exchange: () async throws(CardChannelError) -> ResponseAPDU
+        _ command: CommandAPDU, _ exchange: nonisolated(nonsending) () async throws(CardChannelError) -> ResponseAPDU
     ) async throws(CardChannelError) -> ResponseAPDU {
         let start = ContinuousClock.now
         do {

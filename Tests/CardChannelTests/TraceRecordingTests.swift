@@ -97,6 +97,30 @@ struct TraceRecordingTests {
         }
     }
 
+    /// Answers 9000 and notes, per exchange, whether its deadline transmit ran isolated to the
+    /// main actor (it inherits its caller's isolation: nonisolated(nonsending)).
+    final class IsolationProbeChannel: CardChannel, Sendable {
+        let onMainActor = Mutex<[Bool]>([])
+        var atr: [UInt8] { [0x3B, 0x00] }
+        func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
+            ResponseAPDU(data: [], statusWord: .success)
+        }
+        nonisolated(nonsending) func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
+                                              onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {
+            let isolation = #isolation
+            onMainActor.withLock { $0.append(isolation === MainActor.shared) }
+            return ResponseAPDU(data: [], statusWord: .success)
+        }
+    }
+
+    @Test("the recorder keeps its caller's executor: the recorded channel's deadline transmit runs where the session's send does (no switch per exchange)")
+    @MainActor func recorderKeepsTheCallersExecutor() async throws {
+        let base = IsolationProbeChannel()
+        _ = try await CardSession(channel: base).send(S.readRecord1)   // the session alone: on the main actor
+        _ = try await CardSession(channel: RecordingChannel(wrapping: base, redact: false)).send(S.readRecord1)
+        #expect(base.onMainActor.withLock { $0 } == [true, true])
+    }
+
     static let failures: [(CardChannelError, TraceEvent)] = [
         (CardChannelError(.cardRemoved, "x"), .cardRemoved),
         (CardChannelError(.timeout, "x"), .timeout),
