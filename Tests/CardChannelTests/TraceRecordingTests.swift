@@ -121,6 +121,33 @@ struct TraceRecordingTests {
         #expect(base.onMainActor.withLock { $0 } == [true, true])
     }
 
+    /// A card that never answers.
+    struct MuteCard: CardResponder {
+        var atr: [UInt8] { [0x3B, 0x00] }
+        func powerOn() {}
+        func process(_ command: [UInt8]) -> CardReply { .mute }
+    }
+
+    @Test("a mute in-process card under the recorder: the session's deadline ends the wait and the timeout is recorded by the time send returns")
+    func recorderMuteCardTimeout() async throws {
+        let manual = ManualClock()
+        let clock = MonotonicClock(manual)
+        let recorder = RecordingChannel(wrapping: ResponderChannel(responder: MuteCard(), clock: clock, paced: false),
+                                        redact: false, clock: clock)
+        let session = CardSession(channel: recorder, apduTimeout: .milliseconds(500), clock: clock)
+        let task = Task { try await session.send(S.readRecord1) }
+        await manual.waitForSleepers(2)   // the deadline and the mute card's wait
+        manual.advance(by: .milliseconds(499))
+        #expect(recorder.trace.exchanges.isEmpty)
+        manual.advance(by: .milliseconds(1))
+        let result = await task.result
+        #expect((result.error as? CardChannelError)?.code == .timeout)
+        let t = recorder.trace
+        #expect(t.exchanges.map(\.command) == [S.readRecord1.bytes])
+        #expect(t.exchanges.first?.reply == .event(.timeout))
+        #expect(session.exchanges.map(\.failure) == [.timeout])
+    }
+
     static let failures: [(CardChannelError, TraceEvent)] = [
         (CardChannelError(.cardRemoved, "x"), .cardRemoved),
         (CardChannelError(.timeout, "x"), .timeout),
