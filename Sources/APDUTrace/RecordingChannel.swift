@@ -57,7 +57,7 @@ public final class RecordingChannel: ObservingChannel {
     /// Runs `exchange` (`command` on the recorded channel) and records the command and what
     /// came back (``ObservingChannel``: both transmits come here).
     nonisolated(nonsending) public func observe(
-        _ command: CommandAPDU, _ exchange: () async throws(CardChannelError) -> ResponseAPDU
+        _ command: CommandAPDU, _ exchange: nonisolated(nonsending) () async throws(CardChannelError) -> ResponseAPDU
     ) async throws(CardChannelError) -> ResponseAPDU {
         let sent = clock.now - origin
         do {

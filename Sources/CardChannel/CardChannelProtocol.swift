@@ -68,9 +68,11 @@ public protocol ObservingChannel: CardChannel {
     var observed: any CardChannel { get }
 
     /// Runs `exchange` (`command` on ``observed``) and returns its response, watching it: what
-    /// to record, what to time. Its error, if any, is thrown on as it is.
+    /// to record, what to time. Its error, if any, is thrown on as it is. `exchange` is
+    /// `nonisolated(nonsending)`: a plain async closure would run on the generic executor, two
+    /// executor switches more per exchange (found by the review).
     nonisolated(nonsending) func observe(
-        _ command: CommandAPDU, _ exchange: () async throws(CardChannelError) -> ResponseAPDU
+        _ command: CommandAPDU, _ exchange: nonisolated(nonsending) () async throws(CardChannelError) -> ResponseAPDU
     ) async throws(CardChannelError) -> ResponseAPDU
 }
 

@@ -307,7 +307,7 @@ struct BenchTimingChannel: ObservingChannel {
     /// Runs `exchange` (`command` on the base channel) and records it with its time
     /// (``ObservingChannel``: both transmits come here).
     nonisolated(nonsending) func observe(
-        _ command: CommandAPDU, _ exchange: () async throws(CardChannelError) -> ResponseAPDU
+        _ command: CommandAPDU, _ exchange: nonisolated(nonsending) () async throws(CardChannelError) -> ResponseAPDU
     ) async throws(CardChannelError) -> ResponseAPDU {
         let start = ContinuousClock.now
         do {

@@ -97,6 +97,57 @@ struct TraceRecordingTests {
         }
     }
 
+    /// Answers 9000 and notes, per exchange, whether its deadline transmit ran isolated to the
+    /// main actor (it inherits its caller's isolation: nonisolated(nonsending)).
+    final class IsolationProbeChannel: CardChannel, Sendable {
+        let onMainActor = Mutex<[Bool]>([])
+        var atr: [UInt8] { [0x3B, 0x00] }
+        func transmit(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
+            ResponseAPDU(data: [], statusWord: .success)
+        }
+        nonisolated(nonsending) func transmit(_ command: CommandAPDU, deadline: Duration, on clock: MonotonicClock,
+                                              onTimeout: @escaping @Sendable () -> CardChannelError) async throws(CardChannelError) -> ResponseAPDU {
+            let isolation = #isolation
+            onMainActor.withLock { $0.append(isolation === MainActor.shared) }
+            return ResponseAPDU(data: [], statusWord: .success)
+        }
+    }
+
+    @Test("the recorder keeps its caller's executor: the recorded channel's deadline transmit runs where the session's send does (no switch per exchange)")
+    @MainActor func recorderKeepsTheCallersExecutor() async throws {
+        let base = IsolationProbeChannel()
+        _ = try await CardSession(channel: base).send(S.readRecord1)   // the session alone: on the main actor
+        _ = try await CardSession(channel: RecordingChannel(wrapping: base, redact: false)).send(S.readRecord1)
+        #expect(base.onMainActor.withLock { $0 } == [true, true])
+    }
+
+    /// A card that never answers.
+    struct MuteCard: CardResponder {
+        var atr: [UInt8] { [0x3B, 0x00] }
+        func powerOn() {}
+        func process(_ command: [UInt8]) -> CardReply { .mute }
+    }
+
+    @Test("a mute in-process card under the recorder: the session's deadline ends the wait and the timeout is recorded by the time send returns")
+    func recorderMuteCardTimeout() async throws {
+        let manual = ManualClock()
+        let clock = MonotonicClock(manual)
+        let recorder = RecordingChannel(wrapping: ResponderChannel(responder: MuteCard(), clock: clock, paced: false),
+                                        redact: false, clock: clock)
+        let session = CardSession(channel: recorder, apduTimeout: .milliseconds(500), clock: clock)
+        let task = Task { try await session.send(S.readRecord1) }
+        await manual.waitForSleepers(2)   // the deadline and the mute card's wait
+        manual.advance(by: .milliseconds(499))
+        #expect(recorder.trace.exchanges.isEmpty)
+        manual.advance(by: .milliseconds(1))
+        let result = await task.result
+        #expect((result.error as? CardChannelError)?.code == .timeout)
+        let t = recorder.trace
+        #expect(t.exchanges.map(\.command) == [S.readRecord1.bytes])
+        #expect(t.exchanges.first?.reply == .event(.timeout))
+        #expect(session.exchanges.map(\.failure) == [.timeout])
+    }
+
     static let failures: [(CardChannelError, TraceEvent)] = [
         (CardChannelError(.cardRemoved, "x"), .cardRemoved),
         (CardChannelError(.timeout, "x"), .timeout),

@@ -351,6 +351,27 @@ struct PCSCThreadExecutorTests {
         #expect(sent.withLock { $0 } == 0)
     }
 
+    @Test("a caller on the main actor: its call runs on the PC/SC thread, the main actor stays free while the call blocks, and a cancellation returns at once")
+    @MainActor func mainActorCaller() async {
+        let thread = PCSCThread(name: "test.pcsc")
+        defer { thread.stop() }
+        let callerThread = Self.currentThread()
+        // Answered (the path is nonisolated(nonsending) down to the wait: the caller's executor).
+        let calledOn = Mutex<UInt>(0)
+        let outcome = await thread.transmit(TransmitCall(.body { calledOn.withLock { $0 = Self.currentThread() }; return [0x90, 0x00] },
+                                                         until: .seconds(5), on: .continuous))
+        guard case .answer(let bytes) = outcome else { Issue.record("no answer: \(outcome)"); return }
+        #expect(bytes == [0x90, 0x00])
+        #expect(calledOn.withLock { $0 } != callerThread)   // never on the main actor's thread
+        // Blocked: the main actor goes on (this test runs on it); the cancelled caller returns at once.
+        let gate = Gate()
+        defer { gate.release() }
+        let blocked = Task { @MainActor in await thread.transmit(TransmitCall(.body { gate.block(); return [0x90, 0x00] })) }
+        await gate.waitUntilStarted()
+        blocked.cancel()
+        guard case .cancelled = await blocked.value else { Issue.record("not cancelled"); return }
+    }
+
     /// Stands in for a ``PCSCCard`` held only by its call: when the last reference goes, it
     /// queues a call on the thread, as the card's deinit queues its disconnect (and its context's
     /// deinit the context's release and the thread's stop).
