@@ -231,7 +231,6 @@ extension PCSCThread {
     /// for all its calls (``watchDeadlines()``), armed for the earliest deadline and moved on only
     /// when it fires — about once per APDU timeout while exchanges go on. On any other clock (a
     /// test's ``ManualClock``) each call has a timer of the clock's own.
-    @inline(__always)   // one async frame less per APDU
     nonisolated(nonsending) func transmit(_ call: TransmitCall) async -> TransmitCall.Outcome {
         // No `Task.isCancelled` first (it retains the task): for a task already cancelled the
         // handler runs before the wait, the call is finished as cancelled and never queued.
@@ -421,7 +420,6 @@ final class TransmitCall: Sendable {
 
     /// Awaits the outcome: `start` runs with the continuation registered; `onCancel` when the
     /// task is cancelled.
-    @inline(__always)   // one async frame less per APDU
     nonisolated(nonsending) func wait(_ start: () -> Void, onCancel: @Sendable () -> Void) async -> Outcome {
         await withTaskCancellationHandler {
             // Unchecked: resumed exactly once by construction.
