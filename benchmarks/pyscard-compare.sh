@@ -11,7 +11,8 @@
 # context on a thread of its own: where the scheduler puts those threads moves a read's time
 # by ±10% from one process to the next, whatever the stack. So pyscard runs twice per round,
 # and the second copy's ratio to the first is the comparison's noise floor (printed, with the
-# verdict INCONCLUSIVE when it is off by more than 5%); the order of the stacks alternates from
+# verdict INCONCLUSIVE when it is off by more than 5% and tapemu's ratio to the two copies falls on
+# both sides of the target); the order of the stacks alternates from
 # round to round, and the rounds are many and short, so each median spans many placements.
 #
 # Usage: benchmarks/pyscard-compare.sh            (READS=1000 ROUNDS=25 SLOT=1 by default)
@@ -166,6 +167,17 @@ floor = again_read / pyscard_read
 ratio = rows[-1][1] / pyscard_read
 print()
 print(f"noise floor: pyscard again, whole read {again_read:.1f} µs = {floor:.2f}× the first pyscard")
-verdict = "INCONCLUSIVE (noise floor off by more than 5%)" if abs(floor - 1) > 0.05 else ("met" if ratio <= 1.10 else "MISSED")
-print(f"Target (issue 16): whole read within 10% of pyscard's bare transmit: tapemu ÷ pyscard {ratio:.2f}×  {verdict}")
+# The verdict holds against both pyscard copies, or it is not given: a noise floor off by more
+# than 5% leaves it open only when the two copies would give different answers.
+ratio_again = rows[-1][1] / again_read
+if max(ratio, ratio_again) <= 1.10:
+    verdict = "met"
+elif min(ratio, ratio_again) > 1.10:
+    verdict = "MISSED"
+elif abs(floor - 1) > 0.05:
+    verdict = "INCONCLUSIVE (noise floor off by more than 5%, and the two pyscard copies disagree)"
+else:
+    verdict = "met" if ratio <= 1.10 else "MISSED"
+print(f"Target (issue 16): whole read within 10% of pyscard's bare transmit: tapemu ÷ pyscard {ratio:.2f}× "
+      f"(÷ the second copy {ratio_again:.2f}×)  {verdict}")
 PY
