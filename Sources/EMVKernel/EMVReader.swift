@@ -59,7 +59,9 @@ public struct EMVReader: Sendable {
         var kernel = EMVKernel(configuration: configuration, transaction: transaction, environment: environment)
         var action = kernel.start()
         while true {
-            switch action {
+            // Consumed, not copied: binding a payload of a borrowed action copied it (every
+            // array of a complete read retained, then released with the action).
+            switch consume action {
             case .send(let command):
                 let response: ResponseAPDU
                 do {
@@ -72,10 +74,9 @@ public struct EMVReader: Sendable {
                     throw failure
                 }
                 action = kernel.receive(response)
-            case .onlineDataReady:
-                // With nobody to hand it to, the partial read (a copy of everything read so far
-                // and of the exchanges' log) is not built.
-                if let onOnlineDataReady, case .onlineDataReady(var partial) = action {
+            case .onlineDataReady(var partial):
+                // With nobody to hand it to, the partial read is not given the exchanges' log.
+                if let onOnlineDataReady {
                     partial.exchanges = exchanges()
                     await onOnlineDataReady(partial)
                 }
