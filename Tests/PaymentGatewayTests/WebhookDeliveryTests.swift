@@ -98,6 +98,24 @@ final class FakeTransport: WebhookTransport {
         #expect(attempts.last?.error == nil && attempts.last?.nextAttemptAt == nil)
     }
 
+    @Test("a retry after the receiver was down for an hour is signed at its own time: the default tolerance accepts it")
+    func retrySignedAtAttemptTime() async throws {
+        let dir = TempDir(), now = WallClock()
+        let g = try Fixture.gateway(dir, now: now)
+        _ = try await g.authorize(Fixture.request(orderId: "order-late", amount: 1000))
+        let t = FakeTransport([.fail("connection refused")])
+        let d = deliverer(g, t, now)
+        #expect(try await d.deliverDue().failed.count == 1)
+        // The receiver is back an hour later; the server resumes the retries.
+        now.advance(by: 3600)
+        #expect(try await d.deliverDue().delivered.count == 1)
+        let retry = try #require(t.received.last)
+        #expect(retry.body == Array(try #require(try g.ledger.webhooks(orderId: "order-late").first).body.utf8))
+        // A receiver checking `t` within the default 300 s of its clock takes it.
+        #expect(try WebhookSignature.verify(header: retry.signature, body: retry.body, secret: g.webhookSecret,
+                                             now: now.now) == Int64(now.now.timeIntervalSince1970))
+    }
+
     @Test("the schedule: exponential, capped, jittered within its bounds, then given up")
     func schedule() {
         let p = WebhookRetryPolicy.standard
