@@ -179,6 +179,12 @@ public final class WebhookDeliverer: Sendable {
     /// Claims every webhook due now and sends each once (in outbox order, unless the
     /// out-of-order fault is on). A ledger error ends the pass (nothing is lost: the lease runs
     /// out and the webhook is claimed again).
+    ///
+    /// The batch is claimed under one lease, but its POSTs run one after another: before each
+    /// but the first the lease is renewed, and a webhook whose lease ran out and was taken by
+    /// another deliverer (or that was delivered meanwhile) is skipped, so two processes never
+    /// send one webhook at once. A cancelled pass stops before its next POST and gives the
+    /// rest of the batch back (their leases end now), recording no attempt it did not make.
     @discardableResult
     public func deliverDue(limit: Int = 100) async throws(GatewayError) -> Pass {
         let faults = self.faults
@@ -186,7 +192,15 @@ public final class WebhookDeliverer: Sendable {
                                                 firstAttemptDelay: faults.delay ?? .zero)
         if faults.outOfOrder { batch.reverse() }
         var pass = Pass()
-        for w in batch {
+        for (k, w) in batch.enumerated() {
+            if Task.isCancelled {
+                for rest in batch[k...] { _ = try ledger.renewWebhookLease(id: rest.id, owner: owner, until: now()) }
+                break
+            }
+            if k > 0 {
+                let until = now().addingTimeInterval(WebhookRetryPolicy.seconds(lease))
+                guard try ledger.renewWebhookLease(id: w.id, owner: owner, until: until) else { continue }
+            }
             if try await attempt(w, faults) { pass.delivered.append(w.id) } else { pass.failed.append(w.id) }
         }
         return pass
