@@ -94,16 +94,26 @@ struct MerchantAPI {
         }
     }
 
-    /// The sale with this id, or 404 (refund and reversal rows are not payments here).
-    func sale(_ id: String?) throws(RouteError) -> Payment {
+    /// The sale with this id, or 404 (refund and reversal rows are not payments here). Read on
+    /// the ledger's threads (``GatewayService/call(_:)``), never on the cooperative pool.
+    func sale(_ id: String?) async throws(RouteError) -> Payment {
         guard let id, !id.isEmpty else { throw RouteError(400, "invalidRequest", "the payment id is missing") }
-        let found: Payment?
-        do {
-            found = try service.gateway.ledger.payment(paymentId: id)
-        } catch {
-            throw RouteError(error)
+        let ledger = service.gateway.ledger
+        let found = try await service.call { () async throws(GatewayError) -> Payment? in
+            try ledger.payment(paymentId: id)
         }
         guard let p = found, p.kind == .sale else { throw RouteError(404, "notFound", "no payment has the id \(id)") }
+        return p
+    }
+
+    /// The sale as it stands after a refund or a cancel the ledger recorded: read again, or —
+    /// when that read fails — `before` with what the write's answer says. Never an error: the
+    /// write is done, and an error would tell the merchant to try again (a second refund).
+    func saleAfter(_ before: Payment, _ change: (inout Payment) -> Void) async -> Payment {
+        if let after = try? await sale(before.paymentId) { return after }
+        var p = before
+        change(&p)
+        p.updatedAt = service.gateway.configuration.now()
         return p
     }
 
@@ -122,14 +132,14 @@ struct MerchantAPI {
         }
         r.add("GET", "/v1/payments/{id}") { req, params in
             await service.authorised(req) { () throws(RouteError) in
-                Wire.json(Self.shape(try sale(params["id"])))
+                Wire.json(Self.shape(try await sale(params["id"])))
             }
         }
         r.add("POST", "/v1/payments/{id}/refund") { req, params in
             await service.authorised(req) { () throws(RouteError) in
                 let body = req.body.isEmpty ? RefundBody() : try req.decode(RefundBody.self)
                 try Self.checkReason(body.refundReason, "refundReason")
-                let p = try sale(params["id"])
+                let p = try await sale(params["id"])
                 if let a = body.amount, a <= 0 {
                     throw RouteError(400, "invalidRequest", "amount must be a positive number of minor units")
                 }
@@ -137,7 +147,7 @@ struct MerchantAPI {
                     try await service.gateway.refund(uniqueRef: p.uniqueRef, amount: body.amount,
                                                      options: GatewayService.passThrough)
                 }
-                let after = try sale(p.paymentId)
+                let after = await saleAfter(p) { $0.refundedAmount = refund.refundedAmount }
                 return Wire.json(Self.shape(after, lastRefund: (refund.amount, body.refundReason)))
             }
         }
@@ -145,11 +155,12 @@ struct MerchantAPI {
             await service.authorised(req) { () throws(RouteError) in
                 let body = req.body.isEmpty ? CancelBody() : try req.decode(CancelBody.self)
                 try Self.checkReason(body.cancellationReason, "cancellationReason")
-                let p = try sale(params["id"])
+                let p = try await sale(params["id"])
                 _ = try await service.call { () async throws(GatewayError) in
                     try await service.gateway.reverse(uniqueRef: p.uniqueRef, options: GatewayService.passThrough)
                 }
-                return Wire.json(Self.shape(try sale(p.paymentId), cancellationReason: body.cancellationReason))
+                let after = await saleAfter(p) { $0.reversed = true }
+                return Wire.json(Self.shape(after, cancellationReason: body.cancellationReason))
             }
         }
     }

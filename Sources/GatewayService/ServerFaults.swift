@@ -75,13 +75,16 @@ final class FaultInjector: Sendable {
 
     func clear() { state.withLock { $0 = State() } }
 
-    /// The fault for the next authorisation (consumed when counted).
+    /// The fault for the next authorisation (consumed when counted). A counted `kill-mid-batch`
+    /// is not an authorisation's: it stays armed for the group commit that meets it (the
+    /// service's before-commit hook), so the authorisations before a batch of two or more
+    /// forms do not use it up.
     func take() -> ServerFault? {
         state.withLock { s -> ServerFault? in
-            if !s.counted.isEmpty {
-                let f = s.counted[0].fault
-                s.counted[0].remaining -= 1
-                if s.counted[0].remaining <= 0 { s.counted.removeFirst() }
+            if let i = s.counted.firstIndex(where: { $0.fault != .killMidBatch }) {
+                let f = s.counted[i].fault
+                s.counted[i].remaining -= 1
+                if s.counted[i].remaining <= 0 { s.counted.remove(at: i) }
                 return f
             }
             return s.standing

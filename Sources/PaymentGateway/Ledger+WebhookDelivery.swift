@@ -165,6 +165,17 @@ extension Ledger {
         }
     }
 
+    /// Extends `owner`'s lease on webhook `id` to `until`; false when `owner` no longer holds
+    /// it (``LedgerStore/renewWebhookLease(id:owner:until:)``).
+    public func renewWebhookLease(id: Int64, owner: String, until: Date) throws(GatewayError) -> Bool {
+        try withConnection { (c) throws(GatewayError) in
+            try c.run("""
+                UPDATE webhooks SET lease_until = ?
+                WHERE id = ? AND lease_owner = ? AND delivered_at IS NULL AND gave_up_at IS NULL
+                """, [.integer(Self.millis(until)), .integer(id), .text(owner)]) == 1
+        }
+    }
+
     /// Records an attempt and releases the lease, in one transaction. A delivered webhook
     /// stays delivered (a late failure of another copy does not undo it).
     public func recordWebhookAttempt(_ a: WebhookAttemptRecord) throws(GatewayError) {

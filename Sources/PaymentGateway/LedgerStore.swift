@@ -61,6 +61,11 @@ public protocol LedgerStore: Sendable {
     func claimDueWebhooks(now: Date, owner: String, lease: Duration, limit: Int,
                           firstAttemptDelay: Duration) throws(GatewayError) -> [Webhook]
     func nextWebhookDue(firstAttemptDelay: Duration) throws(GatewayError) -> Date?
+    /// Extends `owner`'s lease on webhook `id` to `until` (a deliverer about to send it after
+    /// others of its batch); false when `owner` no longer holds it — its lease ran out and
+    /// another deliverer claimed it, or it was delivered or given up meanwhile: then it must
+    /// not be sent. Until `now` or earlier gives the webhook up to any deliverer at once.
+    func renewWebhookLease(id: Int64, owner: String, until: Date) throws(GatewayError) -> Bool
     func recordWebhookAttempt(_ a: WebhookAttemptRecord) throws(GatewayError)
     func markWebhookDelivered(id: Int64, at date: Date) throws(GatewayError)
     func recordWebhookFailure(id: Int64, error: String) throws(GatewayError)

@@ -65,7 +65,7 @@ public struct WebhookFaults: Sendable, Hashable {
     /// No first attempt before this long after the webhook was made (past a client's timeout:
     /// the client waits, finds nothing, and must not conclude the card was not charged).
     public var delay: Duration?
-    /// The header is signed again with `t` this far in the past: a receiver with a tolerance
+    /// The header is signed with `t` this far before the attempt: a receiver with a tolerance
     /// smaller than this must refuse it.
     public var staleBy: Duration?
     /// An extra `v0=<hex>` element (a scheme the receiver does not know) is added to the header.
@@ -108,8 +108,9 @@ public struct WebhookFaults: Sendable, Hashable {
     }
 }
 
-/// Delivers the ledger's webhook outbox: each webhook POSTed to its `callbackUrl` with its
-/// `MONEI-Signature` header over the exact stored body bytes; a 2xx answer is delivered;
+/// Delivers the ledger's webhook outbox: each webhook POSTed to its `callbackUrl` with a
+/// `MONEI-Signature` header over the exact stored body bytes, signed at the attempt's time; a
+/// 2xx answer is delivered;
 /// anything else (another status, no answer) is retried on ``WebhookRetryPolicy``.
 ///
 /// At least once: the state (attempts, next try, last error, each attempt) is in the ledger,
@@ -178,6 +179,12 @@ public final class WebhookDeliverer: Sendable {
     /// Claims every webhook due now and sends each once (in outbox order, unless the
     /// out-of-order fault is on). A ledger error ends the pass (nothing is lost: the lease runs
     /// out and the webhook is claimed again).
+    ///
+    /// The batch is claimed under one lease, but its POSTs run one after another: before each
+    /// but the first the lease is renewed, and a webhook whose lease ran out and was taken by
+    /// another deliverer (or that was delivered meanwhile) is skipped, so two processes never
+    /// send one webhook at once. A cancelled pass stops before its next POST and gives the
+    /// rest of the batch back (their leases end now), recording no attempt it did not make.
     @discardableResult
     public func deliverDue(limit: Int = 100) async throws(GatewayError) -> Pass {
         let faults = self.faults
@@ -185,21 +192,34 @@ public final class WebhookDeliverer: Sendable {
                                                 firstAttemptDelay: faults.delay ?? .zero)
         if faults.outOfOrder { batch.reverse() }
         var pass = Pass()
-        for w in batch {
+        for (k, w) in batch.enumerated() {
+            if Task.isCancelled {
+                for rest in batch[k...] { _ = try ledger.renewWebhookLease(id: rest.id, owner: owner, until: now()) }
+                break
+            }
+            if k > 0 {
+                let until = now().addingTimeInterval(WebhookRetryPolicy.seconds(lease))
+                guard try ledger.renewWebhookLease(id: w.id, owner: owner, until: until) else { continue }
+            }
             if try await attempt(w, faults) { pass.delivered.append(w.id) } else { pass.failed.append(w.id) }
         }
         return pass
     }
 
     /// The header sent for `w` under `faults`, and the fault's name.
+    ///
+    /// Each attempt is signed at its own time (`t` is now, the body the stored bytes): the
+    /// stored ``Webhook/signature`` has the `t` of the state change, which a receiver checking
+    /// `t` (``WebhookSignature/defaultTolerance``) refuses once a retry comes later than that
+    /// — every webhook of a receiver that was down a few minutes would be refused until given up.
     func header(for w: Webhook, _ faults: WebhookFaults) -> (String, String?) {
-        var header = w.signature
+        var t = Int64(now().timeIntervalSince1970.rounded(.down))
         var names: [String] = []
         if let stale = faults.staleBy {
-            let t = Int64(w.createdAt.timeIntervalSince1970.rounded(.down)) - stale.components.seconds
-            header = WebhookSignature.header(body: Array(w.body.utf8), secret: ledger.webhookSecret, timestamp: t)
+            t -= stale.components.seconds
             names.append("stale-t")
         }
+        var header = WebhookSignature.header(body: Array(w.body.utf8), secret: ledger.webhookSecret, timestamp: t)
         if faults.extraV0 {
             header += ",v0=" + Encoding.hex(Crypto.randomBytes(32))
             names.append("extra-v0")

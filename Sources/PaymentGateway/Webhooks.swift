@@ -24,7 +24,8 @@ public struct Webhook: Sendable, Hashable {
     public var url: String
     /// The raw body, exactly as it must be sent (the signature covers these bytes).
     public var body: String
-    /// The value of the `MONEI-Signature` header: `t=<unix>,v1=<hex HMAC-SHA256>`.
+    /// The value of the `MONEI-Signature` header: `t=<unix>,v1=<hex HMAC-SHA256>`, signed when
+    /// the state was recorded. ``WebhookDeliverer`` signs each attempt again at its own time.
     public var signature: String
     public var createdAt: Date
     /// When a delivery succeeded; nil while pending.

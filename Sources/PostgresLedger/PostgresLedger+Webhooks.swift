@@ -94,6 +94,16 @@ extension PostgresLedger {
         }
     }
 
+    public func renewWebhookLease(id: Int64, owner: String, until: Date) throws(GatewayError) -> Bool {
+        try write { (c) throws(PostgresError) -> Result<Bool, GatewayError> in
+            let r = try c.query("""
+                UPDATE webhooks SET lease_until = $1
+                WHERE id = $2 AND lease_owner = $3 AND delivered_at IS NULL AND gave_up_at IS NULL
+                """, [.integer(LedgerRules.millis(until)), .integer(id), .text(owner)])
+            return .success(r.affectedRows == 1)
+        }
+    }
+
     public func recordWebhookAttempt(_ a: WebhookAttemptRecord) throws(GatewayError) {
         try write { (c) throws(PostgresError) -> Result<Void, GatewayError> in
             guard let row = try c.query("SELECT attempts, delivered_at FROM webhooks WHERE id = $1 FOR UPDATE",

@@ -127,6 +127,41 @@ struct ServeProcessTests {
         #expect(hooked.sorted() == sales.map(\.orderId).sorted())
     }
 
+    @Test("kill-mid-batch armed for one batch over /admin/faults: the authorisations before the batch do not use it up; the process dies inside the first batch of two or more")
+    func killMidBatchArmedOnce() async throws {
+        let serverDir = try temporaryDirectory()
+        let server = try ServeProcess(["--data-dir", serverDir])
+        let url = try await server.url()
+        let key = String(try #require(await server.line(startingWith: "merchant API key: ")).dropFirst("merchant API key: ".count))
+        let armed = try await HTTPClient().send(HTTPClientRequest(
+            method: "POST", url: url + "/admin/faults",
+            headers: [("Authorization", key), ("Content-Type", "application/json")],
+            body: Array(#"{"fault":"kill-mid-batch","count":1}"#.utf8)))
+        #expect(armed.status == 200)
+        let remote = RemoteGateway(baseURL: url, requestTimeout: .seconds(20))
+        var wave = 0
+        while server.process.isRunning && wave < 5 {
+            await withTaskGroup(of: Void.self) { group in
+                for i in 0..<32 {
+                    let orderId = "kmb1-\(wave)-\(i)"
+                    group.addTask {
+                        _ = try? await remote.authorize(AuthorisationRequest(
+                            orderId: orderId, amount: 1000, currency: "EUR",
+                            card: CardData(pan: PAN("4012888888881881")!, expiry: "2812")))
+                    }
+                }
+            }
+            wave += 1
+        }
+        if server.process.isRunning {
+            Issue.record("the armed kill-mid-batch never fired in \(wave) waves of 32 concurrent authorisations")
+            kill(server.process.processIdentifier, SIGKILL)
+        }
+        let exit = await server.waitForExit()
+        #expect(exit.signalled && exit.status == SIGKILL)
+        #expect(await server.line(startingWith: "tapemu gateway: kill-mid-batch: ") != nil)
+    }
+
     @Test("killed by SIGKILL between the commit and the answer: the terminal reports outcomeUnknown; the restarted server's ledger and charges hold the payment")
     func killAfterCommit() async throws {
         let serverDir = try temporaryDirectory()

@@ -36,11 +36,38 @@ final class FakeTransport: WebhookTransport {
     }
 }
 
+/// A receiver that takes the whole of `seconds` (on the test's wall clock) to answer 200, and
+/// runs `during(n)` inside its n-th POST (another deliverer's pass, while this one waits).
+final class SlowTransport: WebhookTransport {
+    private let state = Mutex<(bodies: [String], calls: Int)>(([], 0))
+    private let during = Mutex<(@Sendable (Int) async -> Void)?>(nil)
+    let now: WallClock
+    let seconds: TimeInterval
+    init(now: WallClock, seconds: TimeInterval) {
+        self.now = now
+        self.seconds = seconds
+    }
+    var bodies: [String] { state.withLock { $0.bodies } }
+    func setDuring(_ f: @escaping @Sendable (Int) async -> Void) { during.withLock { $0 = f } }
+
+    func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Duration) async throws -> Int {
+        try Task.checkCancellation()
+        let n = state.withLock { s -> Int in
+            s.bodies.append(String(decoding: body, as: UTF8.self))
+            s.calls += 1
+            return s.calls
+        }
+        now.advance(by: seconds)
+        if let f = during.withLock({ $0 }) { await f(n) }
+        return 200
+    }
+}
+
 @Suite("webhook delivery") struct WebhookDeliveryTests {
     /// No jitter draw: the factor is 1 at unit 0.5.
     static let middle: @Sendable () -> Double = { 0.5 }
 
-    func deliverer(_ g: EmbeddedGateway, _ t: FakeTransport, _ now: WallClock, faults: WebhookFaults = .none,
+    func deliverer(_ g: EmbeddedGateway, _ t: any WebhookTransport, _ now: WallClock, faults: WebhookFaults = .none,
                    policy: WebhookRetryPolicy = .standard) -> WebhookDeliverer {
         WebhookDeliverer(ledger: g.ledger, transport: t, policy: policy, now: now.provider, faults: faults,
                          random: Self.middle)
@@ -96,6 +123,24 @@ final class FakeTransport: WebhookTransport {
         #expect(attempts.map(\.attempt) == [1, 2, 3, 4])
         #expect(attempts.map(\.status) == [500, nil, 302, 200])
         #expect(attempts.last?.error == nil && attempts.last?.nextAttemptAt == nil)
+    }
+
+    @Test("a retry after the receiver was down for an hour is signed at its own time: the default tolerance accepts it")
+    func retrySignedAtAttemptTime() async throws {
+        let dir = TempDir(), now = WallClock()
+        let g = try Fixture.gateway(dir, now: now)
+        _ = try await g.authorize(Fixture.request(orderId: "order-late", amount: 1000))
+        let t = FakeTransport([.fail("connection refused")])
+        let d = deliverer(g, t, now)
+        #expect(try await d.deliverDue().failed.count == 1)
+        // The receiver is back an hour later; the server resumes the retries.
+        now.advance(by: 3600)
+        #expect(try await d.deliverDue().delivered.count == 1)
+        let retry = try #require(t.received.last)
+        #expect(retry.body == Array(try #require(try g.ledger.webhooks(orderId: "order-late").first).body.utf8))
+        // A receiver checking `t` within the default 300 s of its clock takes it.
+        #expect(try WebhookSignature.verify(header: retry.signature, body: retry.body, secret: g.webhookSecret,
+                                             now: now.now) == Int64(now.now.timeIntervalSince1970))
     }
 
     @Test("the schedule: exponential, capped, jittered within its bounds, then given up")
@@ -174,6 +219,45 @@ final class FakeTransport: WebhookTransport {
         #expect(bodies.count == 30)
         #expect(Set(bodies).count == 30)
         #expect(try g.ledger.webhookDeliveries().allSatisfy { $0.state == "delivered" && $0.webhook.attempts == 1 })
+    }
+
+    @Test("a pass that outlasts its lease: a webhook another deliverer took over is not sent again, one in flight is not taken over")
+    func passOutlastsLease() async throws {
+        let dir = TempDir(), now = WallClock()
+        let g = try Fixture.gateway(dir, now: now)
+        for k in 0..<5 { _ = try await g.authorize(Fixture.request(orderId: "order-slow\(k)", amount: 1000)) }
+        let other = try Fixture.gateway(dir, now: now)
+        // Each POST takes the whole 10 s timeout; the pass claims all five under one 35 s lease.
+        let t = SlowTransport(now: now, seconds: 10)
+        let a = deliverer(g, t, now), b = deliverer(other, t, now)
+        // During the fourth POST (40 s after the claim) a second process runs a pass.
+        let once = Mutex(false)
+        t.setDuring { n in
+            guard n == 4, !once.withLock({ let was = $0; $0 = true; return was }) else { return }
+            _ = try? await b.deliverDue()
+        }
+        try await a.deliverDue()
+        #expect(t.bodies.count == 5)
+        #expect(Set(t.bodies).count == 5)
+        #expect(try g.ledger.webhookDeliveries().allSatisfy { $0.state == "delivered" && $0.webhook.attempts == 1 })
+    }
+
+    @Test("a pass cancelled (the server stopping) records no attempt it did not make and gives the rest back at once")
+    func cancelledPass() async throws {
+        let dir = TempDir(), now = WallClock()
+        let g = try Fixture.gateway(dir, now: now)
+        for k in 0..<3 { _ = try await g.authorize(Fixture.request(orderId: "order-stop\(k)", amount: 1000)) }
+        // The stop arrives during the first POST; a POST of a cancelled task gets no answer.
+        let t = SlowTransport(now: now, seconds: 0)
+        t.setDuring { n in if n == 1 { withUnsafeCurrentTask { $0?.cancel() } } }
+        let d = deliverer(g, t, now)
+        let pass = try await Task { try await d.deliverDue() }.value
+        #expect(pass.delivered.count == 1 && pass.failed.isEmpty)
+        #expect(t.bodies.count == 1)
+        #expect(try g.ledger.webhookDeliveries().map(\.webhook.attempts) == [1, 0, 0])
+        // The next run (another owner) takes the other two at once, not after the lease.
+        let next = try Fixture.gateway(dir, now: now)
+        #expect(try next.ledger.claimDueWebhooks(now: now.now, owner: "next", lease: .seconds(35), limit: 10).count == 2)
     }
 
     @Test("fault: duplicate delivery sends the same bytes and header twice and counts one attempt")

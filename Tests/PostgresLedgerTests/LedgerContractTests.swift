@@ -164,6 +164,23 @@ enum LedgerContract {
         #expect(try g.ledger.claimDueWebhooks(now: later.addingTimeInterval(100), owner: "c", lease: .seconds(30), limit: 10).isEmpty)
     }
 
+    /// A deliverer renews its lease before each POST of a batch; a renewal after another
+    /// deliverer took the webhook over, or after it was delivered, is refused.
+    static func webhookLeaseRenewal(_ b: Backend) async throws {
+        let g = try b.fresh().gateway
+        _ = try await g.authorize(Card.request("o-renew"))
+        let now = Date()
+        let id = try #require(try g.ledger.claimDueWebhooks(now: now, owner: "a", lease: .seconds(30), limit: 10).first?.id)
+        #expect(try g.ledger.renewWebhookLease(id: id, owner: "a", until: now.addingTimeInterval(60)))
+        #expect(try g.ledger.claimDueWebhooks(now: now.addingTimeInterval(31), owner: "b", lease: .seconds(30), limit: 10).isEmpty)
+        #expect(try g.ledger.claimDueWebhooks(now: now.addingTimeInterval(61), owner: "b", lease: .seconds(30), limit: 10).map(\.id) == [id])
+        #expect(try !g.ledger.renewWebhookLease(id: id, owner: "a", until: now.addingTimeInterval(120)))
+        try g.ledger.recordWebhookAttempt(WebhookAttemptRecord(
+            webhookId: id, owner: "b", startedAt: now, finishedAt: now, status: 200, error: nil, delivered: true,
+            nextAttemptAt: nil))
+        #expect(try !g.ledger.renewWebhookLease(id: id, owner: "b", until: now.addingTimeInterval(120)))
+    }
+
     /// Settings and secrets are the ledger's: a second gateway on it agrees.
     static func sharedSettings(_ b: Backend) async throws {
         let (g, reopen) = try b.fresh()
@@ -194,6 +211,7 @@ struct SQLiteLedgerContractTests {
     @Test func races() async throws { try await LedgerContract.races(.sqlite) }
     @Test func batchOfSales() async throws { try await LedgerContract.batchOfSales(.sqlite) }
     @Test func webhookClaims() async throws { try await LedgerContract.webhookClaims(.sqlite) }
+    @Test func webhookLeaseRenewal() async throws { try await LedgerContract.webhookLeaseRenewal(.sqlite) }
     @Test func sharedSettings() async throws { try await LedgerContract.sharedSettings(.sqlite) }
 }
 
@@ -205,5 +223,6 @@ struct PostgresLedgerContractTests {
     @Test func races() async throws { try await LedgerContract.races(.postgres) }
     @Test func batchOfSales() async throws { try await LedgerContract.batchOfSales(.postgres) }
     @Test func webhookClaims() async throws { try await LedgerContract.webhookClaims(.postgres) }
+    @Test func webhookLeaseRenewal() async throws { try await LedgerContract.webhookLeaseRenewal(.postgres) }
     @Test func sharedSettings() async throws { try await LedgerContract.sharedSettings(.postgres) }
 }

@@ -1,0 +1,127 @@
+import BERTLV
+import Foundation
+@testable import GatewayService
+import HTTPClient
+import HTTPServer
+import PaymentGateway
+import Synchronization
+import Testing
+import TestSupport
+
+/// The SQLite ledger, except that the first read of a payment after a refund or a reversal was
+/// stored fails (the database went away just after the COMMIT).
+final class ReadFailsAfterWrite: LedgerStore {
+    let base: Ledger
+    private let failNextRead = Mutex(false)
+    init(_ base: Ledger) { self.base = base }
+
+    var webhookSecret: [UInt8] { base.webhookSecret }
+    var tokenSigningSecret: [UInt8] { base.tokenSigningSecret }
+    func cardFingerprint(of digits: String) -> String { base.cardFingerprint(of: digits) }
+    var location: String { base.location }
+    func storeSale(_ sale: Payment, fingerprint: String) throws(GatewayError) -> (Payment, isReplay: Bool) {
+        try base.storeSale(sale, fingerprint: fingerprint)
+    }
+    func storeSales(_ sales: [(sale: Payment, fingerprint: String)],
+                    beforeCommit: (@Sendable ([String]) -> Void)?) -> [Result<SaleOutcome, GatewayError>] {
+        base.storeSales(sales, beforeCommit: beforeCommit)
+    }
+    func storeReversal(uniqueRef: String, at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment) {
+        let r = try base.storeReversal(uniqueRef: uniqueRef, at: now)
+        failNextRead.withLock { $0 = true }
+        return r
+    }
+    func storeRefund(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment) {
+        let r = try base.storeRefund(uniqueRef: uniqueRef, amount: amount, at: now)
+        failNextRead.withLock { $0 = true }
+        return r
+    }
+    func payment(paymentId: String) throws(GatewayError) -> Payment? {
+        if failNextRead.withLock({ let f = $0; $0 = false; return f }) {
+            throw GatewayError(.storage, "the ledger database is unreachable; nothing was read")
+        }
+        return try base.payment(paymentId: paymentId)
+    }
+    func payment(uniqueRef: String) throws(GatewayError) -> Payment? { try base.payment(uniqueRef: uniqueRef) }
+    func sales(orderId: String) throws(GatewayError) -> [Payment] { try base.sales(orderId: orderId) }
+    func allPayments() throws(GatewayError) -> [Payment] { try base.allPayments() }
+    func saleCount(orderId: String) throws(GatewayError) -> Int { try base.saleCount(orderId: orderId) }
+    func transactions(_ filter: TransactionFilter) throws(GatewayError) -> [Payment] { try base.transactions(filter) }
+    func payments(orderId: String) throws(GatewayError) -> [Payment] { try base.payments(orderId: orderId) }
+    func children(ofPaymentId paymentId: String) throws(GatewayError) -> [Payment] { try base.children(ofPaymentId: paymentId) }
+    func recentSales(limit: Int) throws(GatewayError) -> [Payment] { try base.recentSales(limit: limit) }
+    func webhooks(orderId: String?, pendingOnly: Bool) throws(GatewayError) -> [Webhook] {
+        try base.webhooks(orderId: orderId, pendingOnly: pendingOnly)
+    }
+    func webhookDeliveries(orderId: String?, paymentId: String?) throws(GatewayError) -> [WebhookDelivery] {
+        try base.webhookDeliveries(orderId: orderId, paymentId: paymentId)
+    }
+    func webhookAttempts(webhookId: Int64) throws(GatewayError) -> [WebhookAttempt] { try base.webhookAttempts(webhookId: webhookId) }
+    func claimDueWebhooks(now: Date, owner: String, lease: Duration, limit: Int,
+                          firstAttemptDelay: Duration) throws(GatewayError) -> [Webhook] {
+        try base.claimDueWebhooks(now: now, owner: owner, lease: lease, limit: limit, firstAttemptDelay: firstAttemptDelay)
+    }
+    func nextWebhookDue(firstAttemptDelay: Duration) throws(GatewayError) -> Date? {
+        try base.nextWebhookDue(firstAttemptDelay: firstAttemptDelay)
+    }
+    func renewWebhookLease(id: Int64, owner: String, until: Date) throws(GatewayError) -> Bool {
+        try base.renewWebhookLease(id: id, owner: owner, until: until)
+    }
+    func recordWebhookAttempt(_ a: WebhookAttemptRecord) throws(GatewayError) { try base.recordWebhookAttempt(a) }
+    func markWebhookDelivered(id: Int64, at date: Date) throws(GatewayError) { try base.markWebhookDelivered(id: id, at: date) }
+    func recordWebhookFailure(id: Int64, error: String) throws(GatewayError) { try base.recordWebhookFailure(id: id, error: error) }
+    func termsAccepted(accountId: String) throws(GatewayError) -> Bool { try base.termsAccepted(accountId: accountId) }
+    func setTermsAccepted(_ accepted: Bool, accountId: String, at date: Date) throws(GatewayError) {
+        try base.setTermsAccepted(accepted, accountId: accountId, at: date)
+    }
+    func blockedSDKVersions() throws(GatewayError) -> Set<String> { try base.blockedSDKVersions() }
+    func blockSDKVersion(_ version: String) throws(GatewayError) { try base.blockSDKVersion(version) }
+    func unblockSDKVersion(_ version: String) throws(GatewayError) { try base.unblockSDKVersion(version) }
+    func secret(named name: String) throws(GatewayError) -> [UInt8] { try base.secret(named: name) }
+}
+
+@Suite("Merchant REST answers what the ledger recorded", .temporaryDirectories)
+struct MerchantAnswerTests {
+    @Test("a refund or a cancel that was recorded is answered 200 with the new state, even when the read after it fails (a retry would refund twice)")
+    func recordedWriteIsAnsweredAsDone() async throws {
+        let dir = try temporaryDirectory()
+        let ledger = ReadFailsAfterWrite(try Ledger(directory: dir))
+        let service = try GatewayService(gateway: EmbeddedGateway(configuration: .init(dataDirectory: dir), ledger: ledger))
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(1)),
+                                    handler: service.routes())
+        let live = try LiveService.Client(url: server.url, key: service.apiKey)
+        let sale = try await RemoteGateway(baseURL: server.url).authorize(
+            AuthorisationRequest(orderId: "m-refund", amount: 1000,
+                                 card: CardData(pan: PAN("378282246310005")!, expiry: "2812")))
+        #expect(sale.status == .approved)
+
+        let refund = try await live.post("/v1/payments/\(sale.paymentId)/refund", #"{"amount":300}"#)
+        #expect(refund.status == 200)
+        let doc = try jsonObject(refund.body)
+        #expect(doc["status"] as? String == "PARTIALLY_REFUNDED")
+        #expect(doc["refundedAmount"] as? Int == 300 && doc["lastRefundAmount"] as? Int == 300)
+        #expect(try ledger.base.payment(paymentId: sale.paymentId)?.refundedAmount == 300)
+
+        let other = try await RemoteGateway(baseURL: server.url).authorize(
+            AuthorisationRequest(orderId: "m-cancel", amount: 1000,
+                                 card: CardData(pan: PAN("378282246310005")!, expiry: "2812")))
+        let cancel = try await live.post("/v1/payments/\(other.paymentId)/cancel", #"{"cancellationReason":"duplicated"}"#)
+        #expect(cancel.status == 200)
+        #expect(try jsonObject(cancel.body)["status"] as? String == "CANCELED")
+        #expect(try ledger.base.payment(paymentId: other.paymentId)?.reversed == true)
+        await server.stop()
+    }
+}
+
+extension LiveService {
+    /// Merchant calls with the API key.
+    struct Client {
+        let url: String
+        let key: String
+        func post(_ path: String, _ json: String) async throws -> HTTPClientResponse {
+            try await HTTPClient().send(HTTPClientRequest(
+                method: "POST", url: url + path,
+                headers: [("Authorization", key), ("Content-Type", "application/json")], body: Array(json.utf8)))
+        }
+    }
+}
