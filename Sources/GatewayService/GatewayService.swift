@@ -269,6 +269,14 @@ public final class GatewayService: Sendable {
         }
     }
 
+    /// `handler` run on the ledger's threads (``Timing/BlockingExecutor/ledger``), for handlers that
+    /// read the ledger synchronously inside `handle` (GraphQL, the dashboard): a slow database
+    /// then never holds a thread of Swift's cooperative pool, which the other requests need to
+    /// start at all (two threads on a 2-core machine).
+    public func onLedgerThreads(_ handler: any HTTPHandler) -> any HTTPHandler {
+        OnLedgerThreads(inner: handler)
+    }
+
     /// Runs `body` and answers its value or its typed error as JSON.
     func respond(_ req: HTTPRequest, _ body: () async throws(RouteError) -> HTTPResponse) async -> HTTPResponse {
         do {
@@ -426,5 +434,13 @@ extension Wire {
     struct FaultList: Codable {
         var standing: String?
         var counted: [ArmedFault]
+    }
+}
+
+/// ``GatewayService/onLedgerThreads(_:)``.
+struct OnLedgerThreads: HTTPHandler {
+    let inner: any HTTPHandler
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        await withTaskExecutorPreference(BlockingExecutor.ledger) { await inner.handle(request) }
     }
 }

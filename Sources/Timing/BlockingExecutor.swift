@@ -12,8 +12,13 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     /// Starts `threads` threads named `name.0`, `name.1`…; they live as long as the process.
     public init(threads: Int, name: String) {
         for i in 0..<max(1, threads) {
-            let t = Thread { [self] in work() }
-            t.name = "\(name).\(i)"
+            // Named from inside: on Linux, Foundation sets a thread's system name only from the
+            // thread itself, so a name given before `start()` is not what `perf`, `top -H` or
+            // `Thread.current.name` see (they saw the creating thread's name).
+            let t = Thread { [self] in
+                Thread.current.name = "\(name).\(i)"
+                work()
+            }
             t.start()
         }
     }

@@ -1,6 +1,7 @@
 import BERTLV
 import Foundation
 @testable import GatewayService
+@testable import tapemu
 import HTTPClient
 import HTTPServer
 import PaymentGateway
@@ -8,12 +9,18 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// The SQLite ledger, except that the first read of a payment after a refund or a reversal was
-/// stored fails (the database went away just after the COMMIT).
-final class ReadFailsAfterWrite: LedgerStore {
+/// The SQLite ledger with hooks: `onRead` runs before every read of payments (it may throw: the
+/// database went away), `afterWrite` after a refund or a reversal was stored.
+final class HookedLedger: LedgerStore {
     let base: Ledger
-    private let failNextRead = Mutex(false)
+    private let hooks = Mutex<(onRead: (@Sendable (String) throws(GatewayError) -> Void)?, afterWrite: (@Sendable () -> Void)?)>((nil, nil))
     init(_ base: Ledger) { self.base = base }
+    func onRead(_ f: @escaping @Sendable (String) throws(GatewayError) -> Void) { hooks.withLock { $0.onRead = f } }
+    func afterWrite(_ f: @escaping @Sendable () -> Void) { hooks.withLock { $0.afterWrite = f } }
+    private func read(_ what: String) throws(GatewayError) {
+        if let f = hooks.withLock({ $0.onRead }) { try f(what) }
+    }
+    private func wrote() { hooks.withLock { $0.afterWrite }?() }
 
     var webhookSecret: [UInt8] { base.webhookSecret }
     var tokenSigningSecret: [UInt8] { base.tokenSigningSecret }
@@ -28,28 +35,38 @@ final class ReadFailsAfterWrite: LedgerStore {
     }
     func storeReversal(uniqueRef: String, at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment) {
         let r = try base.storeReversal(uniqueRef: uniqueRef, at: now)
-        failNextRead.withLock { $0 = true }
+        wrote()
         return r
     }
     func storeRefund(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment) {
         let r = try base.storeRefund(uniqueRef: uniqueRef, amount: amount, at: now)
-        failNextRead.withLock { $0 = true }
+        wrote()
         return r
     }
     func payment(paymentId: String) throws(GatewayError) -> Payment? {
-        if failNextRead.withLock({ let f = $0; $0 = false; return f }) {
-            throw GatewayError(.storage, "the ledger database is unreachable; nothing was read")
-        }
+        try read("payment")
         return try base.payment(paymentId: paymentId)
     }
     func payment(uniqueRef: String) throws(GatewayError) -> Payment? { try base.payment(uniqueRef: uniqueRef) }
-    func sales(orderId: String) throws(GatewayError) -> [Payment] { try base.sales(orderId: orderId) }
-    func allPayments() throws(GatewayError) -> [Payment] { try base.allPayments() }
+    func sales(orderId: String) throws(GatewayError) -> [Payment] {
+        try read("sales")
+        return try base.sales(orderId: orderId)
+    }
+    func allPayments() throws(GatewayError) -> [Payment] {
+        try read("allPayments")
+        return try base.allPayments()
+    }
     func saleCount(orderId: String) throws(GatewayError) -> Int { try base.saleCount(orderId: orderId) }
     func transactions(_ filter: TransactionFilter) throws(GatewayError) -> [Payment] { try base.transactions(filter) }
     func payments(orderId: String) throws(GatewayError) -> [Payment] { try base.payments(orderId: orderId) }
-    func children(ofPaymentId paymentId: String) throws(GatewayError) -> [Payment] { try base.children(ofPaymentId: paymentId) }
-    func recentSales(limit: Int) throws(GatewayError) -> [Payment] { try base.recentSales(limit: limit) }
+    func children(ofPaymentId paymentId: String) throws(GatewayError) -> [Payment] {
+        try read("children")
+        return try base.children(ofPaymentId: paymentId)
+    }
+    func recentSales(limit: Int) throws(GatewayError) -> [Payment] {
+        try read("recentSales")
+        return try base.recentSales(limit: limit)
+    }
     func webhooks(orderId: String?, pendingOnly: Bool) throws(GatewayError) -> [Webhook] {
         try base.webhooks(orderId: orderId, pendingOnly: pendingOnly)
     }
@@ -85,11 +102,20 @@ struct MerchantAnswerTests {
     @Test("a refund or a cancel that was recorded is answered 200 with the new state, even when the read after it fails (a retry would refund twice)")
     func recordedWriteIsAnsweredAsDone() async throws {
         let dir = try temporaryDirectory()
-        let ledger = ReadFailsAfterWrite(try Ledger(directory: dir))
+        let ledger = HookedLedger(try Ledger(directory: dir))
+        // The first read of a payment after a refund or a reversal fails: the database went away
+        // just after the COMMIT.
+        let failNext = Mutex(false)
+        ledger.afterWrite { failNext.withLock { $0 = true } }
+        ledger.onRead { (what) throws(GatewayError) in
+            if what == "payment", failNext.withLock({ let f = $0; $0 = false; return f }) {
+                throw GatewayError(.storage, "the ledger database is unreachable; nothing was read")
+            }
+        }
         let service = try GatewayService(gateway: EmbeddedGateway(configuration: .init(dataDirectory: dir), ledger: ledger))
         let server = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(1)),
                                     handler: service.routes())
-        let live = try LiveService.Client(url: server.url, key: service.apiKey)
+        let live = LiveService.Client(url: server.url, key: service.apiKey)
         let sale = try await RemoteGateway(baseURL: server.url).authorize(
             AuthorisationRequest(orderId: "m-refund", amount: 1000,
                                  card: CardData(pan: PAN("378282246310005")!, expiry: "2812")))
@@ -123,5 +149,31 @@ extension LiveService {
                 method: "POST", url: url + path,
                 headers: [("Authorization", key), ("Content-Type", "application/json")], body: Array(json.utf8)))
         }
+    }
+}
+
+@Suite("The served GraphQL and dashboard read the ledger off the cooperative pool", .temporaryDirectories)
+struct WebRoutesThreadTests {
+    @Test("GraphQL charges and the dashboard's JSON read the ledger on the ledger's threads (a slow database never holds Swift's cooperative threads)")
+    func readsOnLedgerThreads() async throws {
+        let dir = try temporaryDirectory()
+        let ledger = HookedLedger(try Ledger(directory: dir))
+        let threads = Mutex<[String]>([])
+        ledger.onRead { what in threads.withLock { $0.append(what + "@" + (Thread.current.name ?? "")) } }
+        let service = try GatewayService(gateway: EmbeddedGateway(configuration: .init(dataDirectory: dir), ledger: ledger))
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(1)),
+                                    handler: GatewayServeCommand.makeRouter(service, dashboard: true))
+        _ = try await RemoteGateway(baseURL: server.url).authorize(
+            AuthorisationRequest(orderId: "t-1", amount: 1000, card: CardData(pan: PAN("378282246310005")!, expiry: "2812")))
+        let client = LiveService.Client(url: server.url, key: service.apiKey)
+        let graphql = try await client.post("/graphql", #"{"query":"{ charges(filter: {orderId: {eq: \"t-1\"}}) { total items { refunds { id } } } }"}"#)
+        #expect(graphql.status == 200 && String(decoding: graphql.body, as: UTF8.self).contains(#""total":1"#))
+        let dashboard = try await HTTPClient().send(HTTPClientRequest(url: server.url + "/dashboard/api/payments?orderId=t-1"))
+        #expect(dashboard.status == 200)
+        _ = try await HTTPClient().send(HTTPClientRequest(url: server.url + "/v1/payments?orderId=t-1", headers: [("Authorization", service.apiKey)]))
+        let names = threads.withLock { $0 }
+        #expect(!names.isEmpty)
+        #expect(names.allSatisfy { $0.contains("@tapemu.ledger") }, "read on \(names)")
+        await server.stop()
     }
 }

@@ -137,10 +137,11 @@ struct GatewayServeCommand: TapemuCommand {
     /// dashboard), mount it here — one line each, e.g. `router.mount("/graphql", handler)`.
     ///
     /// GraphQL takes the merchant API key; the dashboard (no key) is mounted only when
-    /// `dashboard` is true (the server listens on loopback).
+    /// `dashboard` is true (the server listens on loopback). Both read the ledger inside their
+    /// handler, so they run on the ledger's threads (``GatewayService/onLedgerThreads(_:)``).
     static func makeRouter(_ service: GatewayService, dashboard: Bool = true) -> Router {
         var router = service.routes()
-        let web = GatewayWebRoutes(ledger: service.gateway.ledger, apiKey: service.apiKey)
+        let web = service.onLedgerThreads(GatewayWebRoutes(ledger: service.gateway.ledger, apiKey: service.apiKey))
         router.mount("/graphql", web)
         if dashboard {
             router.mount("/", web)
