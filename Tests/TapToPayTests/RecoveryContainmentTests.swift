@@ -1,0 +1,142 @@
+import DeviceStore
+import Foundation
+import PaymentGateway
+import TapToPay
+import TestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// A hostile review of the device side of a payment, one test per defect: a recovery that acted
+// on an order a live sale of another process was paying, and a recovery that one record's lease
+// stopped after it had already acted on others.
+
+/// Another process on a data directory: its own gateway and store (its file locks exclude this
+/// process's as another process's would: flock locks belong to the open file).
+private struct SecondProcess {
+    let gateway: EmbeddedGateway
+    let store: PendingPaymentStore
+
+    init(_ data: String) throws {
+        gateway = try EmbeddedGateway(dataDirectory: data, access: .existing)
+        store = try PendingPaymentStore(dataDirectory: data, access: .existing)
+    }
+
+    func resolver(_ variant: SeedVariant) -> PendingSaleResolver {
+        PendingSaleResolver(terminal: CoreTerminal(gateway: gateway, token: gateway.issueToken(accountId: "acct_second")),
+                            store: store, variant: variant)
+    }
+}
+
+@Suite("Recovery beside a retry of the same sale")
+struct RecoveryBesideARetryTests {
+    /// A sale ended unclear (it never reached the gateway); the same sale — order, amount, card —
+    /// runs again in another process before the first was resolved, and `tapemu resolve` runs
+    /// beside it. The earlier attempt's look-up finds the live attempt's sale (the gateway holds
+    /// one sale per order id, so it matches), and the recovery reversed it: the live sale then
+    /// reported approved a sale that was reversed. While an attempt of the order is live, the
+    /// order is left alone.
+    @Test(arguments: SeedVariant.allCases)
+    func aLiveRetryOfTheOrderIsNotReversedFromUnderIt(_ variant: SeedVariant) async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("retry")
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
+
+        let gate = CoreCheckpointGate(at: .answered)
+        let rig = try await CoreRig.make(dir) { $0.checkpoint = gate.hook }
+        let retry = Task { await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) }
+        await gate.waitUntilReached()
+
+        let reports = try await SecondProcess(dir.path + "/data").resolver(variant).resolvePending()
+        #expect(reports.map(\.outcome) == [.inProgress, .inProgress], "\(reports.map(\.outcome))")
+        #expect(try rig.reversalCount(orderId: orderId) == 0, "the recovery reversed the sale a live retry is paying")
+
+        gate.release()
+        guard case .response(let r) = await retry.value else { Issue.record("the retry did not answer"); return }
+        #expect(r.code == "A")
+        #expect(try rig.ledgerRows(orderId: orderId).map(\.state) == [.approved], "a sale reported approved is not standing")
+        // The retry's hand-over took the earlier attempt of the order with it: nothing is left.
+        #expect(try rig.store.all().isEmpty)
+    }
+
+    /// The records a recovery holds until its reports are acknowledged (`tapemu resolve`) are not
+    /// live attempts: a second dead attempt of the same order is still looked up in the same run.
+    @Test func theRecordsARecoveryHoldsDoNotStopItsOwnRun() async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("twice")
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.hostApprovedAnswerLost, dir: dir, orderId: orderId)
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
+
+        let second = try SecondProcess(dir.path + "/data")
+        let reports = try await second.resolver(.seed002).resolvePending(handOver: .acknowledged)
+        #expect(reports.map { CoreAPIRecoveryTests.outcomeName($0.outcome) } == ["reversed", "mismatch"])
+        for r in reports where r.isResolved { try r.acknowledge() }
+        #expect(try second.store.all().map(\.amount) == [1000])
+    }
+}
+
+@Suite("One record's lease never stops a recovery halfway")
+struct RecoveryContainmentTests {
+    /// Makes the lease of `attemptId` impossible to open: its path is a directory (EISDIR).
+    private static func breakLease(_ data: String, _ attemptId: String) throws {
+        let path = data + "/" + PendingPaymentStore.leaseDirectoryName + "/" + attemptId + ".lock"
+        try? FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    /// Two sales whose answers were lost (both approved). The second one's lease cannot be
+    /// taken. The recovery reversed the first sale, removed its record — and then threw for the
+    /// second: the caller never learned of the reversal, and the device kept no trace of it.
+    /// Now the second is reported by its order id and the first's report comes back.
+    @Test func aCoreAPIRecoveryReportsWhatItDidAndTheRecordItCouldNotTake() async throws {
+        let dir = TempDir()
+        let first = coreOrderId("first")
+        let second = coreOrderId("second")
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.hostApprovedAnswerLost, dir: dir, orderId: first)
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.hostApprovedAnswerLost, dir: dir, orderId: second)
+        let rig = try await CoreRig.make(dir)
+        let damaged = try #require(try rig.store.records(orderId: second).first)
+        try Self.breakLease(dir.path + "/data", damaged.attemptId)
+
+        let reports = try await rig.core.resolvePendingSales()
+        #expect(Set(reports.map(\.sale.orderId)) == [first, second])
+        let reversed = try #require(reports.first { $0.sale.orderId == first })
+        let kept = try #require(reports.first { $0.sale.orderId == second })
+        guard case .reversed = reversed.outcome else { Issue.record("\(reports.map(\.outcome))"); return }
+        #expect(reversed.removedFromStore)
+        guard case .unreadable(let reason) = kept.outcome else { Issue.record("\(reports.map(\.outcome))"); return }
+        #expect(reason.contains("lease"), "\(reason)")
+        #expect(!kept.isResolved)
+        #expect(try rig.reversalCount(orderId: first) == 1)
+        #expect(try rig.reversalCount(orderId: second) == 0, "a sale whose record could not be taken was reversed")
+        #expect(try rig.store.all().map(\.orderId) == [second], "the record that could not be taken must stay")
+    }
+
+    /// The same for the MONEI-style recovery: the first payment was found and its record left the
+    /// device, then the second's lease threw and the found payment was never reported.
+    @Test func aMONEIRecoveryReportsWhatItFoundAndTheRecordItCouldNotTake() async throws {
+        let h = try Harness()
+        let t = try await h.prepared(h.configuration(fault: .lostAnswer))
+        for (amount, orderId) in [(1000, "lost-1"), (1001, "lost-2")] {
+            let outcome = await driving(h.gatewayClock, by: Harness.gatewayTimeout) {
+                await pay(t, amount: amount, orderId: orderId)
+            }
+            expectFailure(outcome, .outcomeUnknown(orderId: orderId))
+        }
+        let damaged = try #require(try h.store.records(orderId: "lost-2").first)
+        try Self.breakLease(h.directory, damaged.attemptId)
+
+        // The harness's wall clock stands still: the two records may come in either order.
+        let reports = try await t.resolveUnclearOutcomes()
+        #expect(Set(reports.map(\.pending.orderId)) == ["lost-1", "lost-2"])
+        let found = try #require(reports.first { $0.pending.orderId == "lost-1" })
+        let kept = try #require(reports.first { $0.pending.orderId == "lost-2" })
+        guard case .found(let payment) = found.finding else { Issue.record("\(reports.map(\.finding))"); return }
+        #expect(payment.status == .approved)
+        #expect(found.removedFromStore)
+        guard case .unreadable(let reason) = kept.finding else { Issue.record("\(reports.map(\.finding))"); return }
+        #expect(reason.contains("lease"), "\(reason)")
+        #expect(try h.store.all().map(\.orderId) == ["lost-2"])
+    }
+}
