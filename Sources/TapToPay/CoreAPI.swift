@@ -325,6 +325,8 @@ public final class CoreAPI: Sendable {
             }
         case .afterSubmission(let orderId, let cause):
             var sale = sale
+            // The card of this attempt's request (the engine knows it once a request left); the
+            // order's newest record may be another attempt's.
             if let card {
                 sale.maskedPAN = card.maskedPAN
                 sale.cardType = card.brand

@@ -3,6 +3,7 @@ import Foundation
 import PaymentGateway
 import TapToPay
 import TestSupport
+import VirtualCard
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -138,5 +139,32 @@ struct RecoveryContainmentTests {
         guard case .unreadable(let reason) = kept.finding else { Issue.record("\(reports.map(\.finding))"); return }
         #expect(reason.contains("lease"), "\(reason)")
         #expect(try h.store.all().map(\.orderId) == ["lost-2"])
+    }
+}
+
+@Suite("The communication error carries this attempt's card")
+struct CommErrorCardTests {
+    /// A card torn after early submission: the sale the listener gets back took its card from
+    /// the newest open record of the order — another attempt's when one is newer (here a record of
+    /// another card). Seed 002's recovery looks the sale up by that card's last four, so it would
+    /// find nothing ("run the sale again") while this attempt's sale stands. The sale now carries
+    /// the card the request was sent with.
+    @Test func aTornCardAfterEarlySubmissionReportsTheCardItSent() async throws {
+        let dir = TempDir()
+        let card = VirtualCardSource(profile: CardProfiles.named("visa-qvsdc")!.withTear(afterExchange: 3),
+                                     simulatesCardTime: false)
+        let rig = try await CoreRig.make(dir, source: card)
+        let orderId = coreOrderId("torn")
+        try rig.store.save(PendingPayment(orderId: orderId, origin: .coreAPI, amount: 1000, currency: "EUR",
+                                          maskedPAN: "541333******4111", last4: "4111", cardBrand: "mastercard",
+                                          createdAt: Date().addingTimeInterval(3600)))
+        guard let (sale, error) = coreCommError(await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId))) else {
+            Issue.record("not a comm error: \(rig.sales.events)")
+            return
+        }
+        #expect(error == .cardReadFailed)
+        #expect(sale.maskedPAN == "476173******0010")
+        #expect(sale.cardType == "visa")
+        #expect(sale.panLastFour == "0010")
     }
 }
