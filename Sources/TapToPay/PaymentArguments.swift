@@ -19,6 +19,12 @@ enum PaymentArguments {
                 || $0.properties.generalCategory == .format }   // bidi overrides (U+202E), zero-width marks
     }
 
+    /// A currency: an ISO 4217 alphabetic code, three ASCII letters (either case: it is sent in
+    /// upper case, the only case the gateway takes).
+    static func isValidCurrency(_ currency: String) -> Bool {
+        currency.utf8.count == 3 && currency.utf8.allSatisfy { (65...90).contains($0) || (97...122).contains($0) }
+    }
+
     /// A webhook address: an http or https URL with a host, at most 2048 bytes.
     static func isValidCallbackUrl(_ url: String) -> Bool {
         guard url.utf8.count <= 2048, let u = URL(string: url), let scheme = u.scheme?.lowercased(),

@@ -132,6 +132,13 @@ public final class TapToPay: Sendable {
         let gateway = config.gateway
         let options = GatewayRequestOptions(timeout: config.timeouts.gatewayRequest, fault: nil)
 
+        // 0. The configured currency: refused by the gateway instead, the order would end unclear
+        // after the submission point, with nothing charged.
+        guard PaymentArguments.isValidCurrency(config.currency) else {
+            config.onEvent(.failed(reason: "the configured currency '\(config.currency.prefix(16))' is not an ISO 4217 code of three letters"))
+            throw failureBeforeSubmission(.unknown)
+        }
+
         // 1. The SDK version, the token, the location, the terms: before anything touches a card.
         do {
             try await gateway.checkSDKVersion(config.sdkVersion, options: options)
@@ -148,7 +155,7 @@ public final class TapToPay: Sendable {
         try checkCancelled()
 
         // 2. The card and the authorisation.
-        let sale = SaleRequest(orderId: orderId, amount: amount, currency: config.currency, callbackUrl: callbackUrl,
+        let sale = SaleRequest(orderId: orderId, amount: amount, currency: config.currency.uppercased(), callbackUrl: callbackUrl,
                                accountId: claims.accountId, origin: .tapToPay)
         let outcome: SaleOutcome
         do throws(SaleFailure) {

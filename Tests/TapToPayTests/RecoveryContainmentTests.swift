@@ -168,3 +168,44 @@ struct CommErrorCardTests {
         #expect(sale.panLastFour == "0010")
     }
 }
+
+@Suite("The currency is checked before the card")
+struct CurrencyBeforeTheCardTests {
+    /// A configuration in lower case ("eur"): the gateway takes upper-case codes only, so it
+    /// refused the request after the submission point — `outcomeUnknown`, nothing charged, and a
+    /// record on the device that no recovery could ever resolve. The code is the same currency.
+    @Test func aLowerCaseCurrencyIsTheSameCurrency() async throws {
+        let h = try Harness()
+        var config = h.configuration()
+        config.currency = "eur"
+        let t = try await h.prepared(config)
+        let result = try #require(await pay(t, amount: 1250, orderId: "cur-lower").result)
+        #expect(result.status == .approved)
+        #expect(try await h.charges("cur-lower").map(\.currency) == ["EUR"])
+        #expect(try h.store.all().isEmpty)
+    }
+
+    /// A currency that is no ISO 4217 code cannot be charged: the payment does not start (no
+    /// card is asked for), instead of ending unclear after the request left.
+    @Test(arguments: ["EURO", "E1", "€", ""])
+    func aCurrencyThatIsNoCodeStopsBeforeTheCard(_ currency: String) async throws {
+        let h = try Harness()
+        let source = virtualCard("visa-qvsdc")
+        var config = h.configuration(source: source)
+        config.currency = currency
+        let t = try await h.prepared(config)
+        expectFailure(await pay(t, amount: 1250, orderId: "cur-bad"), .paymentFailed(code: .unknown))
+        try await h.expectNoPayment("cur-bad")
+    }
+
+    /// The same for the CoreAPI face: the terminal and the reader agree on a currency that is no
+    /// code; the sale ended in a communication error with nothing charged.
+    @Test func aCoreAPISaleInACurrencyThatIsNoCodeIsTerminalSettings() async throws {
+        let dir = TempDir()
+        let rig = try await CoreRig.make(dir) { $0.currency = "EURO" }
+        let outcome = await rig.core.processSale(CoreSale(amount: 1250, currency: "EURO", orderId: "cur-core"))
+        #expect(coreErrorCode(outcome) == .terminalSettings, "\(outcome)")
+        #expect(try rig.store.all().isEmpty)
+        #expect(try rig.ledgerRows(orderId: "cur-core").isEmpty)
+    }
+}
