@@ -250,9 +250,8 @@ public final class CoreAPI: Sendable {
         guard PaymentArguments.isValidOrderId(orderId) else {
             return (.error(.invalidParameters, description: "the orderId must be 1 to 128 printable characters"), nil)
         }
-        guard PaymentArguments.isValidCurrency(terminal.currency) else {
-            return (.error(.terminalSettings,
-                           description: "the terminal's currency '\(terminal.currency.prefix(16))' is not an ISO 4217 code of three letters"), nil)
+        if let reason = PaymentArguments.currencyProblem(terminal.currency, terminal: configuration.terminal) {
+            return (.error(.terminalSettings, description: "the terminal's currency: \(reason)"), nil)
         }
         guard terminal.currency.uppercased() == configuration.currency.uppercased() else {
             return (.error(.terminalSettings,

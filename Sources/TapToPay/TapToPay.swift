@@ -134,8 +134,8 @@ public final class TapToPay: Sendable {
 
         // 0. The configured currency: refused by the gateway instead, the order would end unclear
         // after the submission point, with nothing charged.
-        guard PaymentArguments.isValidCurrency(config.currency) else {
-            config.onEvent(.failed(reason: "the configured currency '\(config.currency.prefix(16))' is not an ISO 4217 code of three letters"))
+        if let reason = PaymentArguments.currencyProblem(config.currency, terminal: config.terminal) {
+            config.onEvent(.failed(reason: reason))
             throw failureBeforeSubmission(.unknown)
         }
 

@@ -209,3 +209,39 @@ struct CurrencyBeforeTheCardTests {
         #expect(try rig.ledgerRows(orderId: "cur-core").isEmpty)
     }
 }
+
+@Suite("The currency the card is told is the one charged")
+struct TerminalCurrencyTests {
+    /// The configuration charges USD while the reader's terminal settings still give the card
+    /// EUR (5F2A 0978): the gateway refused the request after the submission point (the card's
+    /// currency is not the one asked for) — `outcomeUnknown` with nothing charged. Now the payment
+    /// does not start.
+    @Test func aCurrencyTheTerminalDoesNotGiveTheCardStopsBeforeTheCard() async throws {
+        let h = try Harness()
+        var config = h.configuration()
+        config.currency = "USD"
+        let t = try await h.prepared(config)
+        expectFailure(await pay(t, amount: 1250, orderId: "cur-usd"), .paymentFailed(code: .unknown))
+        try await h.expectNoPayment("cur-usd")
+    }
+
+    @Test func aCoreAPISaleInACurrencyTheTerminalDoesNotGiveTheCardIsTerminalSettings() async throws {
+        let dir = TempDir()
+        let rig = try await CoreRig.make(dir) { $0.currency = "USD" }
+        let outcome = await rig.core.processSale(CoreSale(amount: 1250, currency: "USD", orderId: "cur-core-usd"))
+        #expect(coreErrorCode(outcome) == .terminalSettings, "\(outcome)")
+        #expect(try rig.store.all().isEmpty)
+        #expect(try rig.ledgerRows(orderId: "cur-core-usd").isEmpty)
+    }
+
+    /// With the terminal set for the currency, the sale goes through.
+    @Test func aCurrencyTheTerminalGivesTheCardIsCharged() async throws {
+        let h = try Harness()
+        var config = h.configuration()
+        config.currency = "USD"
+        config.terminal.currencyCode = 840
+        let t = try await h.prepared(config)
+        #expect(await pay(t, amount: 1250, orderId: "cur-usd-ok").result?.status == .approved)
+        #expect(try await h.charges("cur-usd-ok").map(\.currency) == ["USD"])
+    }
+}
