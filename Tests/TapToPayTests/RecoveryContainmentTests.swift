@@ -245,3 +245,33 @@ struct TerminalCurrencyTests {
         #expect(try await h.charges("cur-usd-ok").map(\.currency) == ["USD"])
     }
 }
+
+@Suite("Closing is for records without an answer")
+struct ClosingAnsweredRecordsTests {
+    /// A record that holds the gateway's answer (the process ended before the result was handed
+    /// over) was closed like one without: it became an audit entry, and the approval in it was
+    /// never reported by a recovery — the merchant, told nothing, may charge again. Its outcome
+    /// is known: closing it is refused, and the recovery reports it.
+    @Test func aRecordHoldingTheGatewaysAnswerIsNotClosed() async throws {
+        let h = try Harness()
+        var config = h.configuration()
+        config.resultHandOver = .acknowledged
+        do {
+            let t = try await h.prepared(config)
+            #expect(await pay(t, amount: 1250, orderId: "answered-close").result?.status == .approved)
+            // `t` goes away without acknowledging: a process that died after the answer.
+        }
+        let other = try PendingPaymentStore(dataDirectory: h.directory)
+        do {
+            _ = try other.close(orderId: "answered-close", reason: "support says no payment")
+            Issue.record("a record holding an approval was closed")
+        } catch {
+            #expect(error.code == .invalidRequest)
+            #expect(error.reason.contains("answer"), "\(error.reason)")
+        }
+        #expect(try h.store.get(orderId: "answered-close")?.state == .answered)
+        let reports = try await h.prepared(h.configuration()).resolveUnclearOutcomes()
+        guard case .answered(let answer)? = reports.first?.finding else { Issue.record("\(reports.map(\.finding))"); return }
+        #expect(answer.status == .approved)
+    }
+}
