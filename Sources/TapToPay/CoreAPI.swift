@@ -219,9 +219,10 @@ public final class CoreAPI: Sendable {
 
     /// Says that `response` has been handed over (the app has shown or stored it): the device's
     /// record of the sale, which kept the answer until now, leaves. Only with
-    /// ``ResultHandOver/acknowledged``; a response never acknowledged stays on the device as a
-    /// pending sale, and ``resolvePendingSales(variant:)`` resolves it (look-up, then reversal:
-    /// the merchant never saw the approval).
+    /// ``ResultHandOver/acknowledged``; a response never acknowledged stays on the device with
+    /// the answer in it, and ``resolvePendingSales(variant:)`` reports that answer
+    /// (``PendingSaleReport/Outcome/answered(_:)``) without reversing anything: the app may
+    /// already have shown it.
     public func acknowledge(_ response: CoreSaleResponse) throws(DeviceStoreError) {
         try payment.acknowledge(orderId: response.orderId)
     }
