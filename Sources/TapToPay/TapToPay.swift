@@ -168,10 +168,16 @@ public final class TapToPay: Sendable {
         if let lease = outcome.lease {
             payment.handOver(lease, orderId: orderId, mode: config.resultHandOver, onEvent: config.onEvent)
         }
-        return PaymentResult(paymentId: response.paymentId,
-                             status: response.status == .approved ? .approved : .declined,
-                             statusMessage: response.statusMessage, cardBrand: response.cardBrand.rawValue,
-                             last4: response.last4, orderId: response.orderId)
+        // An approval is an approved sale still standing (code A). The stored answer of an order
+        // whose sale was reversed since (code C) comes back approved: it charges nothing, so it
+        // is a no — a new payment needs a new order id.
+        let approved = response.status == .approved && response.transactionCode == .approved
+        let reversed = response.status == .approved && response.transactionCode == .cancelled
+        return PaymentResult(paymentId: response.paymentId, status: approved ? .approved : .declined,
+                             statusMessage: reversed
+                                ? "The payment of this order was approved, then reversed: nothing is charged. Start a new payment with a new order ID."
+                                : response.statusMessage,
+                             cardBrand: response.cardBrand.rawValue, last4: response.last4, orderId: response.orderId)
     }
 
     /// The cause behind a failed sale, when there is more to say than the seed's error.

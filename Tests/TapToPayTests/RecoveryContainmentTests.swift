@@ -275,3 +275,26 @@ struct ClosingAnsweredRecordsTests {
         #expect(answer.status == .approved)
     }
 }
+
+@Suite("A reversed order is not an approval")
+struct ReversedReplayTests {
+    /// The order's sale was approved, then reversed (seed 002's recovery, after a communication
+    /// error). The same payment run again through the MONEI-style face gets the gateway's stored
+    /// answer back — status approved, code C — and reported it APPROVED: the merchant hands the
+    /// goods over for a payment that moves no money. It is a clear no: declined, with the reason.
+    @Test func aReplayOfAReversedSaleIsDeclined() async throws {
+        let h = try Harness()
+        let t = try await h.prepared(h.configuration())
+        let first = try #require(await pay(t, amount: 1250, orderId: "reversed-1").result)
+        #expect(first.status == .approved)
+        let sale = try #require(try await h.charges("reversed-1").first)
+        _ = try await h.gateway.reverse(uniqueRef: sale.uniqueRef, options: GatewayRequestOptions(fault: GatewayFault.none))
+
+        let again = try #require(await pay(t, amount: 1250, orderId: "reversed-1").result)
+        #expect(again.status == .declined, "a reversed sale was reported \(again.status)")
+        #expect(again.paymentId == first.paymentId)
+        #expect(again.statusMessage?.contains("reversed") == true, "\(again.statusMessage ?? "nil")")
+        #expect(try await h.charges("reversed-1").map(\.state) == [.reversed])
+        #expect(try h.store.all().isEmpty)
+    }
+}
