@@ -555,7 +555,9 @@ public final class PendingPaymentStore: Sendable {
 
     /// Closes a record without an answer — after the seed's "contact support" — as a deliberate,
     /// recorded act: the record stays as an audit entry (``PendingPayment/closure``), shown with
-    /// the closed ones. `attemptId` picks one attempt when the order has several open.
+    /// the closed ones. `attemptId` picks one attempt when the order has several open. A record
+    /// that holds the gateway's answer is refused (``DeviceStoreError/Code/invalidRequest``): its
+    /// outcome is known, and the recovery reports it.
     public func close(orderId: String, attemptId: String? = nil, reason: String, at date: Date = Date()) throws(DeviceStoreError) -> PendingPayment {
         let trimmed = reason.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw DeviceStoreError(.invalidRequest, "a reason is needed to close a record") }
@@ -568,6 +570,12 @@ public final class PendingPaymentStore: Sendable {
         }
         guard let lease = try claim(target.attemptId) else {
             throw DeviceStoreError(.busy, "the record of order \(orderId) is owned by a payment in progress")
+        }
+        // A record that holds the gateway's answer is not unclear: closed, its answer would never
+        // be reported (read under the lease: the answer may have come since the list was read).
+        if let answer = lease.record.answer {
+            lease.release()
+            throw DeviceStoreError(.invalidRequest, "the record of order \(orderId) (attempt \(target.attemptId)) holds the gateway's answer (\(answer.status.rawValue), code \(answer.transactionCode), ref \(answer.uniqueRef)): its outcome is known and the recovery reports it; it is not closed")
         }
         return try lease.close(reason: trimmed, at: date)
     }

@@ -219,9 +219,10 @@ public final class CoreAPI: Sendable {
 
     /// Says that `response` has been handed over (the app has shown or stored it): the device's
     /// record of the sale, which kept the answer until now, leaves. Only with
-    /// ``ResultHandOver/acknowledged``; a response never acknowledged stays on the device as a
-    /// pending sale, and ``resolvePendingSales(variant:)`` resolves it (look-up, then reversal:
-    /// the merchant never saw the approval).
+    /// ``ResultHandOver/acknowledged``; a response never acknowledged stays on the device with
+    /// the answer in it, and ``resolvePendingSales(variant:)`` reports that answer
+    /// (``PendingSaleReport/Outcome/answered(_:)``) without reversing anything: the app may
+    /// already have shown it.
     public func acknowledge(_ response: CoreSaleResponse) throws(DeviceStoreError) {
         try payment.acknowledge(orderId: response.orderId)
     }
@@ -249,6 +250,9 @@ public final class CoreAPI: Sendable {
         let orderId = sale.orderId
         guard PaymentArguments.isValidOrderId(orderId) else {
             return (.error(.invalidParameters, description: "the orderId must be 1 to 128 printable characters"), nil)
+        }
+        if let reason = PaymentArguments.currencyProblem(terminal.currency, terminal: configuration.terminal) {
+            return (.error(.terminalSettings, description: "the terminal's currency: \(reason)"), nil)
         }
         guard terminal.currency.uppercased() == configuration.currency.uppercased() else {
             return (.error(.terminalSettings,
@@ -325,6 +329,8 @@ public final class CoreAPI: Sendable {
             }
         case .afterSubmission(let orderId, let cause):
             var sale = sale
+            // The card of this attempt's request (the engine knows it once a request left); the
+            // order's newest record may be another attempt's.
             if let card {
                 sale.maskedPAN = card.maskedPAN
                 sale.cardType = card.brand

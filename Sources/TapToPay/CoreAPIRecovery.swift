@@ -36,9 +36,11 @@ public struct PendingSaleReport: Sendable, Hashable {
         /// differ — another payment holds this order id. Nothing was reversed; the sale stays
         /// pending for a person to look at.
         case mismatch(reason: String)
-        /// A sale in progress owns the record: it was left alone.
+        /// A sale in progress owns the record, or another attempt of its order is live (the sale
+        /// run again): it was left alone.
         case inProgress
-        /// The stored sale cannot be read back (damage): reported by its order id, kept.
+        /// The stored sale cannot be read back, or its lease cannot be taken (damage): reported by
+        /// its order id, kept.
         case unreadable(reason: String)
         /// A request failed (the device is still offline, the gateway failed): the sale stays
         /// pending; try again later.
@@ -172,10 +174,12 @@ public struct PendingSaleResolver: Sendable {
     /// Resolves every CoreAPI-style pending sale in the store, oldest first, and removes the
     /// resolved ones. Recoveries on one data directory run one at a time (a second waits, then
     /// sees what the first left); a sale owned by a live process (a sale in progress, here or in
-    /// another process) is reported ``PendingSaleReport/Outcome/inProgress`` and left alone, as
-    /// are the orders in `skipping`; MONEI-style pending payments too (they resolve by webhook
-    /// and charges query). A stored sale that does not read back is reported by its order id and
-    /// kept; the others still resolve. Throws only when the store cannot be read at all.
+    /// another process) — or whose order has another attempt owned by one (the sale run again:
+    /// the look-up would find that attempt's sale, and reverse it from under it) — is reported
+    /// ``PendingSaleReport/Outcome/inProgress`` and left alone, as are the orders in `skipping`;
+    /// MONEI-style pending payments too (they resolve by webhook and charges query). A stored
+    /// sale that does not read back, or whose lease cannot be taken, is reported by its order id
+    /// and kept; the others still resolve. Throws only when the store cannot be read at all.
     ///
     /// A resolved sale leaves the device when the reports are returned (`.onReturn`), or when
     /// each report is acknowledged (``PendingSaleReport/acknowledge()``) by a caller that must
@@ -190,36 +194,68 @@ public struct PendingSaleResolver: Sendable {
                                   outcome: .unreadable(reason: u.reason), removedFromStore: false)
             }
             for pending in scan.records where pending.origin == .coreAPI && !skipping.contains(pending.orderId) {
-                guard let lease = try store.claim(pending.attemptId) else {
-                    if try store.record(attemptId: pending.attemptId) != nil, let sale = CoreSale(pending: pending) {
-                        reports.append(PendingSaleReport(sale: sale, variant: variant, filter: CoreTransactionFilter(orderId: pending.orderId),
-                                                         match: nil, outcome: .inProgress, removedFromStore: false))
-                    }
-                    continue
-                }
-                let record = lease.record
-                guard let sale = CoreSale(pending: record) else {
-                    lease.release()
+                // The resolved records this run holds until their reports are acknowledged.
+                let held = Set(reports.compactMap { $0.held?.lease.attemptId })
+                do throws(DeviceStoreError) {
+                    if let report = try await resolveRecord(pending, holding: held, handOver: handOver) { reports.append(report) }
+                } catch {
+                    // Its lease or its order's other attempts cannot be read (a damaged lease
+                    // file, a lease folder that cannot be written): nothing was done for it. It
+                    // is reported by its order id, and the others still resolve — a throw here
+                    // would lose the reports of the sales already reversed and removed.
                     reports.append(PendingSaleReport(
-                        sale: CoreSale(amount: record.amount, currency: record.currency, orderId: record.orderId), variant: variant,
-                        filter: CoreTransactionFilter(orderId: record.orderId), match: nil,
-                        outcome: .unreadable(reason: "the stored sale cannot be read back as a CoreSale"), removedFromStore: false))
-                    continue
+                        sale: CoreSale(pending: pending) ?? CoreSale(amount: pending.amount, currency: pending.currency, orderId: pending.orderId),
+                        variant: variant, filter: CoreTransactionFilter(orderId: pending.orderId), match: nil,
+                        outcome: .unreadable(reason: "its record cannot be taken over (\(error.reason)): nothing was done for it"),
+                        removedFromStore: false))
                 }
-                var report = if let answer = record.answer {
-                    PendingSaleReport(sale: sale, variant: variant, filter: CoreTransactionFilter(orderId: record.orderId),
-                                      match: nil, outcome: .answered(answer), removedFromStore: false)
-                } else {
-                    await resolve(sale, record: record)
-                }
-                if report.isResolved {
-                    (report.held, report.removedFromStore, report.storeError) = HeldRecord.settle(lease, handOver: handOver)
-                } else {
-                    lease.release()
-                }
-                reports.append(report)
             }
             return reports
         }
+    }
+
+    /// One pending sale of ``resolvePending(skipping:handOver:)``: nil when it left the store
+    /// meanwhile. `holding`: the attempts this run resolved and holds. Throws only before
+    /// anything was asked of the gateway (its lease, its order's other attempts).
+    private func resolveRecord(_ pending: PendingPayment, holding: Set<String>,
+                               handOver: ResultHandOver) async throws(DeviceStoreError) -> PendingSaleReport? {
+        func inProgress(_ sale: CoreSale) -> PendingSaleReport {
+            PendingSaleReport(sale: sale, variant: variant, filter: CoreTransactionFilter(orderId: pending.orderId),
+                              match: nil, outcome: .inProgress, removedFromStore: false)
+        }
+        guard let lease = try store.claim(pending.attemptId) else {
+            guard try store.record(attemptId: pending.attemptId) != nil, let sale = CoreSale(pending: pending) else { return nil }
+            return inProgress(sale)
+        }
+        let record = lease.record
+        guard let sale = CoreSale(pending: record) else {
+            lease.release()
+            return PendingSaleReport(
+                sale: CoreSale(amount: record.amount, currency: record.currency, orderId: record.orderId), variant: variant,
+                filter: CoreTransactionFilter(orderId: record.orderId), match: nil,
+                outcome: .unreadable(reason: "the stored sale cannot be read back as a CoreSale"), removedFromStore: false)
+        }
+        // Another attempt of this order is live (the sale run again, in this process or another):
+        // the gateway holds one sale per order id, so what the look-up finds may be the live
+        // attempt's sale, and reversing it would undo a sale about to be reported approved. The
+        // order is left alone until that attempt ends (its hand-over takes this record with it).
+        let siblings = try store.records(orderId: record.orderId)
+            .filter { $0.attemptId != record.attemptId && !holding.contains($0.attemptId) }
+        if siblings.contains(where: { (try? store.isOwned($0.attemptId)) ?? true }) {
+            lease.release()
+            return inProgress(sale)
+        }
+        var report = if let answer = record.answer {
+            PendingSaleReport(sale: sale, variant: variant, filter: CoreTransactionFilter(orderId: record.orderId),
+                              match: nil, outcome: .answered(answer), removedFromStore: false)
+        } else {
+            await resolve(sale, record: record)
+        }
+        if report.isResolved {
+            (report.held, report.removedFromStore, report.storeError) = HeldRecord.settle(lease, handOver: handOver)
+        } else {
+            lease.release()
+        }
+        return report
     }
 }

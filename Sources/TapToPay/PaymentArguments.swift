@@ -1,5 +1,6 @@
 import Foundation
 import BERTLV
+import EMVKernel
 
 /// The gateway's rules for the arguments of a payment, checked by both SDK faces before anything
 /// touches a card (refused by the gateway instead, the order would end unclear after the
@@ -17,6 +18,25 @@ enum PaymentArguments {
             && orderId.unicodeScalars.allSatisfy { !$0.properties.isWhitespace || $0 == " " }
             && !orderId.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value)
                 || $0.properties.generalCategory == .format }   // bidi overrides (U+202E), zero-width marks
+    }
+
+    /// A currency: an ISO 4217 alphabetic code, three ASCII letters (either case: it is sent in
+    /// upper case, the only case the gateway takes).
+    static func isValidCurrency(_ currency: String) -> Bool {
+        currency.utf8.count == 3 && currency.utf8.allSatisfy { (65...90).contains($0) || (97...122).contains($0) }
+    }
+
+    /// What is wrong with the currency of a payment for a reader with `terminal`'s settings: not
+    /// a code, or not the currency the terminal gives the card (5F2A, which the gateway checks
+    /// against the one it is asked to charge); nil when nothing is.
+    static func currencyProblem(_ currency: String, terminal: TerminalConfiguration) -> String? {
+        guard isValidCurrency(currency) else {
+            return "the currency '\(currency.prefix(16))' is not an ISO 4217 code of three letters"
+        }
+        if let known = ISOCodes.currency(code: currency), known.numeric != Int(terminal.currencyCode) {
+            return "the currency \(known.code) (\(known.numeric)) is not the one the reader's terminal settings give the card (5F2A \(terminal.currencyCode))"
+        }
+        return nil
     }
 
     /// A webhook address: an http or https URL with a host, at most 2048 bytes.

@@ -74,7 +74,8 @@ struct CardSummary: Sendable, Hashable {
 struct SaleAttempt: Sendable {
     /// A card was presented and the kernel began reading it (the reader works).
     var cardPresented: Bool
-    /// The card, once read whole (also when the sale failed afterwards).
+    /// The card, once read whole or sent with an early authorisation (also when the sale failed
+    /// afterwards): the card of this attempt's request.
     var card: CardSummary?
     var result: Result<SaleOutcome, SaleFailure>
 }
@@ -140,6 +141,10 @@ struct PaymentEngine: Sendable {
                     guard config.submitsEarly, partial.cvm != .onlinePIN, partial.cvm != .failed,
                           let card = partial.card, let cryptogram = partial.cryptogram,
                           let application = partial.application, cryptogram.kind == .arqc else { return }
+                    // The card this request carries, should the read fail after it left.
+                    progress.state.withLock {
+                        $0.card = CardSummary(maskedPAN: card.pan.masked, brand: application.brand.rawValue)
+                    }
                     await self.submit(self.request(sale, pan: card.pan, expiry: (card.expiry.year, card.expiry.month),
                                                    panSequenceNumber: card.panSequenceNumber, brand: application.brand.rawValue,
                                                    emvData: cryptogram.onlineDataBytes),

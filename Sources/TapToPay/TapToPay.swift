@@ -132,6 +132,13 @@ public final class TapToPay: Sendable {
         let gateway = config.gateway
         let options = GatewayRequestOptions(timeout: config.timeouts.gatewayRequest, fault: nil)
 
+        // 0. The configured currency: refused by the gateway instead, the order would end unclear
+        // after the submission point, with nothing charged.
+        if let reason = PaymentArguments.currencyProblem(config.currency, terminal: config.terminal) {
+            config.onEvent(.failed(reason: reason))
+            throw failureBeforeSubmission(.unknown)
+        }
+
         // 1. The SDK version, the token, the location, the terms: before anything touches a card.
         do {
             try await gateway.checkSDKVersion(config.sdkVersion, options: options)
@@ -148,7 +155,7 @@ public final class TapToPay: Sendable {
         try checkCancelled()
 
         // 2. The card and the authorisation.
-        let sale = SaleRequest(orderId: orderId, amount: amount, currency: config.currency, callbackUrl: callbackUrl,
+        let sale = SaleRequest(orderId: orderId, amount: amount, currency: config.currency.uppercased(), callbackUrl: callbackUrl,
                                accountId: claims.accountId, origin: .tapToPay)
         let outcome: SaleOutcome
         do throws(SaleFailure) {
@@ -161,10 +168,16 @@ public final class TapToPay: Sendable {
         if let lease = outcome.lease {
             payment.handOver(lease, orderId: orderId, mode: config.resultHandOver, onEvent: config.onEvent)
         }
-        return PaymentResult(paymentId: response.paymentId,
-                             status: response.status == .approved ? .approved : .declined,
-                             statusMessage: response.statusMessage, cardBrand: response.cardBrand.rawValue,
-                             last4: response.last4, orderId: response.orderId)
+        // An approval is an approved sale still standing (code A). The stored answer of an order
+        // whose sale was reversed since (code C) comes back approved: it charges nothing, so it
+        // is a no — a new payment needs a new order id.
+        let approved = response.status == .approved && response.transactionCode == .approved
+        let reversed = response.status == .approved && response.transactionCode == .cancelled
+        return PaymentResult(paymentId: response.paymentId, status: approved ? .approved : .declined,
+                             statusMessage: reversed
+                                ? "The payment of this order was approved, then reversed: nothing is charged. Start a new payment with a new order ID."
+                                : response.statusMessage,
+                             cardBrand: response.cardBrand.rawValue, last4: response.last4, orderId: response.orderId)
     }
 
     /// The cause behind a failed sale, when there is more to say than the seed's error.

@@ -19,7 +19,8 @@ public struct UnclearOutcomeReport: Sendable {
         case otherPayment(Payment, reason: String)
         /// A payment in progress owns the record: it was left alone.
         case inProgress
-        /// The record cannot be read back (damage): reported by its order id, left as it is.
+        /// The record cannot be read back, or its lease cannot be taken (damage): reported by its
+        /// order id, left as it is.
         case unreadable(reason: String)
         /// The query failed; the record stays for a later try.
         case failed(GatewayError)
@@ -83,7 +84,8 @@ extension TapToPay {
     /// shows, the record stays (that does not prove the card was not charged).
     ///
     /// Records owned by a payment in progress are left alone, recoveries on one data directory
-    /// run one at a time, and an unreadable record is reported without blocking the others.
+    /// run one at a time, and an unreadable record — or one whose lease cannot be taken — is
+    /// reported without blocking the others.
     /// A resolved record leaves the device when the reports are returned (`.onReturn`), or — for
     /// a caller that must write them somewhere first — when each report is acknowledged
     /// (``UnclearOutcomeReport/acknowledge()``); until then it stays, owned by this process.
@@ -92,52 +94,67 @@ extension TapToPay {
     /// store cannot be read at all.
     public func resolveUnclearOutcomes(handOver: ResultHandOver = .onReturn) async throws(DeviceStoreError) -> [UnclearOutcomeReport] {
         let store = configuration.pendingStore
-        let gateway = configuration.gateway
-        let options = GatewayRequestOptions(timeout: configuration.timeouts.gatewayRequest)
         return try await store.withRecovery { () async throws(DeviceStoreError) -> [UnclearOutcomeReport] in
             let scan = try store.scan()
             var reports: [UnclearOutcomeReport] = scan.unreadable.map {
                 UnclearOutcomeReport(pending: .unreadable($0), finding: .unreadable(reason: $0.reason), removedFromStore: false)
             }
             for pending in scan.records where pending.origin == .tapToPay {
-                guard let lease = try store.claim(pending.attemptId) else {
-                    if try store.record(attemptId: pending.attemptId) != nil {
-                        reports.append(UnclearOutcomeReport(pending: pending, finding: .inProgress, removedFromStore: false))
-                    }
-                    continue
+                do throws(DeviceStoreError) {
+                    if let report = try await resolveRecord(pending, handOver: handOver) { reports.append(report) }
+                } catch {
+                    // Its lease cannot be taken (a damaged lease file, a lease folder that cannot
+                    // be written): nothing was done for it. It is reported by its order id, and the
+                    // others still resolve — a throw here would lose the reports of the payments
+                    // already found and removed from the device.
+                    reports.append(UnclearOutcomeReport(
+                        pending: pending, finding: .unreadable(reason: "its record cannot be taken over (\(error.reason)): nothing was done for it"),
+                        removedFromStore: false))
                 }
-                let record = lease.record
-                let finding: UnclearOutcomeReport.Finding
-                if let answer = record.answer {
-                    finding = .answered(answer)
-                } else {
-                    do throws(GatewayError) {
-                        let sales = try await gateway.charges(orderId: record.orderId, options: options).filter { $0.kind == .sale }
-                        if let sale = sales.first {
-                            if let reason = record.mismatch(orderId: sale.orderId, amount: sale.amount, currency: sale.currency,
-                                                            last4: sale.last4, brand: sale.cardBrand.rawValue, uniqueRef: sale.uniqueRef) {
-                                finding = .otherPayment(sale, reason: reason)
-                            } else {
-                                finding = .found(sale)
-                            }
-                        } else {
-                            finding = .notFound
-                        }
-                    } catch {
-                        finding = .failed(error)
-                    }
-                }
-                var report = UnclearOutcomeReport(pending: record, finding: finding, removedFromStore: false)
-                switch finding {
-                case .found, .answered:
-                    (report.held, report.removedFromStore, report.storeError) = HeldRecord.settle(lease, handOver: handOver)
-                case .notFound, .otherPayment, .failed, .inProgress, .unreadable:
-                    lease.release()
-                }
-                reports.append(report)
             }
             return reports
         }
+    }
+
+    /// One pending payment of ``resolveUnclearOutcomes(handOver:)``: nil when it left the store
+    /// meanwhile. Throws only before the gateway was asked (its lease).
+    private func resolveRecord(_ pending: PendingPayment,
+                               handOver: ResultHandOver) async throws(DeviceStoreError) -> UnclearOutcomeReport? {
+        let store = configuration.pendingStore
+        guard let lease = try store.claim(pending.attemptId) else {
+            guard try store.record(attemptId: pending.attemptId) != nil else { return nil }
+            return UnclearOutcomeReport(pending: pending, finding: .inProgress, removedFromStore: false)
+        }
+        let record = lease.record
+        let finding: UnclearOutcomeReport.Finding
+        if let answer = record.answer {
+            finding = .answered(answer)
+        } else {
+            let options = GatewayRequestOptions(timeout: configuration.timeouts.gatewayRequest)
+            do throws(GatewayError) {
+                let sales = try await configuration.gateway.charges(orderId: record.orderId, options: options).filter { $0.kind == .sale }
+                if let sale = sales.first {
+                    if let reason = record.mismatch(orderId: sale.orderId, amount: sale.amount, currency: sale.currency,
+                                                    last4: sale.last4, brand: sale.cardBrand.rawValue, uniqueRef: sale.uniqueRef) {
+                        finding = .otherPayment(sale, reason: reason)
+                    } else {
+                        finding = .found(sale)
+                    }
+                } else {
+                    finding = .notFound
+                }
+            } catch {
+                finding = .failed(error)
+            }
+        }
+        var report = UnclearOutcomeReport(pending: record, finding: finding, removedFromStore: false)
+        switch finding {
+        case .found, .answered:
+            (report.held, report.removedFromStore, report.storeError) = HeldRecord.settle(lease, handOver: handOver)
+        case .notFound, .otherPayment, .failed, .inProgress, .unreadable:
+            lease.release()
+        }
+        return report
     }
 }
 

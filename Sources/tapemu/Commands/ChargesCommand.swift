@@ -130,8 +130,13 @@ struct ChargesCommand: TapemuCommand {
                           currency: r.pending.currency, maskedPAN: r.pending.maskedPAN, finding: "", payment: nil,
                           reason: nil, error: r.storeError.map { "\($0)" }, removedFromDevice: r.isResolved)
             switch r.finding {
-            case .found(let p): row.finding = p.status.rawValue; row.payment = Self.item(p)
-            case .answered(let a): row.finding = a.status.rawValue; row.reason = "answered before the process ended; never handed over"
+            // A sale approved and then reversed (cancelled by the merchant, or by a recovery)
+            // charges nothing: "reversed", never "approved".
+            case .found(let p): row.finding = p.state == .reversed ? PaymentState.reversed.rawValue : p.status.rawValue; row.payment = Self.item(p)
+            case .answered(let a):
+                row.finding = a.status == .approved && a.transactionCode == TransactionCode.cancelled.rawValue
+                    ? PaymentState.reversed.rawValue : a.status.rawValue
+                row.reason = "answered before the process ended; never handed over"
             case .notFound: row.finding = "notFound"
             case .otherPayment(let p, let reason): row.finding = "otherPayment"; row.payment = Self.item(p); row.reason = reason
             case .inProgress: row.finding = "inProgress"

@@ -13,7 +13,8 @@ struct PendingCloseCommand: TapemuCommand {
             Seed 000's step 4: when no payment shows for an order and support has been contacted, \
             the record can be closed. It is not deleted: it stays as an audit entry with the reason \
             and the time (`tapemu pending --all`), and recovery no longer looks at it. A record owned \
-            by a payment still running cannot be closed. When the order has several open attempts, \
+            by a payment still running cannot be closed, nor one that holds the gateway's answer \
+            (its outcome is known: `tapemu resolve` / `tapemu charges --pending` report it). When the order has several open attempts, \
             name one with --attempt (`tapemu pending --all --json` lists their ids).
             """,
         exitCodes: [(ExitCode.noInput, "no open record for the order"),

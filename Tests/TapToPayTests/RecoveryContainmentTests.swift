@@ -1,0 +1,300 @@
+import DeviceStore
+import Foundation
+import PaymentGateway
+import TapToPay
+import TestSupport
+import VirtualCard
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// A hostile review of the device side of a payment, one test per defect: a recovery that acted
+// on an order a live sale of another process was paying, and a recovery that one record's lease
+// stopped after it had already acted on others.
+
+/// Another process on a data directory: its own gateway and store (its file locks exclude this
+/// process's as another process's would: flock locks belong to the open file).
+private struct SecondProcess {
+    let gateway: EmbeddedGateway
+    let store: PendingPaymentStore
+
+    init(_ data: String) throws {
+        gateway = try EmbeddedGateway(dataDirectory: data, access: .existing)
+        store = try PendingPaymentStore(dataDirectory: data, access: .existing)
+    }
+
+    func resolver(_ variant: SeedVariant) -> PendingSaleResolver {
+        PendingSaleResolver(terminal: CoreTerminal(gateway: gateway, token: gateway.issueToken(accountId: "acct_second")),
+                            store: store, variant: variant)
+    }
+}
+
+@Suite("Recovery beside a retry of the same sale")
+struct RecoveryBesideARetryTests {
+    /// A sale ended unclear (it never reached the gateway); the same sale — order, amount, card —
+    /// runs again in another process before the first was resolved, and `tapemu resolve` runs
+    /// beside it. The earlier attempt's look-up finds the live attempt's sale (the gateway holds
+    /// one sale per order id, so it matches), and the recovery reversed it: the live sale then
+    /// reported approved a sale that was reversed. While an attempt of the order is live, the
+    /// order is left alone.
+    @Test(arguments: SeedVariant.allCases)
+    func aLiveRetryOfTheOrderIsNotReversedFromUnderIt(_ variant: SeedVariant) async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("retry")
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
+
+        let gate = CoreCheckpointGate(at: .answered)
+        let rig = try await CoreRig.make(dir) { $0.checkpoint = gate.hook }
+        let retry = Task { await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) }
+        await gate.waitUntilReached()
+
+        let reports = try await SecondProcess(dir.path + "/data").resolver(variant).resolvePending()
+        #expect(reports.map(\.outcome) == [.inProgress, .inProgress], "\(reports.map(\.outcome))")
+        #expect(try rig.reversalCount(orderId: orderId) == 0, "the recovery reversed the sale a live retry is paying")
+
+        gate.release()
+        guard case .response(let r) = await retry.value else { Issue.record("the retry did not answer"); return }
+        #expect(r.code == "A")
+        #expect(try rig.ledgerRows(orderId: orderId).map(\.state) == [.approved], "a sale reported approved is not standing")
+        // The retry's hand-over took the earlier attempt of the order with it: nothing is left.
+        #expect(try rig.store.all().isEmpty)
+    }
+
+    /// The records a recovery holds until its reports are acknowledged (`tapemu resolve`) are not
+    /// live attempts: a second dead attempt of the same order is still looked up in the same run.
+    @Test func theRecordsARecoveryHoldsDoNotStopItsOwnRun() async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("twice")
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.hostApprovedAnswerLost, dir: dir, orderId: orderId)
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
+
+        let second = try SecondProcess(dir.path + "/data")
+        let reports = try await second.resolver(.seed002).resolvePending(handOver: .acknowledged)
+        #expect(reports.map { CoreAPIRecoveryTests.outcomeName($0.outcome) } == ["reversed", "mismatch"])
+        for r in reports where r.isResolved { try r.acknowledge() }
+        #expect(try second.store.all().map(\.amount) == [1000])
+    }
+}
+
+@Suite("One record's lease never stops a recovery halfway")
+struct RecoveryContainmentTests {
+    /// Makes the lease of `attemptId` impossible to open: its path is a directory (EISDIR).
+    private static func breakLease(_ data: String, _ attemptId: String) throws {
+        let path = data + "/" + PendingPaymentStore.leaseDirectoryName + "/" + attemptId + ".lock"
+        try? FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    /// Two sales whose answers were lost (both approved). The second one's lease cannot be
+    /// taken. The recovery reversed the first sale, removed its record — and then threw for the
+    /// second: the caller never learned of the reversal, and the device kept no trace of it.
+    /// Now the second is reported by its order id and the first's report comes back.
+    @Test func aCoreAPIRecoveryReportsWhatItDidAndTheRecordItCouldNotTake() async throws {
+        let dir = TempDir()
+        let first = coreOrderId("first")
+        let second = coreOrderId("second")
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.hostApprovedAnswerLost, dir: dir, orderId: first)
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.hostApprovedAnswerLost, dir: dir, orderId: second)
+        let rig = try await CoreRig.make(dir)
+        let damaged = try #require(try rig.store.records(orderId: second).first)
+        try Self.breakLease(dir.path + "/data", damaged.attemptId)
+
+        let reports = try await rig.core.resolvePendingSales()
+        #expect(Set(reports.map(\.sale.orderId)) == [first, second])
+        let reversed = try #require(reports.first { $0.sale.orderId == first })
+        let kept = try #require(reports.first { $0.sale.orderId == second })
+        guard case .reversed = reversed.outcome else { Issue.record("\(reports.map(\.outcome))"); return }
+        #expect(reversed.removedFromStore)
+        guard case .unreadable(let reason) = kept.outcome else { Issue.record("\(reports.map(\.outcome))"); return }
+        #expect(reason.contains("lease"), "\(reason)")
+        #expect(!kept.isResolved)
+        #expect(try rig.reversalCount(orderId: first) == 1)
+        #expect(try rig.reversalCount(orderId: second) == 0, "a sale whose record could not be taken was reversed")
+        #expect(try rig.store.all().map(\.orderId) == [second], "the record that could not be taken must stay")
+    }
+
+    /// The same for the MONEI-style recovery: the first payment was found and its record left the
+    /// device, then the second's lease threw and the found payment was never reported.
+    @Test func aMONEIRecoveryReportsWhatItFoundAndTheRecordItCouldNotTake() async throws {
+        let h = try Harness()
+        let t = try await h.prepared(h.configuration(fault: .lostAnswer))
+        for (amount, orderId) in [(1000, "lost-1"), (1001, "lost-2")] {
+            let outcome = await driving(h.gatewayClock, by: Harness.gatewayTimeout) {
+                await pay(t, amount: amount, orderId: orderId)
+            }
+            expectFailure(outcome, .outcomeUnknown(orderId: orderId))
+        }
+        let damaged = try #require(try h.store.records(orderId: "lost-2").first)
+        try Self.breakLease(h.directory, damaged.attemptId)
+
+        // The harness's wall clock stands still: the two records may come in either order.
+        let reports = try await t.resolveUnclearOutcomes()
+        #expect(Set(reports.map(\.pending.orderId)) == ["lost-1", "lost-2"])
+        let found = try #require(reports.first { $0.pending.orderId == "lost-1" })
+        let kept = try #require(reports.first { $0.pending.orderId == "lost-2" })
+        guard case .found(let payment) = found.finding else { Issue.record("\(reports.map(\.finding))"); return }
+        #expect(payment.status == .approved)
+        #expect(found.removedFromStore)
+        guard case .unreadable(let reason) = kept.finding else { Issue.record("\(reports.map(\.finding))"); return }
+        #expect(reason.contains("lease"), "\(reason)")
+        #expect(try h.store.all().map(\.orderId) == ["lost-2"])
+    }
+}
+
+@Suite("The communication error carries this attempt's card")
+struct CommErrorCardTests {
+    /// A card torn after early submission: the sale the listener gets back took its card from
+    /// the newest open record of the order — another attempt's when one is newer (here a record of
+    /// another card). Seed 002's recovery looks the sale up by that card's last four, so it would
+    /// find nothing ("run the sale again") while this attempt's sale stands. The sale now carries
+    /// the card the request was sent with.
+    @Test func aTornCardAfterEarlySubmissionReportsTheCardItSent() async throws {
+        let dir = TempDir()
+        let card = VirtualCardSource(profile: CardProfiles.named("visa-qvsdc")!.withTear(afterExchange: 3),
+                                     simulatesCardTime: false)
+        let rig = try await CoreRig.make(dir, source: card)
+        let orderId = coreOrderId("torn")
+        try rig.store.save(PendingPayment(orderId: orderId, origin: .coreAPI, amount: 1000, currency: "EUR",
+                                          maskedPAN: "541333******4111", last4: "4111", cardBrand: "mastercard",
+                                          createdAt: Date().addingTimeInterval(3600)))
+        guard let (sale, error) = coreCommError(await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId))) else {
+            Issue.record("not a comm error: \(rig.sales.events)")
+            return
+        }
+        #expect(error == .cardReadFailed)
+        #expect(sale.maskedPAN == "476173******0010")
+        #expect(sale.cardType == "visa")
+        #expect(sale.panLastFour == "0010")
+    }
+}
+
+@Suite("The currency is checked before the card")
+struct CurrencyBeforeTheCardTests {
+    /// A configuration in lower case ("eur"): the gateway takes upper-case codes only, so it
+    /// refused the request after the submission point — `outcomeUnknown`, nothing charged, and a
+    /// record on the device that no recovery could ever resolve. The code is the same currency.
+    @Test func aLowerCaseCurrencyIsTheSameCurrency() async throws {
+        let h = try Harness()
+        var config = h.configuration()
+        config.currency = "eur"
+        let t = try await h.prepared(config)
+        let result = try #require(await pay(t, amount: 1250, orderId: "cur-lower").result)
+        #expect(result.status == .approved)
+        #expect(try await h.charges("cur-lower").map(\.currency) == ["EUR"])
+        #expect(try h.store.all().isEmpty)
+    }
+
+    /// A currency that is no ISO 4217 code cannot be charged: the payment does not start (no
+    /// card is asked for), instead of ending unclear after the request left.
+    @Test(arguments: ["EURO", "E1", "€", ""])
+    func aCurrencyThatIsNoCodeStopsBeforeTheCard(_ currency: String) async throws {
+        let h = try Harness()
+        let source = virtualCard("visa-qvsdc")
+        var config = h.configuration(source: source)
+        config.currency = currency
+        let t = try await h.prepared(config)
+        expectFailure(await pay(t, amount: 1250, orderId: "cur-bad"), .paymentFailed(code: .unknown))
+        try await h.expectNoPayment("cur-bad")
+    }
+
+    /// The same for the CoreAPI face: the terminal and the reader agree on a currency that is no
+    /// code; the sale ended in a communication error with nothing charged.
+    @Test func aCoreAPISaleInACurrencyThatIsNoCodeIsTerminalSettings() async throws {
+        let dir = TempDir()
+        let rig = try await CoreRig.make(dir) { $0.currency = "EURO" }
+        let outcome = await rig.core.processSale(CoreSale(amount: 1250, currency: "EURO", orderId: "cur-core"))
+        #expect(coreErrorCode(outcome) == .terminalSettings, "\(outcome)")
+        #expect(try rig.store.all().isEmpty)
+        #expect(try rig.ledgerRows(orderId: "cur-core").isEmpty)
+    }
+}
+
+@Suite("The currency the card is told is the one charged")
+struct TerminalCurrencyTests {
+    /// The configuration charges USD while the reader's terminal settings still give the card
+    /// EUR (5F2A 0978): the gateway refused the request after the submission point (the card's
+    /// currency is not the one asked for) — `outcomeUnknown` with nothing charged. Now the payment
+    /// does not start.
+    @Test func aCurrencyTheTerminalDoesNotGiveTheCardStopsBeforeTheCard() async throws {
+        let h = try Harness()
+        var config = h.configuration()
+        config.currency = "USD"
+        let t = try await h.prepared(config)
+        expectFailure(await pay(t, amount: 1250, orderId: "cur-usd"), .paymentFailed(code: .unknown))
+        try await h.expectNoPayment("cur-usd")
+    }
+
+    @Test func aCoreAPISaleInACurrencyTheTerminalDoesNotGiveTheCardIsTerminalSettings() async throws {
+        let dir = TempDir()
+        let rig = try await CoreRig.make(dir) { $0.currency = "USD" }
+        let outcome = await rig.core.processSale(CoreSale(amount: 1250, currency: "USD", orderId: "cur-core-usd"))
+        #expect(coreErrorCode(outcome) == .terminalSettings, "\(outcome)")
+        #expect(try rig.store.all().isEmpty)
+        #expect(try rig.ledgerRows(orderId: "cur-core-usd").isEmpty)
+    }
+
+    /// With the terminal set for the currency, the sale goes through.
+    @Test func aCurrencyTheTerminalGivesTheCardIsCharged() async throws {
+        let h = try Harness()
+        var config = h.configuration()
+        config.currency = "USD"
+        config.terminal.currencyCode = 840
+        let t = try await h.prepared(config)
+        #expect(await pay(t, amount: 1250, orderId: "cur-usd-ok").result?.status == .approved)
+        #expect(try await h.charges("cur-usd-ok").map(\.currency) == ["USD"])
+    }
+}
+
+@Suite("Closing is for records without an answer")
+struct ClosingAnsweredRecordsTests {
+    /// A record that holds the gateway's answer (the process ended before the result was handed
+    /// over) was closed like one without: it became an audit entry, and the approval in it was
+    /// never reported by a recovery — the merchant, told nothing, may charge again. Its outcome
+    /// is known: closing it is refused, and the recovery reports it.
+    @Test func aRecordHoldingTheGatewaysAnswerIsNotClosed() async throws {
+        let h = try Harness()
+        var config = h.configuration()
+        config.resultHandOver = .acknowledged
+        do {
+            let t = try await h.prepared(config)
+            #expect(await pay(t, amount: 1250, orderId: "answered-close").result?.status == .approved)
+            // `t` goes away without acknowledging: a process that died after the answer.
+        }
+        let other = try PendingPaymentStore(dataDirectory: h.directory)
+        do {
+            _ = try other.close(orderId: "answered-close", reason: "support says no payment")
+            Issue.record("a record holding an approval was closed")
+        } catch {
+            #expect(error.code == .invalidRequest)
+            #expect(error.reason.contains("answer"), "\(error.reason)")
+        }
+        #expect(try h.store.get(orderId: "answered-close")?.state == .answered)
+        let reports = try await h.prepared(h.configuration()).resolveUnclearOutcomes()
+        guard case .answered(let answer)? = reports.first?.finding else { Issue.record("\(reports.map(\.finding))"); return }
+        #expect(answer.status == .approved)
+    }
+}
+
+@Suite("A reversed order is not an approval")
+struct ReversedReplayTests {
+    /// The order's sale was approved, then reversed (seed 002's recovery, after a communication
+    /// error). The same payment run again through the MONEI-style face gets the gateway's stored
+    /// answer back — status approved, code C — and reported it APPROVED: the merchant hands the
+    /// goods over for a payment that moves no money. It is a clear no: declined, with the reason.
+    @Test func aReplayOfAReversedSaleIsDeclined() async throws {
+        let h = try Harness()
+        let t = try await h.prepared(h.configuration())
+        let first = try #require(await pay(t, amount: 1250, orderId: "reversed-1").result)
+        #expect(first.status == .approved)
+        let sale = try #require(try await h.charges("reversed-1").first)
+        _ = try await h.gateway.reverse(uniqueRef: sale.uniqueRef, options: GatewayRequestOptions(fault: GatewayFault.none))
+
+        let again = try #require(await pay(t, amount: 1250, orderId: "reversed-1").result)
+        #expect(again.status == .declined, "a reversed sale was reported \(again.status)")
+        #expect(again.paymentId == first.paymentId)
+        #expect(again.statusMessage?.contains("reversed") == true, "\(again.statusMessage ?? "nil")")
+        #expect(try await h.charges("reversed-1").map(\.state) == [.reversed])
+        #expect(try h.store.all().isEmpty)
+    }
+}
