@@ -351,15 +351,38 @@ public final class PendingPaymentStore: Sendable {
 
     /// Takes the attempt's lease, then writes its record durably: from then on the record is
     /// there for recovery, which leaves it alone while the lease is held.
+    ///
+    /// One live attempt per order: when another attempt of the order is owned by a live process —
+    /// a payment in progress, or a recovery acting on it (which may be about to reverse the
+    /// order's sale) — the record is taken back and ``DeviceStoreError/Code/busy`` thrown: nothing
+    /// may be sent. (A recovery claims a record, then checks the order's other attempts; a
+    /// payment writes its record, then checks: of two that overlap, at least one sees the other.)
     public func begin(_ payment: PendingPayment) throws(DeviceStoreError) -> PendingLease {
         var payment = payment
         payment.ownerProcess = getpid()
-        let lease = try lockLease(payment.attemptId, wait: false)
-        guard let lease else {
+        let lock = try lockLease(payment.attemptId, wait: false)
+        guard let lock else {
             throw DeviceStoreError(.busy, "the attempt \(payment.attemptId) is already owned by a live process")
         }
         try save(payment)
-        return PendingLease(store: self, record: payment, lock: lease)
+        let lease = PendingLease(store: self, record: payment, lock: lock)
+        let live: Bool
+        do {
+            live = try records(orderId: payment.orderId)
+                .contains { $0.attemptId != payment.attemptId && ((try? isOwned($0.attemptId)) ?? true) }
+        } catch {
+            try? lease.discard()
+            throw error
+        }
+        if live {
+            do {
+                try lease.discard()
+            } catch {
+                throw DeviceStoreError(error.code, "another attempt of order \(payment.orderId) is in progress or being resolved, and this attempt's record (never sent) could not be taken back: \(error.reason)")
+            }
+            throw DeviceStoreError(.busy, "another attempt of order \(payment.orderId) is in progress or being resolved: nothing was sent")
+        }
+        return lease
     }
 
     /// Takes over a record whose owner is gone; nil while its owner (a payment in progress, or

@@ -321,6 +321,8 @@ public final class CoreAPI: Sendable {
                 return .error(.timeout, description: "no PIN was entered in time")
             case .pinFailed:
                 return .error(.pinEntryFailed, description: "the PIN entry failed")
+            case .storage(let e) where e.code == .busy:
+                return .error(.transactionInProgress, description: "\(e.reason)")
             case .storage(let e):
                 return .error(.storageError, description: "the sale could not be stored on the device, so it was not sent: \(e)")
             case .gateway(let e):

@@ -201,6 +201,8 @@ public final class TapToPay: Sendable {
         case .beforeSubmission(let reason):
             switch reason {
             case .cancelled, .pinCancelled: return .cancelled
+            // Another attempt of the order is live (here or in another process): nothing was sent.
+            case .storage(let e) where e.code == .busy: return .busy
             case .cardDeclined, .cvmFailed: return .paymentFailed(code: .cardDeclined)
             case .reader, .pinTimeout: return .paymentFailed(code: .readerNotReady)
             case .kernel, .pinFailed, .storage, .gateway: return .paymentFailed(code: .unknown)

@@ -298,3 +298,52 @@ struct ReversedReplayTests {
         #expect(try h.store.all().isEmpty)
     }
 }
+
+@Suite("One live attempt per order")
+struct OneLiveAttemptPerOrderTests {
+    /// The race left by a recovery's check for live attempts of its order: the recovery has
+    /// claimed the dead attempt and checked, and is looking the order up, when the same sale runs
+    /// again. The new attempt went through (its answer approved) while the recovery went on to
+    /// reverse the order's sale. A sale now does not start while another attempt of its order is
+    /// owned by a live process — a sale in progress or a recovery acting on it: nothing is sent.
+    @Test func aSaleDoesNotStartWhileARecoveryActsOnItsOrder() async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("racing")
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
+        let second = try SecondProcess(dir.path + "/data")
+        let dead = try #require(try second.store.records(orderId: orderId).first)
+        let recovery = try #require(try second.store.claim(dead.attemptId))
+
+        let rig = try await CoreRig.make(dir)
+        let outcome = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId))
+        #expect(coreErrorCode(outcome) == .transactionInProgress, "\(outcome)")
+        #expect(try rig.ledgerRows(orderId: orderId).isEmpty, "the sale was sent while a recovery acted on its order")
+        #expect(try rig.store.records(orderId: orderId).map(\.attemptId) == [dead.attemptId])
+
+        // Once the recovery let go, the sale runs.
+        recovery.release()
+        guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
+            Issue.record("the sale did not run once the recovery let go: \(rig.sales.events)")
+            return
+        }
+        #expect(r.code == "A")
+    }
+
+    /// The MONEI-style face: `busy` (a payment of the order is in progress), nothing charged.
+    @Test func aPaymentDoesNotStartWhileAnotherAttemptOfItsOrderIsLive() async throws {
+        let h = try Harness()
+        let gate = CoreCheckpointGate(at: .submitted)
+        let first = try await h.prepared(h.configuration(checkpoint: gate.hook))
+        let live = startPayment(first, amount: 1000, orderId: "two-live")
+        await gate.waitUntilReached()
+
+        let other = try await h.prepared(h.configuration(source: virtualCard("mastercard-mchip")))
+        expectFailure(await pay(other, amount: 1000, orderId: "two-live"), .busy)
+        #expect(try h.store.records(orderId: "two-live").count == 1)
+
+        gate.release()
+        #expect(await live.value.result?.status == .approved)
+        #expect(try await h.charges("two-live").count == 1)
+        #expect(try h.store.all().isEmpty)
+    }
+}
