@@ -366,23 +366,26 @@ public final class PendingPaymentStore: Sendable {
         }
         try save(payment)
         let lease = PendingLease(store: self, record: payment, lock: lock)
-        let live: Bool
+        let live: PendingPayment?
         do {
             live = try records(orderId: payment.orderId)
-                .contains { $0.attemptId != payment.attemptId && ((try? isOwned($0.attemptId)) ?? true) }
+                .first { $0.attemptId != payment.attemptId && ((try? isOwned($0.attemptId)) ?? true) }
         } catch {
             try? lease.discard()
             throw error
         }
-        if live {
-            do {
-                try lease.discard()
-            } catch {
-                throw DeviceStoreError(error.code, "another attempt of order \(payment.orderId) is in progress or being resolved, and this attempt's record (never sent) could not be taken back: \(error.reason)")
-            }
-            throw DeviceStoreError(.busy, "another attempt of order \(payment.orderId) is in progress or being resolved: nothing was sent")
+        guard let live else { return lease }
+        // Held with the gateway's answer: a finished sale whose answer is still being handed over
+        // (an app that has not acknowledged it yet, or a recovery writing its reports).
+        let why = live.answer != nil
+            ? "the answer of another attempt of order \(payment.orderId) is still being handed over (not acknowledged yet)"
+            : "another attempt of order \(payment.orderId) is in progress or being resolved"
+        do {
+            try lease.discard()
+        } catch {
+            throw DeviceStoreError(error.code, "\(why), and this attempt's record (never sent) could not be taken back: \(error.reason)")
         }
-        return lease
+        throw DeviceStoreError(.busy, "\(why): nothing was sent")
     }
 
     /// Takes over a record whose owner is gone; nil while its owner (a payment in progress, or

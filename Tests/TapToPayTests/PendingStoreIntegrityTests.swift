@@ -204,6 +204,30 @@ struct RecordOutlivesResultTests {
     }
 }
 
+extension RecordOutlivesResultTests {
+    /// The same order run again while its answered sale waits for `acknowledge`: refused with
+    /// transactionInProgress (nothing sent, the description says why); once acknowledged, the
+    /// order runs again and the gateway answers from the one sale it holds.
+    @Test func aSaleOfAnOrderWhoseAnswerIsNotAcknowledgedYetIsRefused() async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("ack-again")
+        let rig = try await CoreRig.make(dir) { $0.resultHandOver = .acknowledged }
+        guard case .response(let first) = await rig.core.processSale(CoreSale(amount: 1250, orderId: orderId)) else {
+            Issue.record("no response")
+            return
+        }
+        let again = await rig.core.processSale(CoreSale(amount: 1250, orderId: orderId))
+        #expect(coreErrorCode(again) == .transactionInProgress, "\(again)")
+        #expect("\(again)".contains("not acknowledged yet"), "\(again)")
+        #expect(try rig.store.records(orderId: orderId).count == 1)
+
+        try rig.core.acknowledge(first)
+        #expect(try rig.store.records(orderId: orderId).isEmpty)
+        _ = await rig.core.processSale(CoreSale(amount: 1250, orderId: orderId))
+        #expect(try rig.ledgerRows(orderId: orderId).filter { $0.kind == .sale }.count == 1)
+    }
+}
+
 /// A gateway whose every request fails as a dead network would.
 private struct FaultyGateway: ForwardingGateway {
     let inner: any Gateway
