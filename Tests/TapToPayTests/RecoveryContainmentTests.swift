@@ -347,3 +347,44 @@ struct OneLiveAttemptPerOrderTests {
         #expect(try h.store.all().isEmpty)
     }
 }
+
+@Suite("A sale whose answer another attempt holds is not reversed")
+struct AnsweredSiblingTests {
+    /// A sale ended unclear (it never reached the gateway); the same sale — order, amount, card —
+    /// ran again and was approved, and the app got the response, but its process ended before it
+    /// acknowledged it (`tapemu sale` killed after printing APPROVED): that attempt's record holds
+    /// the approval. The recovery took the older, unclear attempt first: no live attempt of the
+    /// order, so it looked the order up, found the approved sale (it matches: same amount and
+    /// card) and reversed it — then reported the other record "answered, approved, nothing
+    /// reversed". The approval the app was given no longer stands. A sale whose answer is stored
+    /// in another attempt's record is that answer, and is not reversed.
+    @Test(arguments: SeedVariant.allCases, [ResultHandOver.onReturn, .acknowledged])
+    func aSaleAnsweredToARetryThatDiedIsNotReversed(_ variant: SeedVariant, _ handOver: ResultHandOver) async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("retry-died")
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
+        do {
+            let rig = try await CoreRig.make(dir) { $0.resultHandOver = .acknowledged }
+            guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
+                Issue.record("the retry did not answer: \(rig.sales.events)")
+                return
+            }
+            #expect(r.code == "A")
+            // `rig` goes away without acknowledging: a process that died after the response.
+        }
+        let second = try SecondProcess(dir.path + "/data")
+        let records = try second.store.records(orderId: orderId)
+        #expect(records.map(\.state) == [.pending, .answered])
+        for r in records { #expect(try !second.store.isOwned(r.attemptId)) }
+
+        let reports = try await second.resolver(variant).resolvePending(handOver: handOver)
+        for r in reports where r.isResolved { try r.acknowledge() }
+        let names = reports.map { CoreAPIRecoveryTests.outcomeName($0.outcome) }
+        #expect(!names.contains("reversed"), "\(names)")
+        #expect(names.allSatisfy { $0 == "answered" }, "\(names)")
+        let rows = try second.gateway.ledger.allPayments().filter { $0.orderId == orderId }
+        #expect(rows.filter { $0.kind == .reversal }.isEmpty, "the recovery reversed a sale whose approval the app was given")
+        #expect(rows.filter { $0.kind == .sale }.map(\.state) == [.approved])
+        #expect(try second.store.records(orderId: orderId).isEmpty)
+    }
+}
