@@ -461,14 +461,16 @@ public final class PendingPaymentStore: Sendable {
     }
 
     /// Deletes the attempt's record, and — once its order's result is handed over — the other
-    /// open attempts of that order asking for the same amount and card that nobody owns: the
-    /// gateway holds one sale per order id, so their outcome is the one just handed over.
+    /// open attempts of that order asking for the same amount and card that nobody owns, whichever
+    /// face wrote them: the gateway holds one sale per order id (whatever face asked for it), so
+    /// their outcome is the one just handed over. (Left behind, a CoreAPI attempt's recovery
+    /// would find that sale, which matches it, and reverse a sale the app was told was approved.)
     fileprivate func delete(_ payment: PendingPayment, supersedingSiblings: Bool) throws(DeviceStoreError) {
         var siblings: [(PendingPayment, FileLock)] = []
         defer { for (_, lock) in siblings { lock.release() } }
         if supersedingSiblings {
             for other in try records(orderId: payment.orderId) where other.attemptId != payment.attemptId
-                && other.state != .closed && other.origin == payment.origin
+                && other.state != .closed
                 && other.amount == payment.amount && other.currency == payment.currency
                 && (other.last4 == nil || other.last4 == payment.last4) {
                 if let lock = try lockLease(other.attemptId, wait: false) { siblings.append((other, lock)) }

@@ -388,3 +388,32 @@ struct AnsweredSiblingTests {
         #expect(try second.store.records(orderId: orderId).isEmpty)
     }
 }
+
+@Suite("A sale run again through the other face")
+struct OtherFaceRetryTests {
+    /// A CoreAPI sale ended unclear (it never reached the gateway); the same sale — order,
+    /// amount, card — then ran through the MONEI-style face on the same device, was approved and
+    /// handed over. Its hand-over takes the order's other unowned attempts for the same sale with
+    /// it (the gateway holds one sale per order id: their outcome is the one just handed over) —
+    /// but only those the same face wrote, so the CoreAPI attempt stayed, and seed 002's recovery
+    /// then found the approved sale, which matches it, and reversed it: the approval the app was
+    /// given no longer stood.
+    @Test(arguments: SeedVariant.allCases)
+    func aSaleHandedOverThroughTheOtherFaceIsNotReversed(_ variant: SeedVariant) async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("other-face")
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
+        let rig = try await CoreRig.make(dir)
+        let monei = TapToPay(configuration: TapToPay.Configuration(cardSource: CoreRig.card(), gateway: rig.gateway,
+                                                                   pendingStore: rig.store))
+        try await monei.prepare(token: rig.gateway.issueToken(accountId: "acct_core_test"))
+        let result = try #require(await pay(monei, amount: 1000, orderId: orderId).result)
+        #expect(result.status == .approved)
+
+        let reports = try await SecondProcess(dir.path + "/data").resolver(variant).resolvePending()
+        #expect(!reports.contains { if case .reversed = $0.outcome { true } else { false } }, "\(reports.map(\.outcome))")
+        #expect(try rig.reversalCount(orderId: orderId) == 0, "the recovery reversed a sale handed over approved")
+        #expect(try rig.ledgerRows(orderId: orderId).map(\.state) == [.approved])
+        #expect(try rig.store.records(orderId: orderId).isEmpty)
+    }
+}
