@@ -417,3 +417,43 @@ struct OtherFaceRetryTests {
         #expect(try rig.store.records(orderId: orderId).isEmpty)
     }
 }
+
+@Suite("A hand-over beside a recovery looking at the order")
+struct HandOverBesideARecoveryTests {
+    /// A sale ended unclear (it never reached the gateway); the same sale ran again and was
+    /// approved. At the moment its response was acknowledged, a recovery in another process held
+    /// the unclear attempt's lease (it had claimed it, and was about to see the live attempt and
+    /// let go). The hand-over cannot take a record another process holds, so it left it — and
+    /// removed its own record, the only trace of the approval on the device. The next recovery
+    /// found the approved sale, which matches the unclear attempt, and reversed it: the app had
+    /// been told APPROVED. Now the answered record stays when an attempt of the same sale cannot
+    /// be taken with it, and the recovery reports that answer for both.
+    @Test(arguments: SeedVariant.allCases)
+    func theAnswerStaysWhenTheUnclearAttemptIsHeldElsewhere(_ variant: SeedVariant) async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("beside")
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
+        let rig = try await CoreRig.make(dir) { $0.resultHandOver = .acknowledged }
+        guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
+            Issue.record("the retry did not answer: \(rig.sales.events)")
+            return
+        }
+        #expect(r.code == "A")
+
+        let second = try SecondProcess(dir.path + "/data")
+        let unclear = try #require(try second.store.records(orderId: orderId).first { $0.answer == nil })
+        let recovery = try #require(try second.store.claim(unclear.attemptId))
+        do {
+            try rig.core.acknowledge(r)
+        } catch {
+            #expect(error.code == .busy, "\(error)")
+        }
+        recovery.release()
+
+        let reports = try await second.resolver(variant).resolvePending()
+        #expect(!reports.contains { if case .reversed = $0.outcome { true } else { false } }, "\(reports.map(\.outcome))")
+        #expect(try rig.reversalCount(orderId: orderId) == 0, "the recovery reversed a sale handed over approved")
+        #expect(try rig.ledgerRows(orderId: orderId).map(\.state) == [.approved])
+        #expect(try rig.store.records(orderId: orderId).isEmpty)
+    }
+}
