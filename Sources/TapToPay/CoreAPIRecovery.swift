@@ -265,7 +265,13 @@ public struct PendingSaleResolver: Sendable {
         } else {
             await resolve(sale, record: record, answeredElsewhere: siblings.compactMap(\.answer))
         }
-        if report.isResolved {
+        if report.isResolved, handOver == .acknowledged, record.answer == nil, case .answered(let a) = report.outcome,
+           siblings.contains(where: { holding.contains($0.attemptId) && $0.answer?.uniqueRef == a.uniqueRef }) {
+            // Its outcome is the answer of a record this run holds (the same sale): it leaves with
+            // that record's acknowledgement, which takes it along — held here as well, it would
+            // stop that acknowledgement.
+            lease.release()
+        } else if report.isResolved {
             (report.held, report.removedFromStore, report.storeError) = HeldRecord.settle(lease, handOver: handOver)
         } else {
             lease.release()

@@ -457,3 +457,37 @@ struct HandOverBesideARecoveryTests {
         #expect(try rig.store.records(orderId: orderId).isEmpty)
     }
 }
+
+@Suite("A recovery hands over an answer and the attempts it covers")
+struct AnsweredBeforeTheUnclearAttemptTests {
+    /// The order's sale was approved and the app got the response, but its process ended before
+    /// acknowledging it; then the same sale ran again and ended unclear (it never reached the
+    /// gateway). `tapemu resolve` reports both from the stored answer, holding both records until
+    /// its report is written — and the first acknowledgement, the answered record's, could not
+    /// take the unclear attempt with it (this run holds it): the acknowledgement failed and the
+    /// answered record stayed. Both leave.
+    @Test func bothRecordsLeaveWhenTheAnsweredOneIsOlder() async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("answered-first")
+        do {
+            let rig = try await CoreRig.make(dir) { $0.resultHandOver = .acknowledged }
+            guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
+                Issue.record("the sale did not answer: \(rig.sales.events)")
+                return
+            }
+            #expect(r.code == "A")
+        }
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
+        let second = try SecondProcess(dir.path + "/data")
+        #expect(try second.store.records(orderId: orderId).map(\.state) == [.answered, .pending])
+
+        let reports = try await second.resolver(.seed002).resolvePending(handOver: .acknowledged)
+        #expect(reports.map { CoreAPIRecoveryTests.outcomeName($0.outcome) } == ["answered", "answered"])
+        for r in reports {
+            #expect(r.storeError == nil)
+            do { try r.acknowledge() } catch { Issue.record("the acknowledgement of \(r.sale.orderId) failed: \(error)") }
+        }
+        #expect(try second.store.records(orderId: orderId).isEmpty)
+        #expect(try second.gateway.ledger.allPayments().filter { $0.orderId == orderId }.map(\.state) == [.approved])
+    }
+}
