@@ -461,17 +461,28 @@ public final class PendingPaymentStore: Sendable {
     }
 
     /// Deletes the attempt's record, and — once its order's result is handed over — the other
-    /// open attempts of that order asking for the same amount and card that nobody owns: the
-    /// gateway holds one sale per order id, so their outcome is the one just handed over.
+    /// open attempts of that order asking for the same amount and card, whichever face wrote
+    /// them: the gateway holds one sale per order id (whatever face asked for it), so their
+    /// outcome is the one just handed over. (Left behind, a CoreAPI attempt's recovery would find
+    /// that sale, which matches it, and reverse a sale the app was told was approved.) When one
+    /// of them is held by another process, nothing is deleted and ``DeviceStoreError/Code/busy``
+    /// is thrown: the record keeps the answer for recovery.
     fileprivate func delete(_ payment: PendingPayment, supersedingSiblings: Bool) throws(DeviceStoreError) {
         var siblings: [(PendingPayment, FileLock)] = []
         defer { for (_, lock) in siblings { lock.release() } }
         if supersedingSiblings {
             for other in try records(orderId: payment.orderId) where other.attemptId != payment.attemptId
-                && other.state != .closed && other.origin == payment.origin
+                && other.state != .closed
                 && other.amount == payment.amount && other.currency == payment.currency
                 && (other.last4 == nil || other.last4 == payment.last4) {
-                if let lock = try lockLease(other.attemptId, wait: false) { siblings.append((other, lock)) }
+                // Held by another process right now (a recovery that claimed it, a probe of its
+                // lease): it cannot be taken, and this record — the device's only trace of the
+                // answer — must not leave without it, or the next recovery of that attempt finds
+                // the sale, which matches it, and (CoreAPI) reverses a sale handed over approved.
+                guard let lock = try lockLease(other.attemptId, wait: false) else {
+                    throw DeviceStoreError(.busy, "another attempt of order \(payment.orderId) for the same sale (attempt \(other.attemptId)) is held by another process: this record, with the gateway's answer, stays, and the recovery reports that answer for both")
+                }
+                siblings.append((other, lock))
             }
         }
         try withConnection { c throws(DeviceStoreError) in
@@ -636,7 +647,9 @@ public final class PendingLease: Sendable {
     }
 
     /// The result is handed over (or the record is resolved): the record leaves, with the
-    /// order's other unowned attempts for the same amount and card, and the lease is let go.
+    /// order's other attempts for the same amount and card, and the lease is let go. When one of
+    /// those is held by another process at that moment, the record (holding the answer) stays
+    /// and ``DeviceStoreError/Code/busy`` is thrown: recovery reports the answer later.
     public func complete() throws(DeviceStoreError) {
         let p = record
         try store.delete(p, supersedingSiblings: p.answer != nil)

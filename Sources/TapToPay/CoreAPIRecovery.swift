@@ -26,7 +26,9 @@ public struct PendingSaleReport: Sendable, Hashable {
         case declined(code: String)
         /// The gateway had answered before the process ended, and the answer was stored in the
         /// record but never handed over (the app may not have seen it): that answer is the sale's
-        /// outcome. Nothing is reversed — the answer may already have been shown.
+        /// outcome. Nothing is reversed — the answer may already have been shown. Also the outcome
+        /// of an unclear attempt whose look-up finds the sale another attempt of the order (the
+        /// same sale run again) holds the answer of.
         case answered(PendingPayment.Answer)
         /// No transaction: the sale never reached the gateway. Nothing to resolve; the sale may
         /// run again (``PendingSaleReport/sale``).
@@ -118,7 +120,14 @@ public struct PendingSaleResolver: Sendable {
     /// currency and card suffix (seed 003 says so; tapemu applies it to 002 as well, since
     /// reversing another payment of the same order id would undo a sale the app was told was
     /// approved), and, when the record kept the gateway's answer, its reference.
-    func resolve(_ sale: CoreSale, record: PendingPayment?) async -> PendingSaleReport {
+    ///
+    /// `answeredElsewhere`: the answers other attempts of the order hold on the device. A sale
+    /// found with one of their references is the outcome of this attempt too (the gateway holds
+    /// one sale per order id, and this attempt asked for the same amount and card): it is
+    /// reported ``PendingSaleReport/Outcome/answered(_:)`` and not reversed — the app may have
+    /// shown that answer.
+    func resolve(_ sale: CoreSale, record: PendingPayment?,
+                 answeredElsewhere: [PendingPayment.Answer] = []) async -> PendingSaleReport {
         var filter = CoreTransactionFilter()
         filter.orderId = sale.orderId
         if variant == .seed002 { filter.panLastFour = sale.panLastFour }
@@ -153,6 +162,9 @@ public struct PendingSaleResolver: Sendable {
         }
         guard match.code == TransactionCode.approved.rawValue else {
             return report(.declined(code: match.code), match: match)
+        }
+        if let answer = answeredElsewhere.first(where: { $0.uniqueRef == match.uniqueRef }) {
+            return report(.answered(answer), match: match)
         }
 
         // Step 4: the reversal.
@@ -239,19 +251,27 @@ public struct PendingSaleResolver: Sendable {
         // the gateway holds one sale per order id, so what the look-up finds may be the live
         // attempt's sale, and reversing it would undo a sale about to be reported approved. The
         // order is left alone until that attempt ends (its hand-over takes this record with it).
-        let siblings = try store.records(orderId: record.orderId)
-            .filter { $0.attemptId != record.attemptId && !holding.contains($0.attemptId) }
-        if siblings.contains(where: { (try? store.isOwned($0.attemptId)) ?? true }) {
+        let siblings = try store.records(orderId: record.orderId).filter { $0.attemptId != record.attemptId }
+        if siblings.contains(where: { !holding.contains($0.attemptId) && ((try? store.isOwned($0.attemptId)) ?? true) }) {
             lease.release()
             return inProgress(sale)
         }
+        // The answers the order's other attempts hold (a sale run again whose process ended before
+        // its response was acknowledged, held by this run or by nobody): the sale they name may
+        // have been shown approved, so it is never reversed for this attempt.
         var report = if let answer = record.answer {
             PendingSaleReport(sale: sale, variant: variant, filter: CoreTransactionFilter(orderId: record.orderId),
                               match: nil, outcome: .answered(answer), removedFromStore: false)
         } else {
-            await resolve(sale, record: record)
+            await resolve(sale, record: record, answeredElsewhere: siblings.compactMap(\.answer))
         }
-        if report.isResolved {
+        if report.isResolved, handOver == .acknowledged, record.answer == nil, case .answered(let a) = report.outcome,
+           siblings.contains(where: { holding.contains($0.attemptId) && $0.answer?.uniqueRef == a.uniqueRef }) {
+            // Its outcome is the answer of a record this run holds (the same sale): it leaves with
+            // that record's acknowledgement, which takes it along — held here as well, it would
+            // stop that acknowledgement.
+            lease.release()
+        } else if report.isResolved {
             (report.held, report.removedFromStore, report.storeError) = HeldRecord.settle(lease, handOver: handOver)
         } else {
             lease.release()

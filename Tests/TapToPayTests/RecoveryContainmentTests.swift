@@ -347,3 +347,147 @@ struct OneLiveAttemptPerOrderTests {
         #expect(try h.store.all().isEmpty)
     }
 }
+
+@Suite("A sale whose answer another attempt holds is not reversed")
+struct AnsweredSiblingTests {
+    /// A sale ended unclear (it never reached the gateway); the same sale — order, amount, card —
+    /// ran again and was approved, and the app got the response, but its process ended before it
+    /// acknowledged it (`tapemu sale` killed after printing APPROVED): that attempt's record holds
+    /// the approval. The recovery took the older, unclear attempt first: no live attempt of the
+    /// order, so it looked the order up, found the approved sale (it matches: same amount and
+    /// card) and reversed it — then reported the other record "answered, approved, nothing
+    /// reversed". The approval the app was given no longer stands. A sale whose answer is stored
+    /// in another attempt's record is that answer, and is not reversed.
+    @Test(arguments: SeedVariant.allCases, [ResultHandOver.onReturn, .acknowledged])
+    func aSaleAnsweredToARetryThatDiedIsNotReversed(_ variant: SeedVariant, _ handOver: ResultHandOver) async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("retry-died")
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
+        do {
+            let rig = try await CoreRig.make(dir) { $0.resultHandOver = .acknowledged }
+            guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
+                Issue.record("the retry did not answer: \(rig.sales.events)")
+                return
+            }
+            #expect(r.code == "A")
+            // `rig` goes away without acknowledging: a process that died after the response.
+        }
+        let second = try SecondProcess(dir.path + "/data")
+        let records = try second.store.records(orderId: orderId)
+        #expect(records.map(\.state) == [.pending, .answered])
+        for r in records { #expect(try !second.store.isOwned(r.attemptId)) }
+
+        let reports = try await second.resolver(variant).resolvePending(handOver: handOver)
+        for r in reports where r.isResolved { try r.acknowledge() }
+        let names = reports.map { CoreAPIRecoveryTests.outcomeName($0.outcome) }
+        #expect(!names.contains("reversed"), "\(names)")
+        #expect(names.allSatisfy { $0 == "answered" }, "\(names)")
+        let rows = try second.gateway.ledger.allPayments().filter { $0.orderId == orderId }
+        #expect(rows.filter { $0.kind == .reversal }.isEmpty, "the recovery reversed a sale whose approval the app was given")
+        #expect(rows.filter { $0.kind == .sale }.map(\.state) == [.approved])
+        #expect(try second.store.records(orderId: orderId).isEmpty)
+    }
+}
+
+@Suite("A sale run again through the other face")
+struct OtherFaceRetryTests {
+    /// A CoreAPI sale ended unclear (it never reached the gateway); the same sale — order,
+    /// amount, card — then ran through the MONEI-style face on the same device, was approved and
+    /// handed over. Its hand-over takes the order's other unowned attempts for the same sale with
+    /// it (the gateway holds one sale per order id: their outcome is the one just handed over) —
+    /// but only those the same face wrote, so the CoreAPI attempt stayed, and seed 002's recovery
+    /// then found the approved sale, which matches it, and reversed it: the approval the app was
+    /// given no longer stood.
+    @Test(arguments: SeedVariant.allCases)
+    func aSaleHandedOverThroughTheOtherFaceIsNotReversed(_ variant: SeedVariant) async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("other-face")
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
+        let rig = try await CoreRig.make(dir)
+        let monei = TapToPay(configuration: TapToPay.Configuration(cardSource: CoreRig.card(), gateway: rig.gateway,
+                                                                   pendingStore: rig.store))
+        try await monei.prepare(token: rig.gateway.issueToken(accountId: "acct_core_test"))
+        let result = try #require(await pay(monei, amount: 1000, orderId: orderId).result)
+        #expect(result.status == .approved)
+
+        let reports = try await SecondProcess(dir.path + "/data").resolver(variant).resolvePending()
+        #expect(!reports.contains { if case .reversed = $0.outcome { true } else { false } }, "\(reports.map(\.outcome))")
+        #expect(try rig.reversalCount(orderId: orderId) == 0, "the recovery reversed a sale handed over approved")
+        #expect(try rig.ledgerRows(orderId: orderId).map(\.state) == [.approved])
+        #expect(try rig.store.records(orderId: orderId).isEmpty)
+    }
+}
+
+@Suite("A hand-over beside a recovery looking at the order")
+struct HandOverBesideARecoveryTests {
+    /// A sale ended unclear (it never reached the gateway); the same sale ran again and was
+    /// approved. At the moment its response was acknowledged, a recovery in another process held
+    /// the unclear attempt's lease (it had claimed it, and was about to see the live attempt and
+    /// let go). The hand-over cannot take a record another process holds, so it left it — and
+    /// removed its own record, the only trace of the approval on the device. The next recovery
+    /// found the approved sale, which matches the unclear attempt, and reversed it: the app had
+    /// been told APPROVED. Now the answered record stays when an attempt of the same sale cannot
+    /// be taken with it, and the recovery reports that answer for both.
+    @Test(arguments: SeedVariant.allCases)
+    func theAnswerStaysWhenTheUnclearAttemptIsHeldElsewhere(_ variant: SeedVariant) async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("beside")
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
+        let rig = try await CoreRig.make(dir) { $0.resultHandOver = .acknowledged }
+        guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
+            Issue.record("the retry did not answer: \(rig.sales.events)")
+            return
+        }
+        #expect(r.code == "A")
+
+        let second = try SecondProcess(dir.path + "/data")
+        let unclear = try #require(try second.store.records(orderId: orderId).first { $0.answer == nil })
+        let recovery = try #require(try second.store.claim(unclear.attemptId))
+        do {
+            try rig.core.acknowledge(r)
+        } catch {
+            #expect(error.code == .busy, "\(error)")
+        }
+        recovery.release()
+
+        let reports = try await second.resolver(variant).resolvePending()
+        #expect(!reports.contains { if case .reversed = $0.outcome { true } else { false } }, "\(reports.map(\.outcome))")
+        #expect(try rig.reversalCount(orderId: orderId) == 0, "the recovery reversed a sale handed over approved")
+        #expect(try rig.ledgerRows(orderId: orderId).map(\.state) == [.approved])
+        #expect(try rig.store.records(orderId: orderId).isEmpty)
+    }
+}
+
+@Suite("A recovery hands over an answer and the attempts it covers")
+struct AnsweredBeforeTheUnclearAttemptTests {
+    /// The order's sale was approved and the app got the response, but its process ended before
+    /// acknowledging it; then the same sale ran again and ended unclear (it never reached the
+    /// gateway). `tapemu resolve` reports both from the stored answer, holding both records until
+    /// its report is written — and the first acknowledgement, the answered record's, could not
+    /// take the unclear attempt with it (this run holds it): the acknowledgement failed and the
+    /// answered record stayed. Both leave.
+    @Test func bothRecordsLeaveWhenTheAnsweredOneIsOlder() async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("answered-first")
+        do {
+            let rig = try await CoreRig.make(dir) { $0.resultHandOver = .acknowledged }
+            guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
+                Issue.record("the sale did not answer: \(rig.sales.events)")
+                return
+            }
+            #expect(r.code == "A")
+        }
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
+        let second = try SecondProcess(dir.path + "/data")
+        #expect(try second.store.records(orderId: orderId).map(\.state) == [.answered, .pending])
+
+        let reports = try await second.resolver(.seed002).resolvePending(handOver: .acknowledged)
+        #expect(reports.map { CoreAPIRecoveryTests.outcomeName($0.outcome) } == ["answered", "answered"])
+        for r in reports {
+            #expect(r.storeError == nil)
+            do { try r.acknowledge() } catch { Issue.record("the acknowledgement of \(r.sale.orderId) failed: \(error)") }
+        }
+        #expect(try second.store.records(orderId: orderId).isEmpty)
+        #expect(try second.gateway.ledger.allPayments().filter { $0.orderId == orderId }.map(\.state) == [.approved])
+    }
+}

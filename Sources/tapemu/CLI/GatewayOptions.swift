@@ -63,23 +63,34 @@ struct GatewayOptions: Sendable {
         return CommandFailure(exitCode: ExitCode.ioError, "\(doing) in \(dataDirectory): \(error.reason)")
     }
 
+    /// What ``handOver(_:console:)`` did.
+    enum HandOver: Equatable {
+        /// Every record left the device.
+        case done
+        /// Some stay for a later run because another process held an attempt of the same sale at
+        /// that moment (``DeviceStoreError/Code/busy``): not now, try again later (75).
+        case kept
+        /// Stdout failed, or a record could not be removed (74).
+        case failed
+    }
+
     /// A result or a recovery's report is on stdout: the records it resolved leave the device
     /// now, not before (a process killed earlier, or with a dead stdout, leaves them for the next
-    /// recovery).
-    /// False when stdout failed or a record could not be removed (it stays; said on stderr).
+    /// recovery). A record that could not be removed stays (said on stderr).
+    @discardableResult
     static func handOver(_ resolved: [(orderId: String, acknowledge: () throws(DeviceStoreError) -> Void)],
-                         console: Console) -> Bool {
-        guard console.outputWritten else { return false }
-        var ok = true
+                         console: Console) -> HandOver {
+        guard console.outputWritten else { return .failed }
+        var result = HandOver.done
         for (orderId, acknowledge) in resolved {
             do throws(DeviceStoreError) {
                 try acknowledge()
             } catch {
-                ok = false
+                if error.code != .busy { result = .failed } else if result == .done { result = .kept }
                 console.printError("tapemu: order \(orderId): its record could not be removed (\(error.reason)); it stays, and a later run reports it again")
             }
         }
-        return ok
+        return result
     }
 
     func openGateway(_ access: DataDirectoryLayout.Access) throws -> EmbeddedGateway {

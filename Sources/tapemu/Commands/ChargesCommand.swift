@@ -176,13 +176,13 @@ struct ChargesCommand: TapemuCommand {
         }
         let handedOver = GatewayOptions.handOver(reports.filter(\.isResolved).map { r in (r.pending.orderId, r.acknowledge) },
                                                  console: console)
-        if !handedOver || reports.contains(where: { r in
+        if handedOver == .failed || reports.contains(where: { r in
             if r.storeError != nil { return true }
             if case .unreadable = r.finding { return true }
             return false
         }) {
             return ExitCode.ioError
         }
-        return rows.allSatisfy(\.removedFromDevice) ? ExitCode.success : ExitCode.temporaryFailure
+        return handedOver == .done && rows.allSatisfy(\.removedFromDevice) ? ExitCode.success : ExitCode.temporaryFailure
     }
 }

@@ -106,7 +106,7 @@ struct PayCommand: TapemuCommand {
             // The result is on stdout: only now may the device forget the payment (a crash before
             // this leaves it for `tapemu charges --pending`; a stdout that failed keeps it too).
             hooks.resultPrinted()
-            _ = GatewayOptions.handOver([(result.orderId, { () throws(DeviceStoreError) in try tapToPay.acknowledge(result) })],
+            GatewayOptions.handOver([(result.orderId, { () throws(DeviceStoreError) in try tapToPay.acknowledge(result) })],
                                         console: console)
             return result.status == .approved ? ExitCode.success : Self.declined
         case .failure(let error):

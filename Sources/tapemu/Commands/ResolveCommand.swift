@@ -75,14 +75,14 @@ struct ResolveCommand: TapemuCommand {
         }
         let resolved = reports.filter { $0.isResolved && $0.storeError == nil }
         let handedOver = GatewayOptions.handOver(resolved.map { r in (r.sale.orderId, r.acknowledge) }, console: console)
-        if !handedOver || reports.contains(where: { r in
+        if handedOver == .failed || reports.contains(where: { r in
             if r.storeError != nil { return true }
             if case .unreadable = r.outcome { return true }
             return false
         }) {
             return ExitCode.ioError
         }
-        return reports.allSatisfy(\.isResolved) ? ExitCode.success : ExitCode.temporaryFailure
+        return handedOver == .done && reports.allSatisfy(\.isResolved) ? ExitCode.success : ExitCode.temporaryFailure
     }
 
     static func outcomeName(_ o: PendingSaleReport.Outcome) -> String {

@@ -130,7 +130,7 @@ struct SaleCommand: TapemuCommand {
             // The response is on stdout: only now may the device forget the sale (a crash before
             // this leaves it for `tapemu resolve`; a stdout that failed keeps it too).
             hooks.resultPrinted()
-            _ = GatewayOptions.handOver([(r.orderId, { () throws(DeviceStoreError) in try core.acknowledge(r) })], console: console)
+            GatewayOptions.handOver([(r.orderId, { () throws(DeviceStoreError) in try core.acknowledge(r) })], console: console)
             return r.isApproved ? ExitCode.success : Self.notApproved
         case .error:
             return Self.failedNoPayment
