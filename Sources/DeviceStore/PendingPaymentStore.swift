@@ -544,9 +544,13 @@ public final class PendingPaymentStore: Sendable {
     /// Every record that reads back, oldest first, and those that do not. Closed records (audit
     /// entries) only with `includingClosed`.
     public func scan(includingClosed: Bool = false) throws(DeviceStoreError) -> PendingScan {
+        Self.scan(try rows(includingClosed ? "" : "WHERE state != 'closed'", []))
+    }
+
+    private static func scan(_ rows: [SQLRow]) -> PendingScan {
         var scan = PendingScan(records: [], unreadable: [])
-        for row in try rows(includingClosed ? "" : "WHERE state != 'closed'", []) {
-            switch Self.decode(row) {
+        for row in rows {
+            switch decode(row) {
             case .success(let p): scan.records.append(p)
             case .failure(let u): scan.unreadable.append(u)
             }
@@ -559,9 +563,17 @@ public final class PendingPaymentStore: Sendable {
         try scan().records
     }
 
-    /// The open records of an order, oldest first.
+    /// The open records of an order that read back, oldest first (its damaged rows:
+    /// ``scan(orderId:)``).
     public func records(orderId: String) throws(DeviceStoreError) -> [PendingPayment] {
-        try rows("WHERE order_id = ? AND state != 'closed'", [.text(orderId)]).compactMap { try? Self.decode($0).get() }
+        try scan(orderId: orderId).records
+    }
+
+    /// The open records of an order that read back, oldest first, and the order's open rows that
+    /// do not: a recovery that would act on the order looks at both (a damaged record may hold
+    /// the answer of the sale a look-up finds).
+    public func scan(orderId: String) throws(DeviceStoreError) -> PendingScan {
+        Self.scan(try rows("WHERE order_id = ? AND state != 'closed'", [.text(orderId)]))
     }
 
     /// The newest open record of an order, if any.

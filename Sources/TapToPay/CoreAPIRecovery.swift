@@ -41,8 +41,9 @@ public struct PendingSaleReport: Sendable, Hashable {
         /// A sale in progress owns the record, or another attempt of its order is live (the sale
         /// run again): it was left alone.
         case inProgress
-        /// The stored sale cannot be read back, or its lease cannot be taken (damage): reported by
-        /// its order id, kept.
+        /// The stored sale cannot be read back, or its lease cannot be taken, or another attempt
+        /// of its order cannot be read back (damage): reported by its order id, kept, nothing
+        /// asked of the gateway.
         case unreadable(reason: String)
         /// A request failed (the device is still offline, the gateway failed): the sale stays
         /// pending; try again later.
@@ -251,10 +252,22 @@ public struct PendingSaleResolver: Sendable {
         // the gateway holds one sale per order id, so what the look-up finds may be the live
         // attempt's sale, and reversing it would undo a sale about to be reported approved. The
         // order is left alone until that attempt ends (its hand-over takes this record with it).
-        let siblings = try store.records(orderId: record.orderId).filter { $0.attemptId != record.attemptId }
+        let order = try store.scan(orderId: record.orderId)
+        let siblings = order.records.filter { $0.attemptId != record.attemptId }
         if siblings.contains(where: { !holding.contains($0.attemptId) && ((try? store.isOwned($0.attemptId)) ?? true) }) {
             lease.release()
             return inProgress(sale)
+        }
+        // Another attempt of the order cannot be read back: it may hold the answer of the sale the
+        // look-up would find (the same sale run again and shown approved), which must not be
+        // reversed. Nothing is asked or done for the order until that record is repaired or closed;
+        // the damaged record itself is reported on its own.
+        if let damaged = order.unreadable.first(where: { $0.attemptId != record.attemptId }) {
+            lease.release()
+            return PendingSaleReport(
+                sale: sale, variant: variant, filter: CoreTransactionFilter(orderId: record.orderId), match: nil,
+                outcome: .unreadable(reason: "another attempt of this order (\(damaged.attemptId)) cannot be read back (\(damaged.reason)): nothing was done for it, since that record may hold the answer of the sale a look-up would find"),
+                removedFromStore: false)
         }
         // The answers the order's other attempts hold (a sale run again whose process ended before
         // its response was acknowledged, held by this run or by nobody): the sale they name may

@@ -491,3 +491,46 @@ struct AnsweredBeforeTheUnclearAttemptTests {
         #expect(try second.gateway.ledger.allPayments().filter { $0.orderId == orderId }.map(\.state) == [.approved])
     }
 }
+
+@Suite("A damaged attempt of the order stops its recovery")
+struct DamagedSiblingTests {
+    /// As in ``AnsweredSiblingTests``: a sale ended unclear, the same sale ran again and was
+    /// approved, and its process ended before acknowledging — but the approved attempt's record is
+    /// damaged (its body no longer reads back). The recovery's look-up of the unclear attempt
+    /// finds the approved sale, which matches it; the damaged record, the only trace of the
+    /// approval the app was given, was skipped without a word, so the sale was reversed. Now a
+    /// damaged attempt of the order stops the order's recovery: both are reported unreadable and
+    /// kept, and nothing is asked of the gateway.
+    @Test(arguments: SeedVariant.allCases)
+    func aSaleIsNotReversedBesideADamagedAttemptOfItsOrder(_ variant: SeedVariant) async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("damaged-sibling")
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
+        do {
+            let rig = try await CoreRig.make(dir) { $0.resultHandOver = .acknowledged }
+            guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
+                Issue.record("the retry did not answer: \(rig.sales.events)")
+                return
+            }
+            #expect(r.code == "A")
+        }
+        let second = try SecondProcess(dir.path + "/data")
+        let answered = try #require(try second.store.records(orderId: orderId).first { $0.answer != nil })
+        do {
+            let c = try SQLiteConnection(path: second.store.path, busyTimeout: .seconds(1))
+            try c.run("UPDATE attempts SET body = '{not json' WHERE attempt_id = ?", [.text(answered.attemptId)])
+        }
+        let order = try second.store.scan(orderId: orderId)
+        #expect(order.records.map(\.answer).map { $0 == nil } == [true])
+        #expect(order.unreadable.map(\.attemptId) == [answered.attemptId])
+
+        let reports = try await second.resolver(variant).resolvePending()
+        let names = reports.map { CoreAPIRecoveryTests.outcomeName($0.outcome) }
+        #expect(names == ["unreadable", "unreadable"], "\(names)")
+        #expect(!reports.contains { $0.removedFromStore })
+        let rows = try second.gateway.ledger.allPayments().filter { $0.orderId == orderId }
+        #expect(rows.filter { $0.kind == .reversal }.isEmpty, "the recovery reversed a sale a damaged record may have answered")
+        #expect(rows.filter { $0.kind == .sale }.map(\.state) == [.approved])
+        #expect(try second.store.scan(orderId: orderId).records.count == 1, "the unclear attempt stays")
+    }
+}
