@@ -348,6 +348,22 @@ struct OneLiveAttemptPerOrderTests {
     }
 }
 
+/// A sale that ended unclear (it never reached the gateway), then the same sale — order, amount,
+/// card — run again and approved, its response not acknowledged yet: the retry's rig (let it go
+/// without acknowledging, and its answered record stays, as a process that died after the
+/// response leaves it) and its response.
+private func unclearSaleThenApprovedRetry(_ dir: TempDir, orderId: String) async throws -> (CoreRig, CoreSaleResponse) {
+    _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
+    let rig = try await CoreRig.make(dir) { $0.resultHandOver = .acknowledged }
+    let outcome = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId))
+    guard case .response(let r) = outcome else {
+        Issue.record("the retry did not answer: \(rig.sales.events)")
+        throw CancellationError()
+    }
+    #expect(r.code == "A")
+    return (rig, r)
+}
+
 @Suite("A sale whose answer another attempt holds is not reversed")
 struct AnsweredSiblingTests {
     /// A sale ended unclear (it never reached the gateway); the same sale — order, amount, card —
@@ -362,16 +378,8 @@ struct AnsweredSiblingTests {
     func aSaleAnsweredToARetryThatDiedIsNotReversed(_ variant: SeedVariant, _ handOver: ResultHandOver) async throws {
         let dir = TempDir()
         let orderId = coreOrderId("retry-died")
-        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
-        do {
-            let rig = try await CoreRig.make(dir) { $0.resultHandOver = .acknowledged }
-            guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
-                Issue.record("the retry did not answer: \(rig.sales.events)")
-                return
-            }
-            #expect(r.code == "A")
-            // `rig` goes away without acknowledging: a process that died after the response.
-        }
+        // The retry's rig goes away without acknowledging: a process that died after the response.
+        _ = try await unclearSaleThenApprovedRetry(dir, orderId: orderId)
         let second = try SecondProcess(dir.path + "/data")
         let records = try second.store.records(orderId: orderId)
         #expect(records.map(\.state) == [.pending, .answered])
@@ -432,13 +440,7 @@ struct HandOverBesideARecoveryTests {
     func theAnswerStaysWhenTheUnclearAttemptIsHeldElsewhere(_ variant: SeedVariant) async throws {
         let dir = TempDir()
         let orderId = coreOrderId("beside")
-        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
-        let rig = try await CoreRig.make(dir) { $0.resultHandOver = .acknowledged }
-        guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
-            Issue.record("the retry did not answer: \(rig.sales.events)")
-            return
-        }
-        #expect(r.code == "A")
+        let (rig, r) = try await unclearSaleThenApprovedRetry(dir, orderId: orderId)
 
         let second = try SecondProcess(dir.path + "/data")
         let unclear = try #require(try second.store.records(orderId: orderId).first { $0.answer == nil })
@@ -505,15 +507,7 @@ struct DamagedSiblingTests {
     func aSaleIsNotReversedBesideADamagedAttemptOfItsOrder(_ variant: SeedVariant) async throws {
         let dir = TempDir()
         let orderId = coreOrderId("damaged-sibling")
-        _ = try await CoreAPIRecoveryTests.interruptedSale(.neverArrived, dir: dir, orderId: orderId)
-        do {
-            let rig = try await CoreRig.make(dir) { $0.resultHandOver = .acknowledged }
-            guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
-                Issue.record("the retry did not answer: \(rig.sales.events)")
-                return
-            }
-            #expect(r.code == "A")
-        }
+        _ = try await unclearSaleThenApprovedRetry(dir, orderId: orderId)   // not acknowledged
         let second = try SecondProcess(dir.path + "/data")
         let answered = try #require(try second.store.records(orderId: orderId).first { $0.answer != nil })
         do {
