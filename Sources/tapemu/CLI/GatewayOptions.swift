@@ -63,6 +63,12 @@ struct GatewayOptions: Sendable {
         return CommandFailure(exitCode: ExitCode.ioError, "\(doing) in \(dataDirectory): \(error.reason)")
     }
 
+    /// How a recovery's line names the attempt: its amount and card, or that they cannot be read
+    /// (an unreadable record's placeholder has no currency, and its amount of 0 was never asked).
+    static func attemptSummary(amount: Int, currency: String, maskedPAN: String?) -> String {
+        currency.isEmpty ? "amount and card unreadable" : "\(amount) \(currency), \(maskedPAN ?? "card unknown")"
+    }
+
     /// What ``handOver(_:console:)`` did.
     enum HandOver: Equatable {
         /// Every record left the device.

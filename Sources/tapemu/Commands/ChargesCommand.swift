@@ -151,7 +151,8 @@ struct ChargesCommand: TapemuCommand {
             console.print("no payment with an unknown outcome on this device")
         } else {
             for r in rows {
-                var line = "order \(r.orderId) (\(r.amount) \(r.currency), \(r.maskedPAN ?? "card unknown")): "
+                let what = GatewayOptions.attemptSummary(amount: r.amount, currency: r.currency, maskedPAN: r.maskedPAN)
+                var line = "order \(r.orderId) (\(what)): "
                 switch r.finding {
                 case "notFound":
                     line += "no payment shows; this does not prove the card was not charged: contact support with the orderId before charging again, then close it with `tapemu pending close \(r.orderId) --reason …` (kept)"

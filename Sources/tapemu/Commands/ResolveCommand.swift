@@ -101,7 +101,8 @@ struct ResolveCommand: TapemuCommand {
 
     static func line(_ r: PendingSaleReport) -> String {
         let s = r.sale
-        var line = "order \(s.orderId) (\(s.amount) \(s.currency), \(s.maskedPAN ?? "card unknown")), seed \(r.variant.rawValue): "
+        let what = GatewayOptions.attemptSummary(amount: s.amount, currency: s.currency, maskedPAN: s.maskedPAN)
+        var line = "order \(s.orderId) (\(what)), seed \(r.variant.rawValue): "
         if let m = r.match {
             line += "found code \(m.code) ref \(m.uniqueRef) \(m.amount) \(m.currency) \(m.cardNumber ?? "") → "
         } else if case .failed = r.outcome {
