@@ -192,7 +192,8 @@ public struct PendingSaleResolver: Sendable {
     /// ``PendingSaleReport/Outcome/inProgress`` and left alone, as are the orders in `skipping`;
     /// MONEI-style pending payments too (they resolve by webhook and charges query). A stored
     /// sale that does not read back, or whose lease cannot be taken, is reported by its order id
-    /// and kept; the others still resolve. Throws only when the store cannot be read at all.
+    /// and kept — and so are the other attempts of its order, left alone (the damaged record may
+    /// hold the answer of the sale their look-up would find); the others still resolve. Throws only when the store cannot be read at all.
     ///
     /// A resolved sale leaves the device when the reports are returned (`.onReturn`), or when
     /// each report is acknowledged (``PendingSaleReport/acknowledge()``) by a caller that must
