@@ -658,13 +658,17 @@ public final class PendingLease: Sendable {
         current.withLock { $0 = p }
     }
 
-    /// The result is handed over (or the record is resolved): the record leaves, with the
-    /// order's other attempts for the same amount and card, and the lease is let go. When one of
-    /// those is held by another process at that moment, the record (holding the answer) stays
-    /// and ``DeviceStoreError/Code/busy`` is thrown: recovery reports the answer later.
-    public func complete() throws(DeviceStoreError) {
+    /// The result is handed over (or the record is resolved): the record leaves, and the lease is
+    /// let go. When the record holds the gateway's answer, or `settlingTheSale` (a recovery's
+    /// look-up found the order's sale, which matches this attempt, and that is what was handed
+    /// over), the order's other attempts for the same amount and card leave with it: the gateway
+    /// holds one sale per order id, so their outcome is the one just handed over (left behind, a
+    /// CoreAPI attempt's recovery would reverse a sale just reported approved). When one of
+    /// those is held by another process at that moment, the record stays and
+    /// ``DeviceStoreError/Code/busy`` is thrown: recovery reports it again later.
+    public func complete(settlingTheSale: Bool = false) throws(DeviceStoreError) {
         let p = record
-        try store.delete(p, supersedingSiblings: p.answer != nil)
+        try store.delete(p, supersedingSiblings: settlingTheSale || p.answer != nil)
         lock.withLock { $0?.releaseAndRemove(); $0 = nil }
     }
 

@@ -58,14 +58,18 @@ public struct UnclearOutcomeReport: Sendable {
 /// The lease of a resolved record whose report has not been handed over yet.
 struct HeldRecord: Sendable, Hashable {
     let lease: PendingLease
-    func complete() throws(DeviceStoreError) { try lease.complete() }
+    /// The report is the order's sale as a look-up found it (``PendingLease/complete(settlingTheSale:)``).
+    var settlesSale = false
+    func complete() throws(DeviceStoreError) { try lease.complete(settlingTheSale: settlesSale) }
 
     /// A resolved record: held until its report is acknowledged, or removed now (`.onReturn`);
-    /// a removal that fails keeps the record and says why.
-    static func settle(_ lease: PendingLease, handOver: ResultHandOver) -> (held: HeldRecord?, removed: Bool, error: DeviceStoreError?) {
-        guard handOver == .onReturn else { return (HeldRecord(lease: lease), false, nil) }
+    /// a removal that fails keeps the record and says why. `settlesSale`: the report is the
+    /// order's sale, found by the look-up (the order's other attempts of that sale leave with it).
+    static func settle(_ lease: PendingLease, handOver: ResultHandOver,
+                       settlesSale: Bool = false) -> (held: HeldRecord?, removed: Bool, error: DeviceStoreError?) {
+        guard handOver == .onReturn else { return (HeldRecord(lease: lease, settlesSale: settlesSale), false, nil) }
         do throws(DeviceStoreError) {
-            try lease.complete()
+            try lease.complete(settlingTheSale: settlesSale)
             return (nil, true, nil)
         } catch {
             lease.release()
@@ -149,7 +153,11 @@ extension TapToPay {
         }
         var report = UnclearOutcomeReport(pending: record, finding: finding, removedFromStore: false)
         switch finding {
-        case .found, .answered:
+        case .found:
+            // The order's sale, which matches this attempt: the order's other attempts of the same
+            // sale (the CoreAPI face's too) have this outcome and leave with it.
+            (report.held, report.removedFromStore, report.storeError) = HeldRecord.settle(lease, handOver: handOver, settlesSale: true)
+        case .answered:
             (report.held, report.removedFromStore, report.storeError) = HeldRecord.settle(lease, handOver: handOver)
         case .notFound, .otherPayment, .failed, .inProgress, .unreadable:
             lease.release()

@@ -528,3 +528,43 @@ struct DamagedSiblingTests {
         #expect(try second.store.scan(orderId: orderId).records.count == 1, "the unclear attempt stays")
     }
 }
+
+@Suite("A sale found by the MONEI face's recovery takes its CoreAPI attempt along")
+struct FoundSaleTakesItsSiblingsTests {
+    /// A CoreAPI sale was approved and its answer lost (the app was told of a communication
+    /// error); the same sale then ran through the MONEI-style face, whose process died after the
+    /// gateway recorded it (no answer stored). `tapemu charges --pending` looked the order up,
+    /// found the approved sale — it matches — and reported it approved; but only a record holding
+    /// the answer took the order's other attempts of the same sale along, so the CoreAPI attempt
+    /// stayed, and `tapemu resolve` then reversed the sale just reported approved (found by the
+    /// extended chaos campaign). A sale found by the look-up settles them all.
+    @Test(arguments: SeedVariant.allCases, [ResultHandOver.onReturn, .acknowledged])
+    func aSaleReportedApprovedByTheLookUpIsNotReversed(_ variant: SeedVariant, _ handOver: ResultHandOver) async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId("found-by-look-up")
+        _ = try await CoreAPIRecoveryTests.interruptedSale(.hostApprovedAnswerLost, dir: dir, orderId: orderId)
+        let second = try SecondProcess(dir.path + "/data")
+        let sale = try #require(try second.gateway.ledger.allPayments().first { $0.orderId == orderId && $0.kind == .sale })
+        #expect(sale.state == .approved)
+        // The MONEI-style attempt of the same sale, as its process left it when it died after
+        // the gateway recorded the sale: no answer.
+        try second.store.save(PendingPayment(orderId: orderId, origin: .tapToPay, amount: sale.amount, currency: sale.currency,
+                                             maskedPAN: sale.maskedPAN, last4: sale.last4, cardBrand: sale.cardBrand.rawValue,
+                                             createdAt: Date()))
+
+        let monei = TapToPay(configuration: .init(cardSource: CoreRig.card(), gateway: second.gateway, pendingStore: second.store))
+        let found = try await monei.resolveUnclearOutcomes(handOver: handOver)
+        #expect(found.count == 1)
+        for r in found {
+            #expect(r.isResolved, "\(r.finding)")
+            try r.acknowledge()
+        }
+        #expect(try second.store.records(orderId: orderId).isEmpty, "the CoreAPI attempt of the sale stayed behind")
+
+        let reports = try await second.resolver(variant).resolvePending()
+        #expect(!reports.contains { if case .reversed = $0.outcome { true } else { false } }, "\(reports.map(\.outcome))")
+        let rows = try second.gateway.ledger.allPayments().filter { $0.orderId == orderId }
+        #expect(rows.filter { $0.kind == .reversal }.isEmpty, "the recovery reversed a sale just reported approved")
+        #expect(rows.filter { $0.kind == .sale }.map(\.state) == [.approved])
+    }
+}
