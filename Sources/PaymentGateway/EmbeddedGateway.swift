@@ -195,11 +195,8 @@ public final class EmbeddedGateway: Gateway {
         guard r.currency.utf8.count == 3, r.currency.utf8.allSatisfy({ (65...90).contains($0) }) else {
             throw invalid("the currency must be an ISO 4217 code of three upper-case letters")
         }
-        if let url = r.callbackUrl {
-            guard url.utf8.count <= 2048, let u = URL(string: url), let scheme = u.scheme?.lowercased(),
-                  scheme == "http" || scheme == "https", let host = u.host, !host.isEmpty else {
-                throw invalid("the callbackUrl must be an http or https URL")
-            }
+        if let url = r.callbackUrl, !CallbackURL.isValid(url) {
+            throw invalid("the callbackUrl must be an http or https URL with a host, at most \(CallbackURL.maximumLength) bytes, without spaces or control characters")
         }
         if let e = r.card.expiry {
             guard e.utf8.count == 4, e.allSatisfy({ $0.isASCII && $0.isNumber }),

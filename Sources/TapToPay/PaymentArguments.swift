@@ -1,6 +1,7 @@
 import Foundation
 import BERTLV
 import EMVKernel
+import PaymentGateway
 
 /// The gateway's rules for the arguments of a payment, checked by both SDK faces before anything
 /// touches a card (refused by the gateway instead, the order would end unclear after the
@@ -39,11 +40,10 @@ enum PaymentArguments {
         return nil
     }
 
-    /// A webhook address: an http or https URL with a host, at most 2048 bytes.
+    /// A webhook address: the gateway's rule (``PaymentGateway/CallbackURL/isValid(_:)``): an http
+    /// or https URL with a host, at most 2048 bytes, without spaces or control characters.
     static func isValidCallbackUrl(_ url: String) -> Bool {
-        guard url.utf8.count <= 2048, let u = URL(string: url), let scheme = u.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = u.host else { return false }
-        return !host.isEmpty
+        CallbackURL.isValid(url)
     }
 
     /// What is wrong with the arguments of a payment, naming the field; nil when nothing is.
@@ -56,8 +56,14 @@ enum PaymentArguments {
             return "orderId: it must be 1 to 128 characters, not only spaces, without control characters or white space other than the space"
         }
         if let url = callbackUrl, !isValidCallbackUrl(url) {
-            return "callbackUrl '\(url.prefix(80))': it must be an http or https URL with a host, at most 2048 bytes"
+            return "callbackUrl '\(Self.printable(url.prefix(80)))': it must be an http or https URL with a host, at most 2048 bytes, without spaces or control characters"
         }
         return nil
+    }
+
+    /// `text` with its control characters shown as `\u{…}`, for a message on one line.
+    static func printable(_ text: Substring) -> String {
+        text.unicodeScalars.map { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "\\u{\(String($0.value, radix: 16))}" : String($0) }
+            .joined()
     }
 }

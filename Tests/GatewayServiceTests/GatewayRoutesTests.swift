@@ -105,6 +105,21 @@ struct GatewayRoutesTests {
         await live.server.stop()
     }
 
+    @Test("a callbackUrl with CR LF, a space or a control character is a typed 400 and records nothing (its webhook could never be sent)")
+    func callbackUrlInjection() async throws {
+        let live = try LiveService()
+        for (n, url) in [#"http://127.0.0.1:9/h\r\nX-Injected: 1"#, "http://127.0.0.1:9/h x", #"http://127.0.0.1:9/h\u0001"#].enumerated() {
+            let r = try await live.send("POST", "/terminal/v1/authorisations", json: """
+                {"orderId":"cb-\(n)","amount":1000,"callbackUrl":"\(url)","card":{"pan":"4012888888881881","expiry":"2812"}}
+                """)
+            #expect(r.status == 400, "\(url)")
+            #expect(try jsonObject(r.body)["code"] as? String == "invalidRequest")
+        }
+        #expect(try live.service.gateway.ledger.allPayments().isEmpty)
+        #expect(try live.service.gateway.webhooks().isEmpty)
+        await live.server.stop()
+    }
+
     @Test("MONEI shapes: get a payment, list by orderId, partial then full refund, cancel; 404 and 422 as JSON")
     func merchantREST() async throws {
         let live = try LiveService()

@@ -182,6 +182,13 @@ struct AuthorisationTests {
         ("numeric currency", { $0.currency = "978" }),
         ("callback not http", { $0.callbackUrl = "ftp://example.com/x" }),
         ("callback garbage", { $0.callbackUrl = "not a url" }),
+        // Foundation's URL(string:) takes these; no HTTP client can send to them, so the
+        // webhook could never be delivered (and a CR LF would split a log line).
+        ("callback with CR LF", { $0.callbackUrl = "http://127.0.0.1:9/hook\r\nX-Injected: 1" }),
+        ("callback with a space", { $0.callbackUrl = "http://127.0.0.1:9/ho ok" }),
+        ("callback with a tab", { $0.callbackUrl = "http://127.0.0.1:9/ho\tok" }),
+        ("callback with a NUL", { $0.callbackUrl = "http://127.0.0.1:9/hook\u{0}" }),
+        ("callback with a C1 control", { $0.callbackUrl = "http://127.0.0.1:9/ho\u{85}ok" }),
         ("expiry month 13", { $0.card.expiry = "2813" }),
         ("expiry not digits", { $0.card.expiry = "28-1" }),
         ("PSN over 99", { $0.card.panSequenceNumber = 100 }),

@@ -154,7 +154,9 @@ struct InvalidArgumentTests {
 
 @Suite("Seed error table: invalidArgument for the callback URL")
 struct InvalidCallbackUrlTests {
-    @Test(arguments: ["", "not a url", "ftp://merchant.test/hook", "https://", "mailto:a@b.test"])
+    @Test(arguments: ["", "not a url", "ftp://merchant.test/hook", "https://", "mailto:a@b.test",
+                      "https://merchant.test/hook\r\nX-Injected: 1", "https://merchant.test/ho ok",
+                      "https://merchant.test/ho\tok", "https://merchant.test/hook\u{0}"])
     func badCallbackUrl(url: String) async throws {
         let h = try Harness()
         let source = CountingSource(inner: virtualCard("visa-qvsdc"))
