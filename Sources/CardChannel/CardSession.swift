@@ -63,7 +63,7 @@ public final class CardSession: Sendable {
         var duration: Duration
     }
     /// The error of an APDU that outlives ``apduTimeout`` (made once, not per exchange).
-    private let timeoutError: @Sendable () -> CardChannelError
+    let timeoutError: @Sendable () -> CardChannelError
 
     /// - Parameters:
     ///   - apduTimeout: how long one APDU may take before `.timeout` (default 2 s; EMV contactless
@@ -107,31 +107,15 @@ public final class CardSession: Sendable {
     /// Sends `command` and returns the complete response: 61xx chains are fetched and
     /// concatenated, a 6Cxx is answered by resending with the exact Le.
     nonisolated(nonsending) public func send(_ command: CommandAPDU) async throws(CardChannelError) -> ResponseAPDU {
-        var response = try await exchange(command)
-        if response.sw1 == 0x6C {
-            response = try await exchange(command.withExpectedLength(response.sw2 == 0 ? 256 : Int(response.sw2)))
+        let response = try await exchange(command)
+        guard response.sw1 == 0x61 || response.sw1 == 0x6C else { return response }
+        var chain = ResponseChain(command)
+        var step = try chain.next(after: response)
+        while case .send(let next) = step {
+            step = try chain.next(after: try await exchange(next))
         }
-        guard response.sw1 == 0x61 else { return response }
-        var data = response.data
-        var rounds = 0
-        while response.sw1 == 0x61 {
-            rounds += 1
-            guard rounds <= Self.maxGetResponseRounds else {
-                throw CardChannelError(.responseChainingFailed,
-                                       "the card asked for more than \(Self.maxGetResponseRounds) GET RESPONSE rounds")
-            }
-            var getResponse = CommandAPDU.getResponse(response.sw2)
-            response = try await exchange(getResponse)
-            if response.sw1 == 0x6C {
-                getResponse = getResponse.withExpectedLength(response.sw2 == 0 ? 256 : Int(response.sw2))
-                response = try await exchange(getResponse)
-                if response.sw1 == 0x6C {
-                    throw CardChannelError(.responseChainingFailed, "the card answered GET RESPONSE with 6Cxx twice")
-                }
-            }
-            data += response.data
-        }
-        return ResponseAPDU(data: data, statusWord: response.statusWord)
+        guard case .done(let complete) = step else { preconditionFailure("a response chain ended without a response") }
+        return complete
     }
 
     /// Sends `command` once and returns the card's response as it came: a 61xx or 6Cxx is not
@@ -150,15 +134,23 @@ public final class CardSession: Sendable {
         do throws(CardChannelError) {
             let response = try await channel.transmit(command, deadline: start + apduTimeout, on: clock,
                                                       onTimeout: timeoutError)
-            let end = clock.now
-            log.withLock { $0.append(LogEntry(command: command, response: response, start: start, duration: end - start)) }
+            logResponse(command, response, start: start, end: clock.now)
             return response
         } catch {
-            let end = clock.now
-            log.withLock {
-                $0.append(LogEntry(command: command, response: nil, failure: error.code, start: start, duration: end - start))
-            }
+            logFailure(command, error.code, start: start, end: clock.now)
             throw error
         }
+    }
+
+    /// Logs an exchange that `response` answered.
+    @inline(__always)
+    func logResponse(_ command: CommandAPDU, _ response: ResponseAPDU, start: Duration, end: Duration) {
+        log.withLock { $0.append(LogEntry(command: command, response: response, start: start, duration: end - start)) }
+    }
+
+    /// Logs an exchange that failed with `code`, ending at `end` (now by default).
+    func logFailure(_ command: CommandAPDU, _ code: CardChannelError.Code, start: Duration, end: Duration? = nil) {
+        let end = end ?? clock.now
+        log.withLock { $0.append(LogEntry(command: command, response: nil, failure: code, start: start, duration: end - start)) }
     }
 }

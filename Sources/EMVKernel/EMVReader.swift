@@ -56,6 +56,9 @@ public struct EMVReader: Sendable {
         let firstExchange = session.exchangeCount
         func exchanges() -> [Exchange] { session.exchanges(from: firstExchange) }
 
+        if session.drivesDirectly {
+            return try await runKernelDirectly(session: session, transaction: transaction, onOnlineDataReady: onOnlineDataReady)
+        }
         var kernel = EMVKernel(configuration: configuration, transaction: transaction, environment: environment)
         var action = kernel.start()
         while true {
@@ -91,4 +94,65 @@ public struct EMVReader: Sendable {
             }
         }
     }
+
+    /// ``runKernel(session:transaction:onOnlineDataReady:)`` on a channel that runs exchanges as
+    /// direct calls on its own thread (``CardSession/drive(from:_:)``): the kernel is fed there,
+    /// each run of commands in one go, and the read waits once per run — once per read, or twice
+    /// when the online data is handed out between.
+    private func runKernelDirectly(session: CardSession, transaction: Transaction,
+                                   onOnlineDataReady: (@Sendable (PartialCardRead) async -> Void)?)
+        async throws(KernelError) -> CardRead
+    {
+        let firstExchange = session.exchangeCount
+        func exchanges() -> [Exchange] { session.exchanges(from: firstExchange) }
+
+        let fed = FedKernel(EMVKernel(configuration: configuration, transaction: transaction, environment: environment))
+        var action = fed.kernel.start()
+        while true {
+            switch consume action {
+            case .send(let command):
+                // `drive` calls this between exchanges only, and never once it has returned:
+                // the kernel is the read's again after it.
+                let end = await session.drive(from: command) { response in
+                    let next = fed.kernel.receive(response)
+                    if case .send(let command) = next { return command }
+                    fed.action = next
+                    return nil
+                }
+                switch end {
+                case .stopped:
+                    action = fed.action.take().unsafelyUnwrapped   // `drive` stops only when an action is left
+                case .failed(let error):
+                    let step = fed.kernel.currentStep ?? .ppse
+                    var failure = KernelError(.channelFailed, step: step, "\(error)", channelError: error)
+                    failure.partial = fed.kernel.partial
+                    failure.partial?.exchanges = exchanges()
+                    throw failure
+                }
+            case .onlineDataReady(var partial):
+                if let onOnlineDataReady {
+                    partial.exchanges = exchanges()
+                    await onOnlineDataReady(partial)
+                }
+                action = fed.kernel.resume()
+            case .complete(var read):
+                read.exchanges = exchanges()
+                return read
+            case .fail(var error):
+                if error.partial == nil { error.partial = PartialCardRead() }
+                error.partial?.exchanges = exchanges()
+                throw error
+            }
+        }
+    }
+}
+
+/// A kernel fed by ``CardSession/drive(from:_:)`` on the channel's thread, and the action it
+/// stopped on. One owner at a time: the drive's pump between its exchanges, the read otherwise
+/// (`drive` never calls its `next` once it has returned).
+private final class FedKernel: @unchecked Sendable {
+    var kernel: EMVKernel
+    var action: EMVKernel.Action?
+
+    init(_ kernel: EMVKernel) { self.kernel = kernel }
 }

@@ -85,7 +85,7 @@ public final class PCSCCardChannel: CardChannel {
     }
 
     /// Throws for a closed channel or a command the card cannot take.
-    private func check(_ command: CommandAPDU) throws(CardChannelError) {
+    fileprivate func check(_ command: CommandAPDU) throws(CardChannelError) {
         if closed.load(ordering: .acquiring) { throw CardChannelError(.closed, "the PC/SC channel to \(reader) is closed") }
         // A command whose fields were set out of range after it was made: an error here, not a
         // trap on the PC/SC thread when it is encoded.
@@ -102,7 +102,7 @@ public final class PCSCCardChannel: CardChannel {
     /// The response in `bytes` (at least SW1 SW2). Not async: this is on every exchange's path,
     /// and an async call costs a frame even when it does not wait.
     @inline(__always)
-    private static func response(splitting bytes: consuming [UInt8]) -> ResponseAPDU {
+    fileprivate static func response(splitting bytes: consuming [UInt8]) -> ResponseAPDU {
         // The status word comes off the end of the array in place: no second copy of the data.
         var data = bytes
         let sw2 = data.removeLast(), sw1 = data.removeLast()
@@ -110,7 +110,7 @@ public final class PCSCCardChannel: CardChannel {
     }
 
     /// The error for an answer shorter than SW1 SW2: a removal (when the card left) or malformed.
-    private func shortResponse(_ bytes: [UInt8]) async throws(CardChannelError) -> ResponseAPDU {
+    fileprivate func shortResponse(_ bytes: [UInt8]) async throws(CardChannelError) -> ResponseAPDU {
         if await cardLeft() {
             throw CardChannelError(.cardRemoved, "the card left the field during the exchange (\(reader))")
         }
@@ -194,6 +194,68 @@ public final class PCSCCardChannel: CardChannel {
     public func close(_ disposition: PCSCDisposition = .leave) {
         if !closed.exchange(true, ordering: .acquiringAndReleasing) { card.disconnectLater(disposition) }
     }
+}
+
+extension PCSCCardChannel: DirectExchangeChannel {
+    /// Runs `body` on the thread that owns the card's PC/SC context, as one call there: each
+    /// transmit of its line is a plain `SCardTransmit` on that thread, its deadline kept by the
+    /// thread's watch (which calls `onDeadline` when it comes while the call blocks).
+    public func runDirect(onDeadline: @escaping @Sendable () -> Void,
+                          _ body: @escaping @Sendable (any DirectLine) -> (@Sendable () -> Void)?) {
+        let line = PCSCDirectLine(channel: self, expire: onDeadline)
+        card.context.thread.submitDirect { body(line) }
+    }
+
+    public var cancellationError: CardChannelError {
+        CardChannelError(PCSCError(.cancelled, function: .transmit), during: .exchange, reader: reader)
+    }
+
+    public func shortAnswerError(_ bytes: [UInt8], deadline: Duration, on clock: MonotonicClock,
+                                 onTimeout: @escaping @Sendable () -> CardChannelError) async -> CardChannelError {
+        do throws(CardChannelError) {
+            _ = try await withDeadline(deadline, on: clock, onTimeout: onTimeout) { () async throws(CardChannelError) -> ResponseAPDU in
+                try await self.shortResponse(bytes)
+            }
+            preconditionFailure("a short answer passed as a response")
+        } catch {
+            return error
+        }
+    }
+
+    /// The checks and the answer of one transmit, for ``PCSCDirectLine``.
+    fileprivate func directTransmit(_ command: CommandAPDU, deadline: Int64, line: PCSCDirectLine) -> DirectAnswer {
+        do throws(CardChannelError) { try check(command) } catch { return .failed(error) }
+        let thread = card.context.thread
+        thread.beginDirect(deadline: deadline, line: line)
+        let bytes: [UInt8]
+        do throws(PCSCError) {
+            bytes = try card.transmitNow(command)
+        } catch {
+            thread.endDirect()
+            return .failed(CardChannelError(error, during: .exchange, reader: reader))
+        }
+        thread.endDirect()
+        return bytes.count >= 2 ? .response(Self.response(splitting: bytes)) : .short(bytes)
+    }
+}
+
+/// The line of one direct run on a PC/SC channel (``PCSCCardChannel/runDirect(onDeadline:_:)``),
+/// used on the context's thread only.
+final class PCSCDirectLine: DirectLine, Sendable {
+    private let channel: PCSCCardChannel
+    private let onDeadline: @Sendable () -> Void
+
+    init(channel: PCSCCardChannel, expire: @escaping @Sendable () -> Void) {
+        self.channel = channel
+        self.onDeadline = expire
+    }
+
+    func transmit(_ command: CommandAPDU, deadline: Int64) -> DirectAnswer {
+        channel.directTransmit(command, deadline: deadline, line: self)
+    }
+
+    /// The deadline of the transmit under way came (the thread's watch).
+    func expire() { onDeadline() }
 }
 
 /// Where a PC/SC error happened, for turning it into a ``CardChannelError``.

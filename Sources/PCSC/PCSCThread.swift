@@ -53,6 +53,10 @@ final class PCSCThread: TaskExecutor, Sendable {
         /// the loop holds the call until it has cleared this, under the lock, and the deadline
         /// watch reads it only under the lock (one retain and release less per exchange).
         unowned(unsafe) var current: TransmitCall?
+        /// The deadline of the direct transmit under way (``beginDirect(deadline:line:)``), and
+        /// its line (held by the direct run's call while it is registered here).
+        var directDeadline: Int64?
+        unowned(unsafe) var directLine: PCSCDirectLine?
         /// The earliest instant the deadline watch is armed for (``watchDeadlines()``), or nil.
         var watchArmedFor: Int64?
         var stopping = false
@@ -276,6 +280,33 @@ extension PCSCThread {
         if let arm { armWatch(at: arm) }
     }
 
+    /// Queues a direct run (``PCSCDirectLine``): `body` runs on this thread as one call, after
+    /// the calls queued before it; what it returns runs once the thread is out of the call.
+    func submitDirect(_ body: @escaping Call) {
+        submit(call: body)
+    }
+
+    /// A direct transmit of `line`'s run starts, to end by `deadline` (nanoseconds of
+    /// ``BootClock``): the watch calls the line's `expire` if it comes first. On this thread.
+    func beginDirect(deadline: Int64, line: PCSCDirectLine) {
+        let arm = queue.withLock { q -> Int64? in
+            q.directDeadline = deadline
+            q.directLine = line
+            guard deadline < q.watchArmedFor ?? .max else { return nil }
+            q.watchArmedFor = deadline
+            return deadline
+        }
+        if let arm { armWatch(at: arm) }
+    }
+
+    /// The direct transmit returned.
+    func endDirect() {
+        queue.withLock { q in
+            q.directDeadline = nil
+            q.directLine = nil
+        }
+    }
+
     /// Calls queued and not yet started (tests).
     var queuedCalls: Int { queue.withLock { $0.calls.count } }
 
@@ -285,9 +316,10 @@ extension PCSCThread {
     }
 
     /// The deadline watch fired: times out every queued or running transmit whose deadline has
-    /// come, and re-arms for the earliest deadline still ahead.
+    /// come (a direct one through its line's `expire`), and re-arms for the earliest deadline still ahead.
     func watchDeadlines(at now: Int64 = BootClock.now) {
         var due: [TransmitCall] = []
+        var dueDirect: PCSCDirectLine?
         let next = queue.withLock { q -> Int64? in
             var next: Int64?
             func consider(_ call: TransmitCall) {
@@ -300,10 +332,19 @@ extension PCSCThread {
             }
             for case .transmit(let call) in q.calls { consider(call) }
             if let current = q.current { consider(current) }
+            if let deadline = q.directDeadline, let line = q.directLine {
+                if deadline <= now {
+                    dueDirect = line   // a strong reference, taken while the run holds the line
+                    q.directDeadline = nil
+                } else if deadline < next ?? .max {
+                    next = deadline
+                }
+            }
             q.watchArmedFor = next
             return next
         }
         for call in due { call.finish(.timedOut) }
+        dueDirect?.expire()
         if let next { armWatch(at: next) }
     }
 }

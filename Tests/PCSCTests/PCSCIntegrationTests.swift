@@ -1,4 +1,5 @@
 import CardChannel
+import EMVKernel
 import Foundation
 import ISO7816
 import PCSC
@@ -221,6 +222,52 @@ struct PCSCIntegrationTests {
         }
     }
 
+    @Test("a kernel read over PC/SC is driven on the context's thread; a card that falls mute at GPO ends it at the APDU deadline, with the exchanges so far")
+    func kernelReadFallsMute() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let card = MuteAfter(2, EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc"))))
+        try await RealPCSC.servingChannel(card, context: context) { channel in
+            let session = CardSession(channel: channel, apduTimeout: .milliseconds(300))
+            #expect(session.drivesDirectly)
+            do throws(KernelError) {
+                _ = try await EMVReader().read(session: session, transaction: Transaction(amount: 1000))
+                Issue.record("the mute card's read passed")
+            } catch {
+                #expect(error.code == .channelFailed)
+                #expect(error.channelError?.code == .timeout, "\(error)")
+                #expect(error.step == .gpo)
+                let exchanges = error.partial?.exchanges ?? []
+                #expect(exchanges.map(\.failure) == [nil, nil, .timeout])
+                #expect(exchanges.last?.command.instructionCode == 0xA8)
+                #expect(error.partial?.application != nil, "what was read before GPO is kept")
+            }
+        }
+    }
+
+    @Test("cancelling a kernel read whose SCardTransmit blocks on a mute card ends it with cancelled, at once")
+    func kernelReadCancelledWhileMute() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let card = MuteAfter(1, EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc"))))
+        try await RealPCSC.servingChannel(card, context: context) { channel in
+            // A deadline far away: only the cancellation can end the wait.
+            let session = CardSession(channel: channel, apduTimeout: .seconds(600))
+            let reading = Task { () -> KernelError? in
+                do throws(KernelError) {
+                    _ = try await EMVReader().read(session: session, transaction: Transaction(amount: 1000))
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            await card.waitUntilMute()
+            reading.cancel()
+            let error = try #require(await reading.value, "the mute card's read passed")
+            #expect(error.code == .channelFailed)
+            #expect(error.channelError?.code == .cancelled, "\(error)")
+            #expect(error.partial?.exchanges.map(\.failure) == [nil, .cancelled])
+        }
+    }
+
     @Test("a card held exclusively: another connection gets sharingViolation")
     func sharingViolation() async throws {
         guard let context = await RealPCSC.context() else { return }
@@ -301,6 +348,43 @@ struct OneByteCard: CardResponder {
     var atr: [UInt8] { ContactlessATR.typeA(historicalBytes: []) }
     func powerOn() {}
     func process(_ command: [UInt8]) -> CardReply { .response([0x90], cardTime: .zero) }
+}
+
+/// A card that answers its first `count` commands as `card` does, then none (it falls mute).
+final class MuteAfter: CardResponder {
+    let count: Int
+    let card: any CardResponder
+    private let state = Mutex<(seen: Int, waiter: CheckedContinuation<Void, Never>?)>((0, nil))
+
+    init(_ count: Int, _ card: any CardResponder) {
+        self.count = count
+        self.card = card
+    }
+
+    var atr: [UInt8] { card.atr }
+    func powerOn() { card.powerOn() }
+    func process(_ command: [UInt8]) -> CardReply {
+        let (mute, waiter) = state.withLock { s -> (Bool, CheckedContinuation<Void, Never>?) in
+            s.seen += 1
+            guard s.seen > count else { return (false, nil) }
+            defer { s.waiter = nil }
+            return (true, s.waiter)
+        }
+        waiter?.resume()
+        return mute ? .mute : card.process(command)
+    }
+
+    /// Returns once the card has been sent a command it does not answer.
+    func waitUntilMute() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s -> Bool in
+                if s.seen > count { return true }
+                s.waiter = c
+                return false
+            }
+            if now { c.resume() }
+        }
+    }
 }
 
 /// A card that gives its ATR and then never answers a command.
