@@ -113,8 +113,11 @@ public struct EMVReader: Sendable {
             case .send(let command):
                 // `drive` calls this between exchanges only, and never once it has returned:
                 // the kernel is the read's again after it.
+                let handsOutOnlineData = onOnlineDataReady != nil
                 let end = await session.drive(from: command) { response in
-                    let next = fed.kernel.receive(response)
+                    var next = fed.kernel.receive(response)
+                    // With nobody to hand the online data to, the read goes on where it is.
+                    if !handsOutOnlineData, case .onlineDataReady = next { next = fed.kernel.resume() }
                     if case .send(let command) = next { return command }
                     fed.action = next
                     return nil

@@ -21,6 +21,37 @@ import TestSupport
                                      onOnlineDataReady: onOnlineDataReady)
     }
 
+    @Test("a read driven on the channel's thread is the read in process: one run of exchanges, two when the online data is handed out between",
+          arguments: ["visa-qvsdc", "mastercard-mchip", "amex"])
+    func directRead(name: String) async throws {
+        let inProcess = try await read(try profile(name))
+        let handedOut = Counter()
+        for callback in [false, true] {
+            let direct = DirectScriptedChannel(answering: EmulatedCard(profile: try profile(name)))
+            defer { direct.close() }
+            let session = CardSession(channel: direct)
+            #expect(session.drivesDirectly)
+            let handOut: @Sendable (PartialCardRead) async -> Void = { @Sendable partial in
+                #expect(!partial.exchanges.isEmpty)
+                handedOut.increment()
+            }
+            let onOnlineDataReady = callback ? handOut : nil
+            let read = try await reader.read(session: session, transaction: Transaction(amount: 1250),
+                                             onOnlineDataReady: onOnlineDataReady)
+            #expect(read.card == inProcess.card)
+            #expect(read.application == inProcess.application)
+            #expect(read.cardDataObjects == inProcess.cardDataObjects)
+            #expect(read.cryptogram == inProcess.cryptogram)
+            #expect(read.exchanges.map(\.command) == inProcess.exchanges.map(\.command))
+            #expect(read.exchanges.map(\.response) == inProcess.exchanges.map(\.response))
+            // qVSDC: the cryptogram comes with GPO, before the records are read.
+            let handsOut = inProcess.cryptogram.source == .gpo
+            #expect(direct.runs.queued == (callback && handsOut ? 2 : 1), "callback: \(callback)")
+            #expect(direct.runs.ended == direct.runs.queued)
+        }
+        #expect(handedOut.count == (inProcess.cryptogram.source == .gpo ? 1 : 0))
+    }
+
     struct Expected: Sendable, CustomTestStringConvertible {
         var profile: String
         var brand: CardBrand

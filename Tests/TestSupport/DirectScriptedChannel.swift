@@ -42,12 +42,22 @@ public final class DirectScriptedChannel: DirectExchangeChannel {
     }
     private let state: Mutex<State>
     private let released = DispatchSemaphore(value: 0)
+    private let card: (any CardResponder)?
     /// The thread that runs the direct runs (one run at a time, in order).
     public let thread: DedicatedTestThread
 
-    public init(_ steps: [Step]) {
+    /// Answers from `steps`, then — when the script is done — as `card` does (or fails with
+    /// `.traceEnded` without one).
+    public init(_ steps: [Step], thenAnswering card: (any CardResponder)? = nil) {
         state = Mutex(State(steps: steps))
+        self.card = card
         thread = DedicatedTestThread(name: "tapemu-tests direct channel")
+        card?.powerOn()
+    }
+
+    /// A channel to `card`, every command answered as it answers it.
+    public convenience init(answering card: any CardResponder) {
+        self.init([], thenAnswering: card)
     }
 
     /// Every command sent so far.
@@ -114,7 +124,16 @@ public final class DirectScriptedChannel: DirectExchangeChannel {
         }
         switch step {
         case nil:
-            return .failed(CardChannelError(.traceEnded, "the script has no answer for \(command)"))
+            guard let card else { return .failed(CardChannelError(.traceEnded, "the script has no answer for \(command)")) }
+            switch card.process(command.bytes) {
+            case .response(let bytes, _): return bytes.count < 2 ? .short(bytes) : .response(Self.parse(bytes))
+            case .removed: return .failed(CardChannelError(.cardRemoved, "the card left the field (scripted)"))
+            case .failure(let error, _): return .failed(error)
+            case .mute:
+                update { $0.blocked += 1 }
+                released.wait()
+                return .response(Self.parse([0x90, 0x00]))
+            }
         case .respond(let bytes)?:
             return .response(Self.parse(bytes))
         case .short(let bytes)?:
