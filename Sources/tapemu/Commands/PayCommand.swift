@@ -29,11 +29,19 @@ struct PayCommand: TapemuCommand {
             (2, "declined by the issuer (the payment exists)"),
             (3, "failed: no payment occurred"),
             (4, "outcome unknown: the card may have been charged; do not retry"),
+            (75, "busy: another process is paying or resolving this order; nothing was sent; wait until it ends, then look the order up (do not charge again under a new order id)"),
         ] + GatewayOptions.cardFileExitCodes + GatewayOptions.creatingExitCodes)
 
     static let declined: Int32 = 2
     static let failedNoPayment: Int32 = 3
     static let outcomeUnknown: Int32 = 4
+
+    /// The exit status of a failed payment: 4 when the card may have been charged, 75 for `busy`
+    /// (another process works on this order: its outcome is not this run's to tell), else 3.
+    static func exitCode(for error: TapToPayError) -> Int32 {
+        if error.mayHaveCharged { return outcomeUnknown }
+        return error == .busy ? ExitCode.temporaryFailure : failedNoPayment
+    }
 
     static let callbackUrl = Option<String>("--callback-url", value: "<url>", help: "Where the gateway's signed webhook goes.")
     static let location = Option<FixedLocationProvider>.choice(
@@ -118,8 +126,13 @@ struct PayCommand: TapemuCommand {
                 if case .outcomeUnknown = error {
                     console.printError("tapemu: do not retry; check with: tapemu charges --order-id \(orderId)")
                 }
+                if error == .busy {
+                    console.printError("tapemu: another process is paying or resolving order \(orderId); nothing was sent. "
+                                       + "Wait until it ends, then check with: tapemu charges --order-id \(orderId) "
+                                       + "(do not charge again under a new order id)")
+                }
             }
-            return error.mayHaveCharged ? Self.outcomeUnknown : Self.failedNoPayment
+            return Self.exitCode(for: error)
         }
     }
 
@@ -142,7 +155,8 @@ struct PayCommand: TapemuCommand {
 /// behind the seed's error, null when there is nothing more to say).
 struct PayErrorOutput: Encodable {
     var error: String
-    /// The process's exit status (3: no payment; 4: outcome unknown).
+    /// The process's exit status (3: no payment; 4: outcome unknown; 75: busy, another process
+    /// works on the order).
     var exitCode: Int32
     var orderId: String
     var code: String
@@ -163,7 +177,7 @@ struct PayErrorOutput: Encodable {
 
     init(error: TapToPayError, orderId: String, reason: String? = nil) {
         self.reason = reason
-        exitCode = error.mayHaveCharged ? PayCommand.outcomeUnknown : PayCommand.failedNoPayment
+        exitCode = PayCommand.exitCode(for: error)
         switch error {
         case .outcomeUnknown: self.error = "outcomeUnknown"
         case .paymentFailed: self.error = "paymentFailed"

@@ -32,6 +32,7 @@ struct SaleCommand: TapemuCommand {
             (2, "the gateway answered, not approved (code D, R or E)"),
             (3, "onError: no payment occurred"),
             (4, "onTransactionCommError: the outcome is unknown, the sale is pending; run `tapemu resolve`"),
+            (75, "onError(transactionInProgress): another process is selling or resolving this order; nothing was sent; wait until it ends, then run `tapemu resolve` (do not sell again under a new order id)"),
         ] + GatewayOptions.cardFileExitCodes + GatewayOptions.creatingExitCodes)
 
     static let notApproved: Int32 = 2
@@ -132,6 +133,14 @@ struct SaleCommand: TapemuCommand {
             hooks.resultPrinted()
             GatewayOptions.handOver([(r.orderId, { () throws(DeviceStoreError) in try core.acknowledge(r) })], console: console)
             return r.isApproved ? ExitCode.success : Self.notApproved
+        case .error(.transactionInProgress, _):
+            // Another process works on this order (a sale in progress, or a recovery): its outcome
+            // is not this run's to tell.
+            if !output.json {
+                console.printError("tapemu: another process is selling or resolving order \(orderId); nothing was sent. "
+                                   + "Wait until it ends, then run: tapemu resolve (do not sell again under a new order id)")
+            }
+            return ExitCode.temporaryFailure
         case .error:
             return Self.failedNoPayment
         case .commError(let sale, _, _):
