@@ -186,10 +186,7 @@ public final class EmbeddedGateway: Gateway {
     private func validate(_ r: AuthorisationRequest) throws(GatewayError) -> [TLV] {
         func invalid(_ reason: String) -> GatewayError { GatewayError(.invalidRequest, reason) }
         guard !r.orderId.isEmpty else { throw invalid("the orderId is empty") }
-        guard r.orderId.count <= 128, r.orderId.unicodeScalars.allSatisfy({ !$0.properties.isWhitespace || $0 == " " }),
-              !r.orderId.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw invalid("the orderId must be 1 to 128 printable characters")
-        }
+        guard OrderID.isValid(r.orderId) else { throw invalid("the orderId must be \(OrderID.rule)") }
         guard r.amount > 0 else { throw invalid("the amount must be more than 0 (got \(r.amount))") }
         guard r.amount <= Int(EMVAmount.maximum) else { throw invalid("the amount does not fit 12 digits") }
         guard r.currency.utf8.count == 3, r.currency.utf8.allSatisfy({ (65...90).contains($0) }) else {

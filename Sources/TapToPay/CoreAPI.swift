@@ -249,7 +249,7 @@ public final class CoreAPI: Sendable {
         }
         let orderId = sale.orderId
         guard PaymentArguments.isValidOrderId(orderId) else {
-            return (.error(.invalidParameters, description: "the orderId must be 1 to 128 printable characters"), nil)
+            return (.error(.invalidParameters, description: "the orderId must be \(OrderID.rule)"), nil)
         }
         if let reason = PaymentArguments.currencyProblem(terminal.currency, terminal: configuration.terminal) {
             return (.error(.terminalSettings, description: "the terminal's currency: \(reason)"), nil)

@@ -12,13 +12,9 @@ enum PaymentArguments {
         amount > 0 && amount <= Int(EMVAmount.maximum)
     }
 
-    /// An order reference: 1 to 128 characters, not only spaces, no control characters, no
-    /// white space but the space.
+    /// An order reference: the gateway's rule (``PaymentGateway/OrderID/isValid(_:)``).
     static func isValidOrderId(_ orderId: String) -> Bool {
-        !orderId.trimmingCharacters(in: .whitespaces).isEmpty && orderId.count <= 128
-            && orderId.unicodeScalars.allSatisfy { !$0.properties.isWhitespace || $0 == " " }
-            && !orderId.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value)
-                || $0.properties.generalCategory == .format }   // bidi overrides (U+202E), zero-width marks
+        OrderID.isValid(orderId)
     }
 
     /// A currency: an ISO 4217 alphabetic code, three ASCII letters (either case: it is sent in
@@ -53,7 +49,7 @@ enum PaymentArguments {
             return "amount \(amount): it must be more than 0 and at most 12 digits (\(EMVAmount.maximum))"
         }
         if !isValidOrderId(orderId) {
-            return "orderId: it must be 1 to 128 characters, not only spaces, without control characters or white space other than the space"
+            return "orderId: it must be \(OrderID.rule)"
         }
         if let url = callbackUrl, !isValidCallbackUrl(url) {
             return "callbackUrl '\(Self.printable(url.prefix(80)))': it must be an http or https URL with a host, at most 2048 bytes, without spaces or control characters"

@@ -175,6 +175,12 @@ struct AuthorisationTests {
         ("empty orderId", { $0.orderId = "" }),
         ("control character in orderId", { $0.orderId = "a\nb" }),
         ("long orderId", { $0.orderId = String(repeating: "x", count: 129) }),
+        // The SDK faces' rule, one for both (OrderID): a C1 control, a bidi override, a
+        // zero-width space, nothing but spaces.
+        ("C1 control in orderId", { $0.orderId = "a\u{85}b" }),
+        ("bidi override in orderId", { $0.orderId = "order\u{202E}1" }),
+        ("zero-width space in orderId", { $0.orderId = "order\u{200B}1" }),
+        ("orderId of spaces only", { $0.orderId = "   " }),
         ("zero amount", { $0.amount = 0 }),
         ("negative amount", { $0.amount = -100 }),
         ("huge amount", { $0.amount = 1_000_000_000_000 }),
