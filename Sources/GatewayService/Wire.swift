@@ -342,6 +342,10 @@ struct RouteError: Error {
         let detail: String
         switch error {
         case DecodingError.keyNotFound(let key, _): detail = "the field \(key.stringValue) is missing"
+        case DecodingError.typeMismatch(_, let c) where c.codingPath.isEmpty,
+             DecodingError.valueNotFound(_, let c) where c.codingPath.isEmpty:
+            // `[]`, `"x"`, `1`, `null`: JSON, but not the object every route takes.
+            detail = "the body must be a JSON object"
         case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c):
             detail = "the field \(c.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type"
         case DecodingError.dataCorrupted(let c):

@@ -92,6 +92,12 @@ struct GatewayRoutesTests {
             #expect(doc["statusCode"] as? Int == 400)
             #expect(r.header("X-Request-Id") != nil)
         }
+        // JSON that is not an object says so (it named an empty field before).
+        for body in ["[]", "\"x\"", "1", "null"] {
+            let r = try await live.send("POST", "/terminal/v1/authorisations", json: body)
+            #expect(r.status == 400, "body \(body)")
+            #expect(try jsonObject(r.body)["message"] as? String == "malformed JSON body: the body must be a JSON object", "body \(body)")
+        }
         let badPAN = try await live.send("POST", "/terminal/v1/authorisations",
                                          json: #"{"orderId":"o","amount":100,"card":{"pan":"12ab"}}"#)
         #expect(badPAN.status == 400)
