@@ -140,9 +140,6 @@ struct MerchantAPI {
                 let body = req.body.isEmpty ? RefundBody() : try req.decode(RefundBody.self)
                 try Self.checkReason(body.refundReason, "refundReason")
                 let p = try await sale(params["id"])
-                if let a = body.amount, a <= 0 {
-                    throw RouteError(400, "invalidRequest", "amount must be a positive number of minor units")
-                }
                 let refund = try await service.call { () async throws(GatewayError) in
                     try await service.gateway.refund(uniqueRef: p.uniqueRef, amount: body.amount,
                                                      options: GatewayService.passThrough)

@@ -327,6 +327,10 @@ public final class EmbeddedGateway: Gateway {
                        options: GatewayRequestOptions) async throws(GatewayError) -> RefundResponse {
         try await exchange(.refund, options: options) { () throws(GatewayError) in
             guard !uniqueRef.isEmpty else { throw GatewayError(.invalidRequest, "the uniqueRef is empty") }
+            // A malformed request, on every route alike (terminal, MONEI): not "more than is left".
+            if let amount, amount <= 0 {
+                throw GatewayError(.invalidRequest, "the refund amount must be a positive number of minor units (got \(amount))")
+            }
             let (sale, refund) = try ledger.storeRefund(uniqueRef: uniqueRef, amount: amount, at: configuration.now())
             return RefundResponse(uniqueRef: refund.uniqueRef, refundPaymentId: refund.paymentId,
                                   originalUniqueRef: sale.uniqueRef, paymentId: sale.paymentId, orderId: sale.orderId,

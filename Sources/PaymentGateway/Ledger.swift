@@ -355,21 +355,7 @@ public final class Ledger: Sendable {
                     throw GatewayError(.notFound, "no transaction has uniqueRef \(uniqueRef)")
                 }
                 var (sale, fingerprint) = try Self.payment(row)
-                guard sale.kind == .sale else {
-                    throw GatewayError(.notRefundable, "\(uniqueRef) is a \(sale.kind.rawValue), not a sale")
-                }
-                guard sale.status == .approved else {
-                    throw GatewayError(.notRefundable, "\(uniqueRef) was declined; there is nothing to refund")
-                }
-                guard !sale.reversed else {
-                    throw GatewayError(.notRefundable, "\(uniqueRef) was reversed; there is nothing to refund")
-                }
-                let remaining = sale.remainingAmount
-                let value = amount ?? remaining
-                guard value > 0, value <= remaining else {
-                    throw GatewayError(.refundExceedsRemaining,
-                                       "a refund of \(value) but \(remaining) of \(sale.amount) is left to refund")
-                }
+                let value = try LedgerRules.refundValue(sale, uniqueRef: uniqueRef, amount: amount)
                 let changed = try conn.run(
                     "UPDATE payments SET refunded_amount = refunded_amount + ?, updated_at = ? WHERE payment_id = ? AND refunded_amount = ?",
                     [SQLValue(value), .integer(Self.millis(now)), .text(sale.paymentId), SQLValue(sale.refundedAmount)])

@@ -162,6 +162,13 @@ struct GatewayRoutesTests {
         let tooMuch = try await live.send("POST", "/v1/payments/\(sale.paymentId)/refund", json: #"{"amount":800}"#, key: key)
         #expect(tooMuch.status == 422)
         #expect(try jsonObject(tooMuch.body)["code"] as? String == "refundExceedsRemaining")
+        // A refund of nothing is malformed, the same on MONEI's route and the terminal's.
+        for (path, body, k) in [("/v1/payments/\(sale.paymentId)/refund", #"{"amount":0}"#, key),
+                                ("/terminal/v1/refunds", #"{"uniqueRef":"\#(sale.uniqueRef)","amount":-5}"#, nil)] {
+            let nothing = try await live.send("POST", path, json: body, key: k)
+            #expect(nothing.status == 400, "\(path)")
+            #expect(try jsonObject(nothing.body)["code"] as? String == "invalidRequest", "\(path)")
+        }
         // Reasons are MONEI's enum (duplicated, fraudulent, requested_by_customer); errors carry requestTime.
         let badReason = try await live.send("POST", "/v1/payments/\(sale.paymentId)/refund", json: #"{"amount":100,"refundReason":"changed my mind"}"#, key: key)
         #expect(badReason.status == 400)
