@@ -136,6 +136,9 @@ final class DirectDrive: Sendable {
         var inFlight: (command: CommandAPDU, start: Duration)?
         /// The task was cancelled while the pump was between transmits.
         var cancelRequested = false
+        /// The first exchange's deadline while the drive waits in the channel's queue (behind a
+        /// call that may block: a mute card); cancelled once the pump starts.
+        var queuedTimer: MonotonicClock.Timer?
     }
     private let control = Mutex(Control())
 
@@ -148,10 +151,33 @@ final class DirectDrive: Sendable {
     }
 
     /// Starts the pump and waits for the drive to end.
+    ///
+    /// The first command's deadline counts from here, as a ``CardSession/send(_:)``'s does from
+    /// its call: queued behind a call that blocks the channel's thread (a mute card), the drive
+    /// is *parked* from the start, so its deadline or a cancellation ends it there, and its
+    /// command is never sent. An already cancelled task queues nothing.
     func run() async -> CardSession.DriveEnd {
+        let start = session.clock.now
         await withTaskCancellationHandler {
             await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
-                control.withLock { $0.continuation = c }
+                let queue = control.withLock { s -> Bool in
+                    if s.cancelRequested {
+                        s.end = .cancelled(command: first, start: start)
+                        return false
+                    }
+                    s.continuation = c
+                    s.parked = true
+                    s.inFlight = (first, start)
+                    return true
+                }
+                guard queue else { return c.resume() }
+                let timer = session.clock.schedule(at: start + session.apduTimeout) { [self] in end(.timedOut) }
+                let late = control.withLock { s -> Bool in
+                    guard s.end == nil, s.parked else { return true }   // ended or started meanwhile
+                    s.queuedTimer = timer
+                    return false
+                }
+                if late { return timer.cancel() }   // cancelled meanwhile: resumed, nothing to queue
                 channel.runDirect(onDeadline: { [self] in end(.timedOut) }) { [self] line in pump(line) }
             }
         } onCancel: {
@@ -189,6 +215,8 @@ final class DirectDrive: Sendable {
     /// starts: a deadline ends only an exchange whose own deadline has come.
     private func end(_ reason: Reason) {
         let now = reason == .timedOut ? session.clock.now : .zero
+        var queuedTimer: MonotonicClock.Timer?
+        defer { queuedTimer?.cancel() }
         let resume = control.withLock { c -> UnsafeContinuation<Void, Never>? in
             guard c.end == nil else { return nil }
             guard c.parked, let inFlight = c.inFlight else {
@@ -196,6 +224,7 @@ final class DirectDrive: Sendable {
                 return nil
             }
             if reason == .timedOut && now < inFlight.start + session.apduTimeout { return nil }
+            swap(&queuedTimer, &c.queuedTimer)   // ended while queued: its timer is done with
             c.end = switch reason {
             case .timedOut: .timedOut(command: inFlight.command, start: inFlight.start)
             case .cancelled: .cancelled(command: inFlight.command, start: inFlight.start)
@@ -211,10 +240,22 @@ final class DirectDrive: Sendable {
     /// The whole sequence; returns how to resume the waiting task (nil when a deadline or a
     /// cancellation already did).
     private func pump(_ line: any DirectLine) -> (@Sendable () -> Void)? {
+        // Out of the channel's queue — unless a deadline or a cancellation ended the drive there.
+        var queuedTimer: MonotonicClock.Timer?
+        let queuedSince = control.withLock { c -> Duration? in
+            swap(&queuedTimer, &c.queuedTimer)
+            guard c.end == nil, let queued = c.inFlight else { return nil }
+            c.parked = false
+            c.inFlight = nil
+            return queued.start
+        }
+        queuedTimer?.cancel()
+        guard let queuedSince else { return nil }
+        var firstStart: Duration? = queuedSince
         var command = first
         while true {
             let response: ResponseAPDU
-            switch send(command, on: line) {
+            switch send(command, on: line, firstStart: &firstStart) {
             case .response(let r): response = r
             case .ended(let end):
                 guard let end else { return nil }
@@ -232,12 +273,12 @@ final class DirectDrive: Sendable {
     }
 
     /// ``CardSession/send(_:)`` as direct calls: the response chain of one command.
-    private func send(_ command: CommandAPDU, on line: any DirectLine) -> Sent {
+    private func send(_ command: CommandAPDU, on line: any DirectLine, firstStart: inout Duration?) -> Sent {
         var chain = ResponseChain(command)
         var wire = command
         while true {
             let response: ResponseAPDU
-            switch exchange(wire, on: line) {
+            switch exchange(wire, on: line, start: firstStart.take()) {
             case .response(let r): response = r
             case .ended(let end): return .ended(end)
             }
@@ -252,10 +293,11 @@ final class DirectDrive: Sendable {
         }
     }
 
-    /// One exchange on the wire, within the session's APDU deadline, logged.
-    private func exchange(_ command: CommandAPDU, on line: any DirectLine) -> Sent {
+    /// One exchange on the wire, within the session's APDU deadline, logged; `start` (the
+    /// drive's first exchange: when it was queued) or now.
+    private func exchange(_ command: CommandAPDU, on line: any DirectLine, start: Duration?) -> Sent {
         let clock = session.clock
-        let start = clock.now
+        let start = start ?? clock.now
         let parked = control.withLock { c -> Bool in
             // Only this pump ends the drive while it is not parked: `end` is nil here.
             if c.cancelRequested { return false }

@@ -168,6 +168,90 @@ struct DirectDriveTests {
         #expect(session.exchanges.map(\.failure) == [.cancelled])
     }
 
+    /// A session on `direct` whose first drive timed out on a mute call that still blocks the
+    /// channel's thread (as a mute card holds the PC/SC thread in `SCardTransmit` until it
+    /// goes): what the tests below queue behind.
+    private func threadHeldByAMuteCall(_ direct: DirectScriptedChannel) async -> CardSession {
+        let session = CardSession(channel: direct, apduTimeout: .milliseconds(50))
+        let end = await session.drive(from: commands[0]) { _ in nil }
+        if case .failed(let error) = end { #expect(error.code == .timeout) } else { Issue.record("the mute drive ended with \(end)") }
+        #expect(direct.runs == (1, 0), "the mute call still blocks the thread")
+        return session
+    }
+
+    @Test("a drive queued behind a call that blocks the channel's thread ends at its own APDU deadline, as send's queued transmit does; its command is never sent")
+    func deadlineWhileQueued() async throws {
+        let direct = DirectScriptedChannel([.muteUntilDeadline, .respond([0x90, 0x00]), .respond([0x90, 0x00])])
+        defer { direct.close() }
+        let session = await threadHeldByAMuteCall(direct)
+        let feeder = Feeder(commands, on: direct)
+        let end = await session.drive(from: commands[1]) { feeder.next($0) }
+        #expect(direct.runs == (2, 0), "it ended while still queued")
+        guard case .failed(let error) = end else { Issue.record("the queued drive ended with \(end)"); return }
+        #expect(error.code == .timeout)
+        #expect(session.exchanges.map(\.failure) == [.timeout, .timeout])
+        #expect(session.exchanges.last?.command == commands[1])
+        direct.release()
+        await direct.waitUntilRunsEnd()
+        #expect(direct.sent == [commands[0]], "the queued drive sends nothing once its thread is free")
+        #expect(feeder.calls == 0)
+        #expect(session.exchangeCount == 2)
+    }
+
+    @Test("cancelling a task whose drive waits behind a blocked call ends it at once with cancelled; its command is never sent")
+    func cancelWhileQueued() async throws {
+        let direct = DirectScriptedChannel([.muteUntilDeadline, .respond([0x90, 0x00])])
+        defer { direct.close() }
+        _ = await threadHeldByAMuteCall(direct)
+        // A deadline far away: only the cancellation can end the wait.
+        let session = CardSession(channel: direct, apduTimeout: .seconds(600))
+        let feeder = Feeder(commands, on: direct)
+        let driving = Task { await session.drive(from: commands[1]) { feeder.next($0) } }
+        await direct.waitUntilQueued(2)
+        driving.cancel()
+        let end = await driving.value
+        #expect(direct.runs == (2, 0), "it ended while still queued")
+        guard case .failed(let error) = end else { Issue.record("the queued drive ended with \(end)"); return }
+        #expect(error == direct.cancellationError)
+        #expect(session.exchanges.map(\.failure) == [.cancelled])
+        #expect(session.exchanges.first?.command == commands[1])
+        direct.release()
+        await direct.waitUntilRunsEnd()
+        #expect(direct.sent == [commands[0]])
+        #expect(feeder.calls == 0)
+        #expect(session.exchangeCount == 1)
+    }
+
+    @Test("an already cancelled task does not wait for a channel thread held by another call: cancelled at once, nothing queued")
+    func alreadyCancelledWhileThreadHeld() async throws {
+        let direct = DirectScriptedChannel([.muteUntilDeadline])
+        defer { direct.close() }
+        let session = await threadHeldByAMuteCall(direct)
+        let end = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await session.drive(from: commands[1]) { _ in nil }
+        }.value
+        guard case .failed(let error) = end else { Issue.record("the drive ended with \(end)"); return }
+        #expect(error.code == .cancelled)
+        #expect(direct.runs == (1, 0), "nothing was queued")
+        #expect(session.exchanges.map(\.failure) == [.timeout, .cancelled])
+        direct.release()
+        await direct.waitUntilRunsEnd()
+        #expect(direct.sent == [commands[0]])
+    }
+
+    @Test("a drive on a channel whose thread has ended ends at its APDU deadline (nothing will ever run it)")
+    func threadEnded() async throws {
+        let direct = DirectScriptedChannel([.respond([0x90, 0x00])])
+        direct.close()
+        let session = CardSession(channel: direct, apduTimeout: .milliseconds(50))
+        let end = await session.drive(from: commands[0]) { _ in nil }
+        guard case .failed(let error) = end else { Issue.record("the drive ended with \(end)"); return }
+        #expect(error.code == .timeout)
+        #expect(direct.sent.isEmpty)
+        #expect(session.exchanges.map(\.failure) == [.timeout])
+    }
+
     @Test("a failed exchange ends the drive with the channel's error, logged; `next` is not called for it",
           arguments: [CardChannelError.Code.cardRemoved, .readerRemoved, .transmitFailed])
     func channelFailure(code: CardChannelError.Code) async throws {

@@ -76,6 +76,10 @@ public final class DirectScriptedChannel: DirectExchangeChannel {
     /// Returns once `count` steps have blocked (a real event: the step signals it).
     public func waitUntilBlocked(_ count: Int = 1) async { await waitUntil { $0.blocked >= count } }
 
+    /// Returns once `count` runs have been queued (a real event: ``runDirect(onDeadline:_:)``
+    /// counts each before it hands it to the thread).
+    public func waitUntilQueued(_ count: Int) async { await waitUntil { $0.runs >= count } }
+
     /// Returns once every queued run has returned.
     public func waitUntilRunsEnd() async { await waitUntil { $0.runsEnded == $0.runs } }
 
