@@ -15,7 +15,9 @@ import Synchronization
 public protocol DirectExchangeChannel: CardChannel {
     /// Queues `body` to run on the channel's thread, as one call there; returns at once. `body`
     /// sends through the line it is given and returns what to run once the thread is out of
-    /// the call again (resume the waiting task there), or nil.
+    /// the call again (resume the waiting task there), or nil. `body` may wait in the queue
+    /// behind a call that blocks (or never run, on a thread that has ended): the session times
+    /// that wait itself, and a `body` that runs after its drive ended sends nothing.
     func runDirect(onDeadline: @escaping @Sendable () -> Void,
                    _ body: @escaping @Sendable (any DirectLine) -> (@Sendable () -> Void)?)
 
@@ -73,8 +75,9 @@ extension CardSession {
     /// On a ``DirectExchangeChannel`` (``drivesDirectly``) the whole sequence runs on the
     /// channel's thread, `next` included, each APDU a direct call, and the calling task waits
     /// once for all of it. An APDU's deadline or the task's cancellation still ends the sequence
-    /// at once, though the call blocks (its late answer is dropped); an already cancelled task
-    /// sends nothing.
+    /// at once, though the call blocks (its late answer is dropped) or the sequence still waits
+    /// behind another call on the channel's thread (then nothing is sent); an already cancelled
+    /// task sends nothing.
     ///
     /// `next` is never called again once this returns, nor after an exchange failed, so state
     /// it shares with the caller (a kernel) is the caller's again when this returns — however
@@ -108,6 +111,15 @@ extension CardSession {
 /// finds the drive ended and stops without touching anything. A cancellation that comes while
 /// the pump is between transmits is noted and ends the drive at the next transmit, before it
 /// is sent.
+///
+/// Until the pump starts, the run waits in the channel's queue — behind a call that blocks the
+/// channel's thread, say (a mute card holds the PC/SC thread in `SCardTransmit` until it goes,
+/// well after its exchange timed out), or on a thread that has ended. The first command counts
+/// as in flight from when the run was queued, as ``CardSession/send(_:)``'s transmit does from
+/// when it is queued: the session keeps its deadline with a timer of its clock (the channel's
+/// watch keeps only transmits under way), and a deadline or a cancellation that comes then ends
+/// the drive at once; the pump, when it gets there, sends nothing. An already cancelled task
+/// does not queue the run at all.
 final class DirectDrive: Sendable {
     private let session: CardSession
     private let channel: any DirectExchangeChannel
@@ -131,14 +143,15 @@ final class DirectDrive: Sendable {
     private struct Control {
         var continuation: UnsafeContinuation<Void, Never>?
         var end: End?
-        /// The pump is inside a transmit of `inFlight`.
+        /// The pump is inside a transmit of `inFlight` — or has not started: the run is queued
+        /// with the first command in flight.
         var parked = false
         var inFlight: (command: CommandAPDU, start: Duration)?
-        /// The task was cancelled while the pump was between transmits.
+        /// The task was cancelled while the pump was between transmits (or before the run was queued).
         var cancelRequested = false
-        /// The first exchange's deadline while the drive waits in the channel's queue (behind a
-        /// call that may block: a mute card); cancelled once the pump starts.
-        var queuedTimer: MonotonicClock.Timer?
+        /// The deadline of the first command while the run is queued; the pump cancels it when
+        /// it starts (from then on the channel keeps each transmit's deadline).
+        var queuedDeadline: MonotonicClock.Timer?
     }
     private let control = Mutex(Control())
 
@@ -151,16 +164,14 @@ final class DirectDrive: Sendable {
     }
 
     /// Starts the pump and waits for the drive to end.
-    ///
-    /// The first command's deadline counts from here, as a ``CardSession/send(_:)``'s does from
-    /// its call: queued behind a call that blocks the channel's thread (a mute card), the drive
-    /// is *parked* from the start, so its deadline or a cancellation ends it there, and its
-    /// command is never sent. An already cancelled task queues nothing.
     func run() async -> CardSession.DriveEnd {
-        let start = session.clock.now
+        let clock = session.clock
+        // The first exchange starts now, queued: its deadline counts from here.
+        let start = clock.now
         await withTaskCancellationHandler {
             await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
                 let queue = control.withLock { s -> Bool in
+                    // Already cancelled: nothing is queued, and the channel's thread is not waited for.
                     if s.cancelRequested {
                         s.end = .cancelled(command: first, start: start)
                         return false
@@ -171,19 +182,25 @@ final class DirectDrive: Sendable {
                     return true
                 }
                 guard queue else { return c.resume() }
-                let timer = session.clock.schedule(at: start + session.apduTimeout) { [self] in end(.timedOut) }
-                let late = control.withLock { s -> Bool in
-                    guard s.end == nil, s.parked else { return true }   // ended or started meanwhile
-                    s.queuedTimer = timer
-                    return false
+                let timer = clock.schedule(at: start + session.apduTimeout) { [self] in end(.timedOut) }
+                let ended = control.withLock { s -> Bool in
+                    s.queuedDeadline = timer
+                    return s.end != nil
                 }
-                if late { return timer.cancel() }   // cancelled meanwhile: resumed, nothing to queue
+                // Ended already (a cancellation, or the deadline, just now): the run is not queued.
+                guard !ended else { return }
                 channel.runDirect(onDeadline: { [self] in end(.timedOut) }) { [self] line in pump(line) }
             }
         } onCancel: {
             end(.cancelled)
         }
-        // The pump no longer touches the drive's state: it ended, or it is parked for good.
+        // Ended while queued, the run may not have started: its deadline is not needed now.
+        control.withLock { c in
+            defer { c.queuedDeadline = nil }
+            return c.queuedDeadline
+        }?.cancel()
+        // The pump no longer touches the drive's state: it ended, or it is parked for good (or
+        // it has not started, and will find the drive ended when it does).
         let ending = control.withLock { $0.end }
         switch ending {
         case .stopped?: return .stopped
@@ -208,15 +225,14 @@ final class DirectDrive: Sendable {
     private enum Reason { case timedOut, cancelled }
 
     /// A deadline or the task's cancellation: ends the drive now when the pump is parked in a
-    /// transmit; a cancellation between transmits is kept for the next one. A deadline that
-    /// comes after its transmit returned is too late to matter (the answer is in).
+    /// transmit (or the run is still queued); a cancellation between transmits is kept for the
+    /// next one. A deadline that comes after its transmit returned is too late to matter (the
+    /// answer is in).
     ///
     /// The channel's watch may call it for a transmit that has just returned, as the next one
     /// starts: a deadline ends only an exchange whose own deadline has come.
     private func end(_ reason: Reason) {
         let now = reason == .timedOut ? session.clock.now : .zero
-        var queuedTimer: MonotonicClock.Timer?
-        defer { queuedTimer?.cancel() }
         let resume = control.withLock { c -> UnsafeContinuation<Void, Never>? in
             guard c.end == nil else { return nil }
             guard c.parked, let inFlight = c.inFlight else {
@@ -224,7 +240,6 @@ final class DirectDrive: Sendable {
                 return nil
             }
             if reason == .timedOut && now < inFlight.start + session.apduTimeout { return nil }
-            swap(&queuedTimer, &c.queuedTimer)   // ended while queued: its timer is done with
             c.end = switch reason {
             case .timedOut: .timedOut(command: inFlight.command, start: inFlight.start)
             case .cancelled: .cancelled(command: inFlight.command, start: inFlight.start)
@@ -240,22 +255,10 @@ final class DirectDrive: Sendable {
     /// The whole sequence; returns how to resume the waiting task (nil when a deadline or a
     /// cancellation already did).
     private func pump(_ line: any DirectLine) -> (@Sendable () -> Void)? {
-        // Out of the channel's queue — unless a deadline or a cancellation ended the drive there.
-        var queuedTimer: MonotonicClock.Timer?
-        let queuedSince = control.withLock { c -> Duration? in
-            swap(&queuedTimer, &c.queuedTimer)
-            guard c.end == nil, let queued = c.inFlight else { return nil }
-            c.parked = false
-            c.inFlight = nil
-            return queued.start
-        }
-        queuedTimer?.cancel()
-        guard let queuedSince else { return nil }
-        var firstStart: Duration? = queuedSince
         var command = first
         while true {
             let response: ResponseAPDU
-            switch send(command, on: line, firstStart: &firstStart) {
+            switch send(command, on: line) {
             case .response(let r): response = r
             case .ended(let end):
                 guard let end else { return nil }
@@ -273,12 +276,12 @@ final class DirectDrive: Sendable {
     }
 
     /// ``CardSession/send(_:)`` as direct calls: the response chain of one command.
-    private func send(_ command: CommandAPDU, on line: any DirectLine, firstStart: inout Duration?) -> Sent {
+    private func send(_ command: CommandAPDU, on line: any DirectLine) -> Sent {
         var chain = ResponseChain(command)
         var wire = command
         while true {
             let response: ResponseAPDU
-            switch exchange(wire, on: line, start: firstStart.take()) {
+            switch exchange(wire, on: line) {
             case .response(let r): response = r
             case .ended(let end): return .ended(end)
             }
@@ -293,20 +296,41 @@ final class DirectDrive: Sendable {
         }
     }
 
-    /// One exchange on the wire, within the session's APDU deadline, logged; `start` (the
-    /// drive's first exchange: when it was queued) or now.
-    private func exchange(_ command: CommandAPDU, on line: any DirectLine, start: Duration?) -> Sent {
+    /// What ``exchange(_:on:)`` found before sending.
+    private enum Parking {
+        /// Send, the exchange having started at this instant.
+        case send(start: Duration)
+        /// The task was cancelled between transmits.
+        case cancelled
+        /// The drive ended while the run was queued.
+        case ended
+    }
+
+    /// One exchange on the wire, within the session's APDU deadline, logged.
+    private func exchange(_ command: CommandAPDU, on line: any DirectLine) -> Sent {
         let clock = session.clock
-        let start = start ?? clock.now
-        let parked = control.withLock { c -> Bool in
-            // Only this pump ends the drive while it is not parked: `end` is nil here.
-            if c.cancelRequested { return false }
+        let now = clock.now
+        var queuedDeadline: MonotonicClock.Timer?
+        let parking = control.withLock { c -> Parking in
+            // A deadline or a cancellation while the run was queued: nothing is sent.
+            if c.end != nil { return .ended }
+            if c.cancelRequested { return .cancelled }
+            queuedDeadline = c.queuedDeadline
+            c.queuedDeadline = nil
+            // The first command, in flight since the run was queued, keeps that start.
+            let start = c.inFlight?.start ?? now
             c.parked = true
             c.inFlight = (command, start)
-            return true
+            return .send(start: start)
         }
-        // The task was cancelled between transmits: this command is not sent.
-        guard parked else { return .ended(.cancelled(command: command, start: start)) }
+        // From here the channel keeps the deadline of each transmit.
+        queuedDeadline?.cancel()
+        let start: Duration
+        switch parking {
+        case .send(let s): start = s
+        case .cancelled: return .ended(.cancelled(command: command, start: now))   // this command is not sent
+        case .ended: return .ended(nil)   // the waiting task has logged it
+        }
         // `drivesDirectly` checked that the clock has boot-clock instants.
         let deadline = clock.bootNanoseconds(at: start + session.apduTimeout).unsafelyUnwrapped
         let answer = line.transmit(command, deadline: deadline)

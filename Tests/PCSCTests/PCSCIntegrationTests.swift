@@ -8,6 +8,7 @@ import Testing
 import VirtualCard
 import Timing
 import APDUTrace
+import TestSupport
 
 /// Virtual cards served into vsmartcard-vpcd's reader slot 0 (`Virtual PCD 00 00`) and read
 /// through the real pcscd with the PC/SC channel. Serialized: the tests share the slot; nothing
@@ -266,6 +267,28 @@ struct PCSCIntegrationTests {
             #expect(error.channelError?.code == .cancelled, "\(error)")
             #expect(error.partial?.exchanges.map(\.failure) == [nil, .cancelled])
         }
+    }
+
+    @Test("a read on a session whose last read timed out on a mute card waits behind the blocked SCardTransmit only until its own deadline, its PPSE never sent: as exchange by exchange",
+          .timeLimit(.minutes(1)))
+    func readBehindAMuteCall() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        var reads: [[ReadSummary]] = []
+        for direct in [true, false] {
+            let card = MuteAfter(2, EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc"))))
+            reads.append(try await RealPCSC.servingChannel(card, context: context) { channel in
+                let session = CardSession(channel: direct ? channel : PerExchangeChannel(channel), apduTimeout: .milliseconds(300))
+                #expect(session.drivesDirectly == direct)
+                // The first read times out at GPO; its SCardTransmit holds the context's thread
+                // until the card goes. The second queues behind it.
+                return [await ReadSummary.read(session: session), await ReadSummary.read(session: session)]
+            })
+        }
+        let (direct, perExchange) = (reads[0], reads[1])
+        #expect(direct == perExchange, "direct: \(direct); per exchange: \(perExchange)")
+        #expect(direct.map(\.channelError) == [.timeout, .timeout])
+        #expect(direct.last?.steps.map(\.failure) == [.timeout])
+        #expect(direct.last?.steps.first?.command == CommandAPDU.selectPPSE.bytes)
     }
 
     @Test("a card held exclusively: another connection gets sharingViolation")

@@ -127,11 +127,15 @@ struct ReadSummary: Equatable, CustomStringConvertible {
 
     /// The kernel over `channel` with fixed terminal data.
     static func read(_ channel: any CardChannel, apduTimeout: Duration = .seconds(5)) async -> ReadSummary {
+        await read(session: CardSession(channel: channel, apduTimeout: apduTimeout))
+    }
+
+    /// The kernel over `session` (one of several reads on it) with fixed terminal data.
+    static func read(session: CardSession) async -> ReadSummary {
         let reader = EMVReader(environment: .fixed(TransactionDateTime(year: 2026, month: 11, day: 30, hour: 10),
                                                    using: SplitMix64(seed: 42)))
         do throws(KernelError) {
-            return ReadSummary(.success(try await reader.read(channel: channel, transaction: Transaction(amount: 1234),
-                                                              apduTimeout: apduTimeout)))
+            return ReadSummary(.success(try await reader.read(session: session, transaction: Transaction(amount: 1234))))
         } catch {
             return ReadSummary(.failure(error))
         }
