@@ -25,7 +25,8 @@ extension PCSCIntegrationTests {
         #expect(doc["atr"] as? String == "3B80800101")
         let steps = try #require(doc["steps"] as? [[String: Any]])
         #expect(steps.map { $0["sw"] as? String } == ["9000", "9000", "9000", "9000", "6A83"])
-        #expect((steps[3]["response"] as? String)?.contains("476173******0010") == true)
+        // An expectation, not a trap, when fewer steps came back (a card cut short).
+        #expect((steps.dropFirst(3).first?["response"] as? String)?.contains("476173******0010") == true)
         #expect(!result.stdout.contains(CardProfiles.named("visa-qvsdc")!.applications[0].pan.digits))
     }
 
