@@ -70,11 +70,7 @@ public struct EMVReader: Sendable {
                 do {
                     response = try await session.send(command)
                 } catch {
-                    let step = kernel.currentStep ?? .ppse
-                    var failure = KernelError(.channelFailed, step: step, "\(error)", channelError: error)
-                    failure.partial = kernel.partial
-                    failure.partial?.exchanges = exchanges()
-                    throw failure
+                    throw Self.channelFailure(error, kernel: kernel, exchanges: exchanges())
                 }
                 action = kernel.receive(response)
             case .onlineDataReady(var partial):
@@ -87,10 +83,8 @@ public struct EMVReader: Sendable {
             case .complete(var read):
                 read.exchanges = exchanges()
                 return read
-            case .fail(var error):
-                if error.partial == nil { error.partial = PartialCardRead() }
-                error.partial?.exchanges = exchanges()
-                throw error
+            case .fail(let error):
+                throw Self.failure(error, exchanges: exchanges())
             }
         }
     }
@@ -126,11 +120,7 @@ public struct EMVReader: Sendable {
                 case .stopped:
                     action = fed.action.take().unsafelyUnwrapped   // `drive` stops only when an action is left
                 case .failed(let error):
-                    let step = fed.kernel.currentStep ?? .ppse
-                    var failure = KernelError(.channelFailed, step: step, "\(error)", channelError: error)
-                    failure.partial = fed.kernel.partial
-                    failure.partial?.exchanges = exchanges()
-                    throw failure
+                    throw Self.channelFailure(error, kernel: fed.kernel, exchanges: exchanges())
                 }
             case .onlineDataReady(var partial):
                 if let onOnlineDataReady {
@@ -141,12 +131,30 @@ public struct EMVReader: Sendable {
             case .complete(var read):
                 read.exchanges = exchanges()
                 return read
-            case .fail(var error):
-                if error.partial == nil { error.partial = PartialCardRead() }
-                error.partial?.exchanges = exchanges()
-                throw error
+            case .fail(let error):
+                throw Self.failure(error, exchanges: exchanges())
             }
         }
+    }
+}
+
+extension EMVReader {
+    /// The read's error for a channel failure at the kernel's current step, with what was read
+    /// and every exchange.
+    fileprivate static func channelFailure(_ error: CardChannelError, kernel: borrowing EMVKernel,
+                                           exchanges: [Exchange]) -> KernelError {
+        var failure = KernelError(.channelFailed, step: kernel.currentStep ?? .ppse, "\(error)", channelError: error)
+        failure.partial = kernel.partial
+        failure.partial?.exchanges = exchanges
+        return failure
+    }
+
+    /// The kernel's own error, with every exchange.
+    fileprivate static func failure(_ error: consuming KernelError, exchanges: [Exchange]) -> KernelError {
+        var error = error
+        if error.partial == nil { error.partial = PartialCardRead() }
+        error.partial?.exchanges = exchanges
+        return error
     }
 }
 
