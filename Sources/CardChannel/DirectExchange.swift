@@ -64,8 +64,14 @@ extension CardSession {
     /// Whether ``drive(from:_:)`` runs its exchanges as direct calls on the channel's thread: a
     /// ``DirectExchangeChannel`` and a clock that is the continuous one (its deadlines are then
     /// kept by the channel's watch). Otherwise it sends each command through ``send(_:)``.
-    public var drivesDirectly: Bool {
-        channel is any DirectExchangeChannel && clock.bootNanoseconds(at: .zero) != nil
+    public var drivesDirectly: Bool { directChannel != nil }
+
+    /// The channel as a ``DirectExchangeChannel`` when ``drive(from:_:)`` can use it: its
+    /// deadlines are kept by the channel's watch in ``BootClock`` nanoseconds, so the session's
+    /// clock must have them.
+    private var directChannel: (any DirectExchangeChannel)? {
+        guard clock.bootNanoseconds(at: .zero) != nil else { return nil }
+        return channel as? any DirectExchangeChannel
     }
 
     /// Sends `command`, then every command `next` returns when given the complete response of
@@ -84,7 +90,7 @@ extension CardSession {
     /// it returns.
     public func drive(from command: CommandAPDU,
                       _ next: @escaping @Sendable (ResponseAPDU) -> CommandAPDU?) async -> DriveEnd {
-        if let direct = channel as? any DirectExchangeChannel, clock.bootNanoseconds(at: .zero) != nil {
+        if let direct = directChannel {
             return await DirectDrive(session: self, channel: direct, first: command, next: next).run()
         }
         var command = command
@@ -331,7 +337,7 @@ final class DirectDrive: Sendable {
         case .cancelled: return .ended(.cancelled(command: command, start: now))   // this command is not sent
         case .ended: return .ended(nil)   // the waiting task has logged it
         }
-        // `drivesDirectly` checked that the clock has boot-clock instants.
+        // `directChannel` checked that the clock has boot-clock instants.
         let deadline = clock.bootNanoseconds(at: start + session.apduTimeout).unsafelyUnwrapped
         let answer = line.transmit(command, deadline: deadline)
         let stillOurs = control.withLock { c -> Bool in
