@@ -5,6 +5,7 @@ import PCSC
 import VirtualCard
 import BenchTiming
 import Glibc
+import Synchronization
 
 /// A PC/SC round trip through the real pcscd and vpcd: the same emulated card (visa-qvsdc, served
 /// in process by ``VPCDCardServer``) read by a plain C `SCardTransmit` loop, by bare
@@ -60,8 +61,8 @@ enum PCSCBench {
         /// (CLOCK_THREAD_CPUTIME_ID around each batch: user and kernel time, the syscalls
         /// included; no waiting). Less noisy than the wall times: what tapemu costs in CPU.
         var threadCPU: [Path: Duration]
-        /// A full kernel read over the PC/SC channel.
-        var read: LatencyPercentiles
+        /// Whole reads over the PC/SC channel, beside the same commands without the kernel.
+        var reads: Reads
         var readAirFloor: Duration
 
         subscript(_ path: Path) -> LatencyPercentiles { paths[path]! }
@@ -73,6 +74,26 @@ enum PCSCBench {
         /// What the channel adds to a bare transmit per exchange (medians, same thread).
         var channelOverhead: Duration { self[.channel].p50 - self[.bare].p50 }
         var sessionOverhead: Duration { self[.session].p50 - self[.bare].p50 }
+    }
+
+    /// A whole kernel read over the PC/SC channel, and the same read's commands sent without the
+    /// kernel — by the C loop, and through ``CardSession/drive(from:_:)`` with a `next` that only
+    /// hands over the following command — taking turns in a random order, on the channel's
+    /// connection and thread: what the kernel's own work costs a read, on the caches its exchanges
+    /// left (issue 16 compares a read with pyscard's bare transmits, across processes).
+    struct Reads {
+        /// The kernel read.
+        var read: LatencyPercentiles
+        /// Its commands by the plain C loop: the sum of their exchanges, the floor of a read.
+        var c: LatencyPercentiles
+        /// Its commands driven as a read is (one suspension for all), without the kernel.
+        var driven: LatencyPercentiles
+        /// Where a read's time outside its exchanges goes: the median gap before its first
+        /// command, after each exchange, and after the last until the read returned.
+        var gaps: [(after: String, p50: Duration)]
+
+        var ratio: Double { read.p50.inNanoseconds / c.p50.inNanoseconds }
+        var drivenRatio: Double { driven.p50.inNanoseconds / c.p50.inNanoseconds }
     }
 
     enum Outcome {
@@ -204,21 +225,82 @@ enum PCSCBench {
                     }
                 }
             }
-            // Whole reads over PC/SC.
-            let kernel = EMVReader()
-            let readSamples = try await Harness.each(warmup: 5, count: reads) { () async throws -> Int in
-                try await kernel.read(channel: channel, transaction: Transaction(amount: 1000)).exchanges.count
-            }
+            let whole = try await Self.reads(channel: channel, commands: commands, cLoop: loops[.c]!, count: reads)
             await closeLoops()
             return .measured(Result(
                 reader: reader, exchanges: batch * rounds, rounds: rounds,
                 paths: samples.mapValues { LatencyPercentiles($0)! },
                 threadCPU: cpu.mapValues { $0 / (batch * rounds) },
-                read: LatencyPercentiles(readSamples)!, readAirFloor: ContactlessAirTime().read(sample.exchanges)))
+                reads: whole, readAirFloor: ContactlessAirTime().read(sample.exchanges)))
         } catch {
             await closeLoops()
             return .skipped("exchange failed: \(error)")
         }
+    }
+}
+
+extension PCSCBench {
+    /// ``Reads``: `count` rounds after five of warm-up, each a kernel read, its commands by
+    /// `cLoop` (on the channel's connection and thread) and its commands driven without the
+    /// kernel, in a random order. Runs on the channel's thread, as `tapemu bench --reader` runs
+    /// its reads: no hop to it and back inside a timed read.
+    static func reads(channel: PCSCCardChannel, commands: [CommandAPDU], cLoop: CTransmitLoop,
+                      count: Int) async throws -> Reads {
+        enum Path: CaseIterable { case read, c, driven }
+        let clock = ContinuousClock(), kernel = EMVReader(), warmup = 5
+        let commandBytes = commands.map(\.bytes)
+        var samples: [Path: [Duration]] = [:]
+        var gaps: [[Duration]] = []
+        try await withTaskExecutorPreference(channel.preferredExecutor) { () async throws in
+            for round in 0..<(warmup + count) {
+                for path in Path.allCases.shuffled() {
+                    let start = clock.now
+                    let time: Duration
+                    switch path {
+                    case .read:
+                        let read = try await kernel.read(channel: channel, transaction: Transaction(amount: 1000))
+                        time = start.duration(to: clock.now)
+                        if round >= warmup { gaps.append(Self.gaps(read.exchanges, total: time)) }
+                    case .c:
+                        guard let times = await cLoop.run(commandBytes, count: commandBytes.count) else {
+                            throw BenchFailure("SCardTransmit failed")
+                        }
+                        time = times.reduce(.zero, +)
+                    case .driven:
+                        let session = CardSession(channel: channel)
+                        let sent = Mutex(0)
+                        let end = await session.run {
+                            await session.drive(from: commands[0]) { _ in
+                                sent.withLock { n in
+                                    n += 1
+                                    return n < commands.count ? commands[n] : nil
+                                }
+                            }
+                        }
+                        if case .failed(let error) = end { throw error }
+                        time = start.duration(to: clock.now)
+                    }
+                    if round >= warmup { samples[path, default: []].append(time) }
+                }
+            }
+        }
+        let labels = ["before the first command"] + commands.map { "after " + ExchangeKind($0).description }
+        return Reads(read: LatencyPercentiles(samples[.read]!)!, c: LatencyPercentiles(samples[.c]!)!,
+                     driven: LatencyPercentiles(samples[.driven]!)!,
+                     gaps: labels.indices.map { k in (labels[k], LatencyPercentiles(gaps.map { $0[k] })!.p50) })
+    }
+
+    /// The gaps of one read outside its exchanges: before the first (from the session's start),
+    /// between each two, and after the last until the read returned (`total` after its start).
+    static func gaps(_ exchanges: [Exchange], total: Duration) -> [Duration] {
+        var out: [Duration] = []
+        var end = Duration.zero
+        for e in exchanges {
+            out.append(e.start - end)
+            end = e.start + e.duration
+        }
+        out.append(total - end)
+        return out
     }
 }
 

@@ -108,8 +108,17 @@ struct Report {
             note("CPU of the channel's thread per exchange (mean): C loop \(BenchFigure.time(c)), bare \(BenchFigure.time(b)), "
                  + "transmit \(BenchFigure.time(t)) (\(Self.signed(t - c))), send \(BenchFigure.time(s)) (\(Self.signed(s - c)))")
         }
-        row("full kernel read over PC/SC (\(r.read.count) reads)", [BenchFigure.time(r.read.p50), BenchFigure.time(r.read.p90),
-                                                                      BenchFigure.time(r.read.p99)])
+        let w = r.reads
+        note("whole reads, taking turns with their commands sent without the kernel (same connection and thread):")
+        row("full kernel read over PC/SC (\(w.read.count) reads)", [BenchFigure.time(w.read.p50), BenchFigure.time(w.read.p90),
+                                                                      BenchFigure.time(w.read.p99), Figure.ratio(w.ratio)])
+        row("  its commands by the plain C loop", [BenchFigure.time(w.c.p50), BenchFigure.time(w.c.p90),
+                                                   BenchFigure.time(w.c.p99), Figure.ratio(1)])
+        row("  its commands driven, no kernel", [BenchFigure.time(w.driven.p50), BenchFigure.time(w.driven.p90),
+                                                 BenchFigure.time(w.driven.p99), Figure.ratio(w.drivenRatio)])
+        note("what a read adds to its commands by the C loop (p50 − p50): \(Self.signed(w.read.p50 - w.c.p50)); "
+             + "outside its exchanges (p50 of each gap): "
+             + w.gaps.map { "\($0.after) \(BenchFigure.time($0.p50))" }.joined(separator: ", "))
         note("(the same read on a real contactless reader needs at least \(BenchFigure.time(r.readAirFloor)) on the air)")
         // Two identical C loops more than 5% apart: this run cannot tell 10%.
         let noisy = abs(r.nullRatio - 1) > 0.05
