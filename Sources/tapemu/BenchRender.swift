@@ -49,12 +49,14 @@ enum BenchRender {
             s += "  " + pad(name, 13, right: false) + pad(value, 10) + "   " + note + "\n"
         }
         if let o = overhead {
-            let sign = o.perExchange < .zero ? "−" : "+"
-            let amount = BenchFigure.time(o.perExchange < .zero ? .zero - o.perExchange : o.perExchange)
-            s += "\nThe PC/SC channel's own cost: \(sign)\(amount) per exchange — tapemu's send (deadline, 61xx/6Cxx) "
+            func signed(_ d: Duration) -> String { (d < .zero ? "−" : "+") + BenchFigure.time(d < .zero ? .zero - d : d) }
+            s += "\nThe PC/SC channel's own cost: \(signed(o.perExchange)) per exchange — tapemu's send (deadline, 61xx/6Cxx) "
                 + "p50 \(BenchFigure.time(o.send.p50)) vs a bare SCardTransmit p50 \(BenchFigure.time(o.bare.p50)) on the same "
                 + "connection, \(o.send.count) exchanges each, interleaved. Subtract it per exchange to get pcscd's, the "
                 + "reader's and the card's share.\n"
+            s += "A read's own cost: \(signed(o.perRead)) per read — a whole kernel read p50 \(BenchFigure.time(o.read.p50)) vs "
+                + "its \(exchanges) commands as bare SCardTransmits p50 \(BenchFigure.time(o.bareRead.p50)), \(o.read.count) of each, "
+                + "interleaved: the kernel's work between the exchanges and the channel's, on the caches the exchanges left.\n"
         }
         if let plot { s += "\nHistogram written to \(plot)\n" }
         return s
@@ -89,6 +91,8 @@ enum BenchRender {
                 .object([
                     "exchanges": .int(o.send.count), "bareTransmitP50Micros": micros(o.bare.p50),
                     "sendP50Micros": micros(o.send.p50), "perExchangeMicros": micros(o.perExchange),
+                    "reads": .int(o.read.count), "readP50Micros": micros(o.read.p50),
+                    "bareReadP50Micros": micros(o.bareRead.p50), "perReadMicros": micros(o.perRead),
                 ])
             } ?? .null,
         ])

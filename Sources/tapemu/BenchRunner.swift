@@ -71,49 +71,74 @@ struct BenchRunner: Sendable, CustomStringConvertible {
         return nil
     }
 
-    /// What the PC/SC channel adds per exchange, measured: ``CardSession/send(_:)`` (what the
-    /// kernel uses: the task on the channel's thread, the APDU deadline, 61xx/6Cxx) against bare
-    /// `SCardTransmit` calls on the same connection and thread, the same commands, in batches
-    /// that take turns in a random order.
+    /// What the PC/SC channel adds per exchange, measured: ``CardSession/send(_:)`` (the task on
+    /// the channel's thread, the APDU deadline, 61xx/6Cxx) against bare `SCardTransmit` calls on
+    /// the same connection and thread, the same commands, in batches that take turns in a random
+    /// order; and what a whole read adds to its commands sent bare, taking turns with them.
     struct ChannelOverhead: Sendable {
         var bare: LatencyPercentiles
         var send: LatencyPercentiles
+        /// Whole kernel reads, and the same reads' commands as bare transmits (the sum of their
+        /// exchanges), interleaved with each other: what a read costs over its exchanges.
+        var read: LatencyPercentiles
+        var bareRead: LatencyPercentiles
         /// The median send minus the median bare transmit.
         var perExchange: Duration { send.p50 - bare.p50 }
+        /// The median read minus the median of its commands as bare transmits: the kernel's work
+        /// between exchanges and the channel's per-exchange cost, per read.
+        var perRead: Duration { read.p50 - bareRead.p50 }
     }
 
-    /// Batches and their size for ``ChannelOverhead``.
-    static let overheadRounds = 25, overheadBatch = 20
+    /// Batches and their size for ``ChannelOverhead``; reads and bare reads per round.
+    static let overheadRounds = 25, overheadBatch = 20, overheadReads = 2
 
     func run(count: Int, warmup: Int, onEach: @Sendable () -> Void) async throws -> (timings: [ReadTiming], overhead: ChannelOverhead?) {
         command.pay ? (try await payments(count: count, warmup: warmup, onEach: onEach), nil)
             : try await reads(count: count, warmup: warmup, onEach: onEach)
     }
 
-    /// ``ChannelOverhead`` on `channel`, with the commands of one read.
-    static func channelOverhead(_ channel: PCSCCardChannel, commands: [CommandAPDU],
-                                apduTimeout: Duration) async throws(CardChannelError) -> ChannelOverhead? {
+    /// ``ChannelOverhead`` on `channel`, with the commands of one read; `read` is one whole read.
+    /// Runs on the channel's preferred executor (its PC/SC thread), as the reads do: no hop to it
+    /// inside a timed read. Throws the channel's error, or the read's (`KernelError`).
+    static func channelOverhead(_ channel: PCSCCardChannel, commands: [CommandAPDU], apduTimeout: Duration,
+                                read: @escaping () async throws(KernelError) -> Void) async throws -> ChannelOverhead? {
         guard !commands.isEmpty else { return nil }
-        let session = CardSession(channel: channel, apduTimeout: apduTimeout)
-        let clock = ContinuousClock()
-        var bare: [Duration] = [], send: [Duration] = []
-        for _ in 0..<overheadRounds {
-            for bareFirst in [true, false].shuffled() {
-                if bareFirst {
-                    bare += try await channel.bareTransmitTimes(commands, count: overheadBatch)
-                } else {
-                    try await session.run { () async throws(CardChannelError) in
-                        for i in 0..<overheadBatch {
+        return try await withTaskExecutorPreference(channel.preferredExecutor) { () async throws -> ChannelOverhead? in
+            let session = CardSession(channel: channel, apduTimeout: apduTimeout)
+            let clock = ContinuousClock()
+            var bare: [Duration] = [], send: [Duration] = [], reads: [Duration] = [], bareReads: [Duration] = []
+            enum Path { case bare, send, read, bareRead }
+            for _ in 0..<overheadRounds {
+                for path in [Path.bare, .send, .read, .bareRead].shuffled() {
+                    switch path {
+                    case .bare:
+                        bare += try await channel.bareTransmitTimes(commands, count: overheadBatch)
+                    case .send:
+                        try await session.run { () async throws(CardChannelError) in
+                            for i in 0..<overheadBatch {
+                                let start = clock.now
+                                _ = try await session.send(commands[i % commands.count])
+                                send.append(start.duration(to: clock.now))
+                            }
+                        }
+                    case .read:
+                        for _ in 0..<overheadReads {
                             let start = clock.now
-                            _ = try await session.send(commands[i % commands.count])
-                            send.append(start.duration(to: clock.now))
+                            try await read()
+                            reads.append(start.duration(to: clock.now))
+                        }
+                    case .bareRead:
+                        for _ in 0..<overheadReads {
+                            let times = try await channel.bareTransmitTimes(commands, count: commands.count)
+                            bareReads.append(times.reduce(.zero, +))
                         }
                     }
                 }
             }
+            guard let b = LatencyPercentiles(bare), let s = LatencyPercentiles(send),
+                  let r = LatencyPercentiles(reads), let br = LatencyPercentiles(bareReads) else { return nil }
+            return ChannelOverhead(bare: b, send: s, read: r, bareRead: br)
         }
-        guard let b = LatencyPercentiles(bare), let s = LatencyPercentiles(send) else { return nil }
-        return ChannelOverhead(bare: b, send: s)
     }
 
     // MARK: Reads
@@ -174,11 +199,18 @@ struct BenchRunner: Sendable, CustomStringConvertible {
         }
         var overhead: ChannelOverhead?
         if let pcsc = kept as? PCSCCardChannel {
+            let transaction = traceTransaction ?? transaction, apduTimeout = command.apduTimeout, reader = reader
             do {
-                overhead = try await Self.channelOverhead(pcsc, commands: lastCommands, apduTimeout: command.apduTimeout)
-            } catch {
+                overhead = try await Self.channelOverhead(pcsc, commands: lastCommands, apduTimeout: apduTimeout) {
+                    () async throws(KernelError) in
+                    _ = try await reader.read(channel: pcsc, transaction: transaction, apduTimeout: apduTimeout, clock: clock)
+                }
+            } catch let error as CardChannelError {
                 throw CommandFailure(exitCode: ReadCommand.exitCode(for: error.code),
                                      "measuring the channel's overhead failed: \(error)")
+            } catch let error as KernelError {
+                let failure = Self.failure(error, run: 0, warmup: 0)
+                throw CommandFailure(exitCode: failure.exitCode, "measuring the channel's overhead, a read failed: \(error)")
             }
         }
         return (timings, overhead)
