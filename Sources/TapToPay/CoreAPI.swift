@@ -357,6 +357,9 @@ public final class CoreAPI: Sendable {
                 return .commError(sale, error: .invalidEMVData, message: "the card broke the protocol after the request left: \(e); \(tail)")
             case .cancelled:
                 return .commError(sale, error: .cancelled, message: "cancelled while the answer was awaited; \(tail)")
+            case .answerNotKept(let e):
+                return .commError(sale, error: .storageError,
+                                  message: "the gateway's answer could not be stored on the device (\(e)); \(tail)")
             }
         }
     }

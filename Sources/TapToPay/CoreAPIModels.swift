@@ -224,7 +224,10 @@ public enum CoreError: Int, Error, Sendable, Hashable, CaseIterable, Codable, Cu
     case cvmFailed = 11
     /// The PIN pad failed.
     case pinEntryFailed = 12
-    /// The pending sale could not be stored on the device, so nothing was sent.
+    /// The device's store could not be written. With `onError`: the pending sale could not be
+    /// stored, so nothing was sent. With `onTransactionCommError`: the gateway's answer could not
+    /// be stored with the pending sale (a full or read-only disk), so it is not handed over — the
+    /// sale stays pending: resolve it.
     case storageError = 13
     /// The request is invalid: an amount of 0 or less, an empty orderId or uniqueRef, an empty
     /// transaction filter. Correct it.

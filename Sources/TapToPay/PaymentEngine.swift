@@ -49,6 +49,12 @@ enum SaleFailure: Error, Sendable {
         case read(KernelError)
         /// The task was cancelled while the answer was awaited.
         case cancelled
+        /// The gateway answered, but the answer could not be stored in the attempt's record (a
+        /// full or read-only disk): the record stays pending without it, and a recovery will look
+        /// the order up — the CoreAPI one reversing an authorised sale it finds. Handed over, the
+        /// answer could be contradicted by that recovery (a sale shown approved, then reversed),
+        /// so the outcome is unclear, as the record says.
+        case answerNotKept(DeviceStoreError)
     }
     case beforeSubmission(Before)
     case afterSubmission(orderId: String, After)
@@ -190,12 +196,15 @@ struct PaymentEngine: Sendable {
         switch await submission.answer() {
         case .success(let response)?:
             // The record keeps the answer until the face has handed the result over, so a crash
-            // in between leaves the answer for recovery.
+            // in between leaves the answer for recovery. An answer it cannot keep is not handed
+            // over: the record stays pending, and what recovery finds is the outcome.
             let lease = submission.takeLease()
             do {
                 try lease?.recordAnswer(response, at: config.now())
             } catch {
-                config.onEvent(.recordKept(reason: "the answer could not be stored in the device's record (\(error)); the record stays pending and recovery will look the order up"))
+                lease?.release()
+                config.onEvent(.recordKept(reason: "the gateway's answer could not be stored in the device's record (\(error)); the outcome is unclear: the record stays pending and recovery will look the order up"))
+                throw .afterSubmission(orderId: sale.orderId, .answerNotKept(error))
             }
             await config.checkpoint(.answered)
             config.onEvent(.answered(status: response.status.rawValue))

@@ -185,7 +185,7 @@ public final class TapToPay: Sendable {
         switch failure {
         case .beforeSubmission(.reader(let e)): "\(e)"
         case .beforeSubmission(.kernel(let e)), .afterSubmission(_, .read(let e)): "\(e)"
-        case .beforeSubmission(.storage(let e)): "\(e)"
+        case .beforeSubmission(.storage(let e)), .afterSubmission(_, .answerNotKept(let e)): "\(e)"
         case .beforeSubmission(.gateway(let e)), .afterSubmission(_, .gateway(let e)): "\(e)"
         case .beforeSubmission(.cancelled), .beforeSubmission(.cardDeclined), .beforeSubmission(.cvmFailed),
              .beforeSubmission(.pinCancelled), .beforeSubmission(.pinTimeout), .beforeSubmission(.pinFailed),

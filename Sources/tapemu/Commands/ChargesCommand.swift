@@ -130,9 +130,10 @@ struct ChargesCommand: TapemuCommand {
                           currency: r.pending.currency, maskedPAN: r.pending.maskedPAN, finding: "", payment: nil,
                           reason: nil, error: r.storeError.map { "\($0)" }, removedFromDevice: r.isResolved)
             switch r.finding {
-            // A sale approved and then reversed (cancelled by the merchant, or by a recovery)
-            // charges nothing: "reversed", never "approved".
-            case .found(let p): row.finding = p.state == .reversed ? PaymentState.reversed.rawValue : p.status.rawValue; row.payment = Self.item(p)
+            // The sale as the gateway holds it now (its state): one approved and then reversed
+            // (cancelled by the merchant, or by a recovery) or refunded in full charges nothing —
+            // "reversed", "refunded", never "approved".
+            case .found(let p): row.finding = p.state.rawValue; row.payment = Self.item(p)
             case .answered(let a):
                 row.finding = a.status == .approved && a.transactionCode == TransactionCode.cancelled.rawValue
                     ? PaymentState.reversed.rawValue : a.status.rawValue
