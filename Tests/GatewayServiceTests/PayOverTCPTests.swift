@@ -54,9 +54,12 @@ struct PayOverTCPTests {
         let live = try LiveService()
         let device = try temporaryDirectory()
         if let f = c.server { live.service.armFault(f, count: 1) }
+        // The token up front: `--gateway-timeout` bounds every request to the gateway, and the
+        // token's, before the submission point, must not be what a loaded machine times out.
+        let token = try await RemoteGateway(baseURL: live.url).issueTestToken(accountId: "acct_tapemu_test")
         let order = "tcp-unclear"
         let r = await runCLI(["pay", "--amount", String(c.amount), "--order-id", order, "--gateway", live.url,
-                              "--data-dir", device, "--json"] + c.flags)
+                              "--token", token, "--data-dir", device, "--json"] + c.flags)
         #expect(r.status == PayCommand.outcomeUnknown, "\(c.name): \(r.err)")
         #expect(try live.service.gateway.ledger.sales(orderId: order).count == (c.recorded ? 1 : 0), "\(c.name)")
         let step3 = await runCLI(["charges", "--pending", "--gateway", live.url, "--data-dir", device, "--json"])
