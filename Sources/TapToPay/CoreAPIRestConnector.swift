@@ -109,7 +109,9 @@ public enum RestConnector {
         switch error.code {
         case .timeout: code = .timeout
         case .cancelled: code = .cancelled
-        case .connectionLost, .serverError, .busy, .storage, .corruptLedger, .unsupportedLedgerVersion: code = .networkError
+        // The gateway failed, its ledger included (nothing was recorded): not the request.
+        case .connectionLost, .serverError, .busy, .storage, .corruptLedger, .unsupportedLedgerVersion,
+             .readOnlyStorage, .noDataDirectory, .storeMissing: code = .networkError
         case .notFound: code = .transactionNotFound
         case .alreadyReversed: code = .alreadyReversed
         case .notReversible: code = .notReversible
