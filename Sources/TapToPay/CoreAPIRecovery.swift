@@ -24,6 +24,11 @@ public struct PendingSaleReport: Sendable, Hashable {
         /// The code is not `A` (`D`, `R`, `E`, or `C` for a sale reversed before): there is
         /// nothing to reverse.
         case declined(code: String)
+        /// Code `A`, but the merchant refunded the sale since (`amount`, minor units, in all):
+        /// there is nothing to reverse, and a sale refunded even in part cannot be reversed. In
+        /// full, nothing stays charged: resolved. In part, the rest stays charged: kept for a
+        /// person to decide — refund the rest, or close the record (`tapemu pending close`).
+        case refunded(amount: Int)
         /// The gateway had answered before the process ended, and the answer was stored in the
         /// record but never handed over (the app may not have seen it): that answer is the sale's
         /// outcome. Nothing is reversed — the answer may already have been shown. Also the outcome
@@ -76,6 +81,7 @@ public struct PendingSaleReport: Sendable, Hashable {
     public var isResolved: Bool {
         switch outcome {
         case .reversed, .alreadyReversed, .declined, .notFound, .answered: true
+        case .refunded(let amount): amount >= sale.amount
         case .mismatch, .failed, .inProgress, .unreadable: false
         }
     }
@@ -92,7 +98,8 @@ public struct PendingSaleReport: Sendable, Hashable {
 ///    last four digits of the card (`002`), or by `orderId` (`003`).
 /// 3. Check the first result: no transaction → the sale never reached the gateway, nothing to
 ///    resolve, it may run again; (`003`: amount and card suffix must be the sale's, else stop);
-///    code not `A` → declined, nothing to reverse; code `A` → authorised.
+///    code not `A` → declined, nothing to reverse; code `A` → authorised (unless the merchant
+///    refunded it since: nothing to reverse, ``PendingSaleReport/Outcome/refunded(amount:)``).
 /// 4. Authorised: reverse it — a `CoreReversal` with the transaction's `uniqueRef` and
 ///    `deviceType` `AppleTTP`, `isRefund` false.
 /// 5. (Optional) run the sale again: left to the app (``PendingSaleReport/mayRunAgain``).
@@ -167,6 +174,12 @@ public struct PendingSaleResolver: Sendable {
         if let answer = answeredElsewhere.first(where: { $0.uniqueRef == match.uniqueRef }) {
             return report(.answered(answer), match: match)
         }
+        // Refunded since (by the merchant): the gateway refuses to reverse it, every run. Its
+        // refunds list beside it (one sale per order id: the order's refunds are its).
+        let refunded = result.transactionSummary
+            .filter { $0.type == "refund" && $0.code == TransactionCode.approved.rawValue && $0.orderId == match.orderId }
+            .reduce(0) { $0 + $1.amount }
+        if refunded > 0 { return report(.refunded(amount: refunded), match: match) }
 
         // Step 4: the reversal.
         var reversal = CoreReversal()

@@ -72,6 +72,7 @@ import TestSupport
         switch o {
         case .reversed: "reversed"
         case .alreadyReversed: "alreadyReversed"
+        case .refunded: "refunded"
         case .declined: "declined"
         case .notFound: "notFound"
         case .mismatch: "mismatch"
@@ -208,6 +209,37 @@ import TestSupport
         #expect(report.outcome == .alreadyReversed)
         #expect(report.isResolved)
         #expect(try rig.reversalCount(orderId: orderId) == 1)
+    }
+
+    /// The sale left unclear was approved, and the merchant refunded it since: the gateway
+    /// refuses to reverse a refunded sale, so a recovery that tried would fail on every run and
+    /// the record would never leave. Refunded in full: resolved, nothing charged, nothing
+    /// reversed. In part: the rest stays charged — kept for a person, nothing reversed.
+    @Test(arguments: [(refund: 1092, resolved: true), (refund: 500, resolved: false)], SeedVariant.allCases)
+    func aSaleRefundedSinceIsNotReversed(_ c: (refund: Int, resolved: Bool), _ variant: SeedVariant) async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId()
+        _ = try await Self.interruptedSale(.hostApprovedAnswerLost, dir: dir, orderId: orderId)
+        let rig = try await CoreRig.make(dir)
+        let sale = try #require(try rig.ledgerRows(orderId: orderId).first { $0.kind == .sale })
+        guard case .response = await rig.core.processRefund(CoreRefund(uniqueRef: sale.uniqueRef, amount: c.refund)) else {
+            Issue.record("the refund failed")
+            return
+        }
+        let reports = try await rig.core.resolvePendingSales(variant: variant)
+        try #require(reports.count == 1)
+        #expect(reports[0].outcome == .refunded(amount: c.refund))
+        #expect(reports[0].match?.code == "A")
+        #expect(reports[0].isResolved == c.resolved)
+        #expect(reports[0].removedFromStore == c.resolved)
+        #expect(try rig.core.pendingSales().count == (c.resolved ? 0 : 1))
+        #expect(try rig.reversalCount(orderId: orderId) == 0)
+        if !c.resolved {
+            // A later run says the same, and still reverses nothing.
+            let again = try await rig.core.resolvePendingSales(variant: variant)
+            #expect(again.map(\.outcome) == [.refunded(amount: c.refund)])
+            #expect(try rig.reversalCount(orderId: orderId) == 0)
+        }
     }
 
     // MARK: Seed 003's checks

@@ -1,4 +1,5 @@
 import Foundation
+import PaymentGateway
 import Testing
 @testable import tapemu
 import TestSupport
@@ -47,5 +48,38 @@ struct ResolveCommandTests {
         let again = await runCLI(["resolve", "--data-dir", dir])
         #expect(again.status == 0)
         #expect(again.out.contains("reversed"))
+    }
+
+    /// `sale` lost its answer (approved); the merchant refunded the sale through the merchant
+    /// API. The gateway refuses to reverse a refunded sale, so `resolve` failed on every run and
+    /// the sale never left the device. Refunded in full: resolved (exit 0). In part: kept, with
+    /// what to do (exit 75). Never reversed.
+    @Test("a sale refunded since: resolved when refunded in full, kept when in part, never reversed",
+          arguments: [(nil as Int?, true), (500, false)])
+    func refundedSince(refund: Int?, resolved: Bool) async throws {
+        let dir = try temporaryDirectory()
+        let sale = await runCLI(["sale", "--amount", "1092", "--order-id", "res-ref", "--data-dir", dir])
+        #expect(sale.status == 4)
+        do {
+            let gateway = try EmbeddedGateway(dataDirectory: dir, access: .existing)
+            let charged = try #require(try await gateway.charges(orderId: "res-ref", options: GatewayRequestOptions()).first)
+            _ = try await gateway.refund(uniqueRef: charged.uniqueRef, amount: refund, options: GatewayRequestOptions())
+        }
+        let r = await runCLI(["resolve", "--data-dir", dir, "--json"])
+        #expect(r.status == (resolved ? 0 : 75), "\(r.err)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [[String: Any]])
+        #expect(rows.first?["outcome"] as? String == "refunded", "\(r.out)")
+        #expect(rows.first?["refundedAmount"] as? Int == refund ?? 1092)
+        #expect(rows.first?["resolved"] as? Bool == resolved)
+        let text = await runCLI(["resolve", "--data-dir", dir])
+        if resolved {
+            #expect(text.out.contains("no pending sales"), "\(text.out)")
+        } else {
+            #expect(text.status == 75)
+            #expect(text.out.contains("refunded in part since (500 of 1092)"), "\(text.out)")
+            #expect(text.out.contains("tapemu pending close res-ref"), "\(text.out)")
+        }
+        let gateway = try EmbeddedGateway(dataDirectory: dir, access: .existing)
+        #expect(try gateway.ledger.allPayments().filter { $0.kind == .reversal }.isEmpty)
     }
 }

@@ -19,7 +19,7 @@ struct ResolveCommand: TapemuCommand {
             transaction that does not match) leaves the sale pending for a later run. Running it \
             again never reverses a sale twice.
             """,
-        exitCodes: [(75, "some sales stay pending (a request failed, a mismatch, a sale in progress): try again later"),
+        exitCodes: [(75, "some sales stay pending (a request failed, a mismatch, a sale in progress or refunded in part): try again later"),
                     (ExitCode.ioError, "a record cannot be read, or a resolved sale's record cannot be removed")]
             + GatewayOptions.exitCodes)
 
@@ -89,6 +89,7 @@ struct ResolveCommand: TapemuCommand {
         switch o {
         case .reversed: "reversed"
         case .alreadyReversed: "alreadyReversed"
+        case .refunded: "refunded"
         case .declined: "declined"
         case .notFound: "notFound"
         case .mismatch: "mismatch"
@@ -119,6 +120,10 @@ struct ResolveCommand: TapemuCommand {
         switch r.outcome {
         case .reversed(let rev): line += "reversed (reversal ref \(rev.uniqueRef))"
         case .alreadyReversed: line += "was reversed before; not reversed again"
+        case .refunded(let amount) where r.isResolved:
+            line += "refunded since (\(amount) in all): nothing stays charged, nothing to reverse"
+        case .refunded(let amount):
+            line += "refunded in part since (\(amount) of \(s.amount)): the rest stays charged, and a sale refunded in part cannot be reversed; kept — refund the rest, or close it with `tapemu pending close \(s.orderId) --reason …`"
         case .declined(let code): line += "not approved (code \(code)): nothing to reverse"
         case .notFound: line += "never reached the gateway: nothing to resolve; the sale may run again"
         case .mismatch(let reason): line += "\(reason): nothing reversed; kept — if support confirms, close it with `tapemu pending close \(s.orderId) --reason …`"
@@ -157,6 +162,7 @@ struct ResolveCommand: TapemuCommand {
         ]
         switch r.outcome {
         case .reversed(let rev): o["reversalRef"] = .string(rev.uniqueRef)
+        case .refunded(let amount): o["refundedAmount"] = .int(amount)
         case .declined(let code): o["code"] = .string(code)
         case .mismatch(let reason), .unreadable(let reason): o["reason"] = .string(reason)
         case .failed(let e):
