@@ -160,7 +160,7 @@ public enum ChargesSchema {
         leaf("refundedAmount", "Int") { .int($0.refundedAmount) },
         FieldDefinition("lastRefundAmount", "Int") { s, _ in
             let node = s as! ChargeNode
-            guard let last = try node.source.children(ofPaymentId: node.sale.paymentId).last(where: { $0.kind == .refund })
+            guard let last = Payment.lastRefund(among: try node.source.children(ofPaymentId: node.sale.paymentId))
             else { return .null }
             return .value(.int(last.amount))
         },

@@ -106,6 +106,19 @@ struct MerchantAPI {
         return p
     }
 
+    /// `p` in MONEI's shape as a read answers it: with its last refund's amount
+    /// (`lastRefundAmount`, as GraphQL's `charges` gives it), read on the ledger's threads. The
+    /// refund's reason is not kept in the ledger: only the refund's own answer has it.
+    func shapeRead(_ p: Payment) async throws(RouteError) -> MoneiPayment {
+        // Every refund adds to refundedAmount: none, no read.
+        guard p.refundedAmount > 0 else { return Self.shape(p) }
+        let ledger = service.gateway.ledger
+        let children = try await service.call { () async throws(GatewayError) in
+            try ledger.children(ofPaymentId: p.paymentId)
+        }
+        return Self.shape(p, lastRefund: Payment.lastRefund(among: children).map { ($0.amount, nil) })
+    }
+
     /// The sale as it stands after a refund or a cancel the ledger recorded: read again, or —
     /// when that read fails — `before` with what the write's answer says. Never an error: the
     /// write is done, and an error would tell the merchant to try again (a second refund).
@@ -127,12 +140,14 @@ struct MerchantAPI {
                 let sales = try await service.call { () async throws(GatewayError) in
                     try await service.gateway.charges(orderId: orderId, options: GatewayService.passThrough)
                 }
-                return Wire.json(PaymentList(items: sales.map { Self.shape($0) }, total: sales.count))
+                var items: [MoneiPayment] = []
+                for sale in sales { items.append(try await shapeRead(sale)) }
+                return Wire.json(PaymentList(items: items, total: sales.count))
             }
         }
         r.add("GET", "/v1/payments/{id}") { req, params in
             await service.authorised(req) { () throws(RouteError) in
-                Wire.json(Self.shape(try await sale(params["id"])))
+                Wire.json(try await shapeRead(try await sale(params["id"])))
             }
         }
         r.add("POST", "/v1/payments/{id}/refund") { req, params in

@@ -9,7 +9,7 @@ import PaymentGateway
 /// | method, path | answer |
 /// |---|---|
 /// | `GET /` (also `/dashboard`, `/dashboard/`) | the page (``DashboardPage``): inline CSS and JS, no external asset |
-/// | `GET /dashboard/api/payments?orderId=&limit=` | `{"items": [sale…], "total", "now"}`, newest first; `orderId` filters by order ID (exact, the seed's step 3) |
+/// | `GET /dashboard/api/payments?orderId=&limit=` | `{"items": [sale…], "total", "now"}`, newest first; `orderId` filters by order ID (exact, the seed's step 3; also trimmed of stray spaces) |
 /// | `GET /dashboard/api/payments/{id}` | `{"payment", "refunds", "reversal", "webhooks": [{…, "tries": [attempt…]}]}`, 404 when no such sale |
 ///
 /// Mount it for `/` and the `/dashboard` prefix (``handles(path:)``). Other paths are 404,
@@ -60,15 +60,19 @@ public struct DashboardHandler: HTTPHandler {
         guard let limit = Int(limitText), (1...1000).contains(limit) else {
             return error(400, "limit must be 1 to 1000", request)
         }
-        let orderId = request.queryValue("orderId").map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
-        let sales: [Payment]
+        // The order ID as given (an order ID may begin or end with a space: OrderID), and
+        // trimmed, for one pasted with stray spaces; blank: the newest payments.
+        let typed = request.queryValue("orderId") ?? ""
+        let trimmed = typed.trimmingCharacters(in: .whitespaces)
+        var sales: [Payment]
         var total: Int
-        if orderId.isEmpty {
+        if trimmed.isEmpty {
             sales = try source.recentSales(limit: limit)
             total = sales.count
         } else {
-            sales = try source.sales(orderId: orderId, paymentId: nil)
-                .sorted { $0.createdAt > $1.createdAt }
+            sales = try source.sales(orderId: typed, paymentId: nil)
+            if trimmed != typed { sales += try source.sales(orderId: trimmed, paymentId: nil) }
+            sales.sort { $0.createdAt > $1.createdAt }
             total = sales.count
         }
         total = max(total, sales.count)

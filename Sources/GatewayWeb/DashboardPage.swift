@@ -208,10 +208,11 @@ enum DashboardPage {
       $("list").classList.toggle("hidden", id !== null);
       $("payment-detail").classList.toggle("hidden", id === null);
       if (id === null) {
-        const q = $("order-filter").value.trim();
-        const url = "/dashboard/api/payments" + (q ? "?orderId=" + encodeURIComponent(q) : "");
+        // As typed: an order ID may begin or end with a space (the server also tries it trimmed).
+        const q = $("order-filter").value;
+        const url = "/dashboard/api/payments" + (q.trim() ? "?orderId=" + encodeURIComponent(q) : "");
         const r = await getJSON(url);
-        if (q === $("order-filter").value.trim()) renderList(r.body);
+        if (q === $("order-filter").value) renderList(r.body);
       } else {
         const r = await getJSON("/dashboard/api/payments/" + encodeURIComponent(id));
         if (r.status === 404) { $("detail-id").textContent = id + " (not found)"; }

@@ -235,6 +235,11 @@ public struct Payment: Sendable, Hashable {
 
     /// What is left to refund.
     public var remainingAmount: Int { max(0, amount - refundedAmount) }
+
+    /// The newest refund among a sale's `children` (its refunds and reversal, oldest first, as
+    /// ``LedgerStore/children(ofPaymentId:)`` reads them): MONEI's `lastRefundAmount`, said the
+    /// same by the merchant REST and GraphQL's `charges`.
+    public static func lastRefund(among children: [Payment]) -> Payment? { children.last { $0.kind == .refund } }
 }
 
 /// The answer to an authorisation. A declined answer is not an error.

@@ -177,3 +177,41 @@ struct WebRoutesThreadTests {
         await server.stop()
     }
 }
+
+@Suite("Merchant REST and GraphQL say the same of one payment", .temporaryDirectories)
+struct RESTGraphQLAgreementTests {
+    @Test("after two refunds, GET /v1/payments/{id} and the list by orderId give GraphQL's lastRefundAmount (it was null on every read but the refund's own answer)")
+    func lastRefundAmount() async throws {
+        let service = try GatewayService(dataDirectory: try temporaryDirectory())
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(1)),
+                                    handler: GatewayServeCommand.makeRouter(service, dashboard: false))
+        let sale = try await RemoteGateway(baseURL: server.url).authorize(
+            AuthorisationRequest(orderId: "agree-1", amount: 1000, card: CardData(pan: PAN("4012888888881881")!, expiry: "2812")))
+        #expect(sale.status == .approved)
+        let client = LiveService.Client(url: server.url, key: service.apiKey)
+        for amount in [300, 200] {
+            let refund = try await client.post("/v1/payments/\(sale.paymentId)/refund", #"{"amount":\#(amount)}"#)
+            #expect(refund.status == 200)
+            #expect(try jsonObject(refund.body)["lastRefundAmount"] as? Int == amount)
+        }
+        let graphql = try await client.post("/graphql", #"{"query":"{ charges(filter: {orderId: {eq: \"agree-1\"}}) { items { id status refundedAmount lastRefundAmount } } }"}"#)
+        let data = try #require(try jsonObject(graphql.body)["data"] as? [String: Any])
+        let charge = try #require(((data["charges"] as? [String: Any])?["items"] as? [[String: Any]])?.first)
+        #expect(charge["lastRefundAmount"] as? Int == 200)
+
+        func get(_ path: String) async throws -> [String: Any] {
+            let r = try await HTTPClient().send(HTTPClientRequest(url: server.url + path, headers: [("Authorization", service.apiKey)]))
+            #expect(r.status == 200, "\(path)")
+            return try jsonObject(r.body)
+        }
+        let one = try await get("/v1/payments/\(sale.paymentId)")
+        let listed = try #require((try await get("/v1/payments?orderId=agree-1")["items"] as? [[String: Any]])?.first)
+        for (name, rest) in [("GET /v1/payments/{id}", one), ("GET /v1/payments?orderId=", listed)] {
+            #expect(rest["id"] as? String == charge["id"] as? String, "\(name)")
+            #expect(rest["status"] as? String == charge["status"] as? String, "\(name)")
+            #expect(rest["refundedAmount"] as? Int == charge["refundedAmount"] as? Int, "\(name)")
+            #expect(rest["lastRefundAmount"] as? Int == charge["lastRefundAmount"] as? Int, "\(name)")
+        }
+        await server.stop()
+    }
+}

@@ -77,6 +77,25 @@ private func get(_ h: DashboardHandler, _ path: String, _ query: [(name: String,
         #expect(!all.serialized.contains("4111111111111111"))
     }
 
+    @Test("an order ID with a leading or trailing space is found by its exact text (the filter trimmed it away and answered no payment for an order the ledger, REST and GraphQL hold); a pasted one with stray spaces is still found; the page sends what was typed")
+    func orderIdWithSpacesIsFound() async throws {
+        let dir = TempDir()
+        let g = try makeGateway(dir)
+        _ = try await pay(g, orderId: "order-77 ", amount: 1000)
+        _ = try await pay(g, orderId: " order-78", amount: 1250)
+        _ = try await pay(g, orderId: "order-79", amount: 700)
+        let h = DashboardHandler(source: LedgerChargeDataSource(ledger: g.ledger))
+        for (typed, found) in [("order-77 ", "order-77 "), (" order-78", " order-78"), ("  order-79 ", "order-79")] {
+            let (s, list, _) = await get(h, "/dashboard/api/payments", [("orderId", typed)])
+            #expect(s == 200)
+            #expect(list["items"]?.array?.compactMap { $0["orderId"]?.string } == [found], "\(typed)")
+            #expect(list["total"]?.int == 1, "\(typed)")
+        }
+        // The page sends the filter as typed (it trimmed it before the server saw it).
+        let (_, _, r) = await get(h, "/")
+        #expect(!String(decoding: r.body, as: UTF8.self).contains(".value.trim()"))
+    }
+
     @Test func paymentPageShowsRefundsReversalAndEveryDeliveryAttempt() async throws {
         let dir = TempDir(), clock = Clock0()
         let g = try makeGateway(dir, now: clock.now)
