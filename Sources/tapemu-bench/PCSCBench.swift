@@ -284,7 +284,13 @@ extension PCSCBench {
                 }
             }
         }
-        let labels = ["before the first command"] + commands.map { "after " + ExchangeKind($0).description }
+        // "after GPO"; a kind the read sends more than once is numbered ("after SELECT 2").
+        let kinds = commands.map { ExchangeKind($0) }
+        let labels = ["before the first command"] + kinds.indices.map { k in
+            let kind = kinds[k]
+            guard kinds.count(where: { $0 == kind }) > 1 else { return "after \(kind)" }
+            return "after \(kind) \(kinds[...k].count(where: { $0 == kind }))"
+        }
         return Reads(read: LatencyPercentiles(samples[.read]!)!, c: LatencyPercentiles(samples[.c]!)!,
                      driven: LatencyPercentiles(samples[.driven]!)!,
                      gaps: labels.indices.map { k in (labels[k], LatencyPercentiles(gaps.map { $0[k] })!.p50) })
