@@ -20,7 +20,8 @@ public struct TraceRedaction: Sendable {
 /// Replaces the sensitive data of a trace by test values of the same shape.
 ///
 /// PANs are found in tag 5A, in track 2 equivalents (57, 9F6B), in track 1 (56) — in records,
-/// SELECT and GPO responses alike, parsed as TLV, and, in responses that do not parse (a
+/// SELECT and GPO responses alike, each answer whole (the pieces of a 61xx chain put together),
+/// parsed as TLV, and, in responses that do not parse (a
 /// truncated capture), by scanning for those tags. Each PAN is then replaced wherever its
 /// digits occur — as BCD at any nibble (5A, track 2, any other object) and as ASCII (track 1,
 /// 9F1F, names) — in every command and response, header (key and value) and comment. Names (5F20, 9F0B, the
@@ -31,10 +32,17 @@ public enum TraceRedactor {
         var names: [[UInt8]] = []
         var t = trace
 
+        // Each answer whole: a PAN or a name may be cut between the pieces of a 61xx chain.
+        let answers = answers(in: t.entries)
+
         // 1. Find the PANs and names, and blank the name fields where they sit.
-        for i in t.entries.indices {
-            guard case .response(let r) = t.entries[i].kind, !r.data.isEmpty else { continue }
-            var data = r.data
+        for pieces in answers {
+            var data = pieces.flatMap { i -> [UInt8] in
+                guard case .response(let r) = t.entries[i].kind else { return [] }
+                return r.data
+            }
+            guard !data.isEmpty else { continue }
+            let original = data
             let fields = sensitiveFields(in: data)
             for f in fields {
                 switch f {
@@ -46,9 +54,7 @@ public enum TraceRedactor {
                     data.replaceSubrange(range, with: placeholderName(length: range.count))
                 }
             }
-            if data != r.data {
-                t.entries[i].kind = .response(ResponseAPDU(data: data, statusWord: r.statusWord))
-            }
+            if data != original { putBack(data, into: pieces, of: &t.entries) }
         }
 
         // 2. Replace every PAN wherever its digits occur, and the longer names wherever they occur.
@@ -98,12 +104,20 @@ public enum TraceRedactor {
             switch t.entries[i].kind {
             case .command(let bytes):
                 t.entries[i].kind = .command(scrub(bytes))
-            case .response(let r):
-                let b = scrub(r.bytes)
-                t.entries[i].kind = .response(ResponseAPDU(data: Array(b.dropLast(2)), statusWord: StatusWord(sw1: b[b.count - 2], sw2: b[b.count - 1])))
+            case .response:
+                break   // by answer, below
             case .event(let e):
                 t.entries[i].kind = .event(TraceEvent(e.kind, detail: e.detail.map(scrub)))
             }
+        }
+        for pieces in answers {
+            // The answer's data, then its final status word, scrubbed as one run of bytes.
+            var bytes: [UInt8] = []
+            for i in pieces { if case .response(let r) = t.entries[i].kind { bytes += r.data } }
+            guard case .response(let last) = t.entries[pieces[pieces.count - 1]].kind else { continue }
+            let b = scrub(bytes + [last.sw1, last.sw2])
+            putBack(Array(b.dropLast(2)), statusWord: StatusWord(sw1: b[b.count - 2], sw2: b[b.count - 1]),
+                    into: pieces, of: &t.entries)
         }
         // Keys too: a key is letters and digits, so it can hold a PAN's digits as well as a value can.
         for i in t.headers.indices { t.headers[i] = .init(scrub(t.headers[i].key), scrub(t.headers[i].value)) }
@@ -149,6 +163,45 @@ public enum TraceRedactor {
         out.reserveCapacity(length)
         for i in 0..<max(0, length) { out.append(i < pattern.count ? pattern[i] : 0x20) }
         return out
+    }
+
+    // MARK: Answers in pieces
+
+    /// The responses of `entries`, answer by answer: a response ending in 61xx and the answers
+    /// to the GET RESPONSEs that follow it are the pieces of one answer (ISO/IEC 7816-4: the
+    /// card may hand its data out in several), and a PAN may be cut between two of them.
+    static func answers(in entries: [APDUTrace.Entry]) -> [[Int]] {
+        var out: [[Int]] = []
+        var open = false          // the last answer ended in 61xx
+        var getResponse = false   // the command just sent is a GET RESPONSE
+        for (i, e) in entries.enumerated() {
+            switch e.kind {
+            case .command(let bytes):
+                getResponse = bytes.count >= 2 && bytes[1] == 0xC0
+                if !getResponse { open = false }
+            case .response(let r):
+                if open && getResponse { out[out.count - 1].append(i) } else { out.append([i]) }
+                open = r.sw1 == 0x61
+                getResponse = false
+            case .event:
+                open = false
+                getResponse = false
+            }
+        }
+        return out
+    }
+
+    /// Writes `data`, an answer's data put together, back into its pieces (each keeps its
+    /// length), with `statusWord`, when given, as the last piece's.
+    static func putBack(_ data: [UInt8], statusWord: StatusWord? = nil, into pieces: [Int],
+                        of entries: inout [APDUTrace.Entry]) {
+        var at = 0
+        for (k, i) in pieces.enumerated() {
+            guard case .response(let r) = entries[i].kind else { continue }
+            let sw = k == pieces.count - 1 ? statusWord ?? r.statusWord : r.statusWord
+            entries[i].kind = .response(ResponseAPDU(data: Array(data[at..<(at + r.data.count)]), statusWord: sw))
+            at += r.data.count
+        }
     }
 
     // MARK: Finding the fields

@@ -265,6 +265,46 @@ struct TraceRecordingTests {
         #expect(!red.text.contains("04761739001010119F"))
     }
 
+    /// A card may hand a long answer out in several pieces (61xx, GET RESPONSE, 61xx again):
+    /// a PAN cut between two pieces is in no single response, yet the trace holds it whole.
+    /// The GPO answer of `chained-61xx-6cxx.apdu` is split inside its track 2, the way such a
+    /// card answers; redacted, no chain of pieces put back together may hold the card's PAN.
+    @Test("a PAN split between two GET RESPONSE pieces of one answer is replaced, consistently with 5A")
+    func thePANSplitAcrossAResponseChainIsReplaced() throws {
+        let original = try APDUTrace(contentsOfFile: S.corpus + "/chained-61xx-6cxx.apdu")
+        let pan = "4761739001010010"
+        var t = original
+        let gpo = try #require(t.entries.firstIndex { e in
+            if case .response(let r) = e.kind { return r.data.first == 0x77 }
+            return false
+        })
+        guard case .response(let whole) = t.entries[gpo].kind else { return }
+        // Cut after the tag, the length and the first four bytes (8 digits) of the track 2.
+        let cut = try #require(whole.data.firstRange(of: [0x57, 0x13] as [UInt8]) ?? whole.data.firstRange(of: [0x57, 0x11] as [UInt8])).lowerBound + 6
+        let first = Array(whole.data[..<cut]), rest = Array(whole.data[cut...])
+        t.entries[gpo].kind = .response(ResponseAPDU(data: first, statusWord: StatusWord(sw1: 0x61, sw2: UInt8(rest.count))))
+        t.entries.insert(contentsOf: [
+            .command(try CommandAPDU(bytes: [0x00, 0xC0, 0x00, 0x00, UInt8(rest.count)]), at: t.entries[gpo].time),
+            .response(ResponseAPDU(data: rest, statusWord: whole.statusWord), at: t.entries[gpo].time),
+        ], at: gpo + 1)
+        #expect(Self.leaks(pan, in: Hex.encode(first + rest)) != [])   // the pieces hold it together
+        #expect(Self.leaks(pan, in: Hex.encode(first)) == [] && Self.leaks(pan, in: Hex.encode(rest)) == [])   // no piece alone
+
+        let red = try APDUTrace(parsing: t.redacted().text)
+        guard case .response(let a) = red.entries[gpo].kind, case .response(let b) = red.entries[gpo + 2].kind else {
+            Issue.record("the pieces are gone"); return
+        }
+        #expect(Self.leaks(pan, in: Hex.encode(a.data + b.data)) == [])
+        #expect(a.statusWord == StatusWord(sw1: 0x61, sw2: UInt8(rest.count)) && b.statusWord == .success)
+        // The track 2 put back together holds the same test PAN as the record's 5A.
+        let track2 = try Track2(bytes: try #require(BERTLV.parse(a.data + b.data).find(.track2EquivalentData)).value)
+        let record = try #require(red.exchanges.last?.reply)
+        guard case .response(let r) = record else { Issue.record("no record"); return }
+        let pan5A = try PAN(bcd: try #require(BERTLV.parse(r.data).find(.pan)).value)
+        #expect(track2.pan == pan5A)
+        #expect(pan5A.digits != pan)
+    }
+
     /// Found by fuzzing: header keys were not redacted, and a key is letters and digits.
     @Test func thePANIsReplacedInHeaderKeysToo() throws {
         let text = """
