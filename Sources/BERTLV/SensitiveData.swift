@@ -86,8 +86,6 @@ public enum SensitiveData {
 
     /// The shortest and longest PAN (ISO/IEC 7812).
     static let panLengths = 13...19
-    /// PAN lengths, the commonest first (16: most schemes; 15: Amex; 19: Maestro, UnionPay).
-    static let preferredLengths = [16, 15, 19, 14, 13, 17, 18]
 
     /// `bytes` as upper-case hex with every PAN in them masked: a value of `tag` (text formats
     /// are searched for ASCII digits only), or bytes of unknown shape (`tag` nil: BCD and ASCII).
@@ -156,28 +154,35 @@ public enum SensitiveData {
         return runs
     }
 
-    /// The positions to mask in a run of digits: PANs found from the left, each a Luhn-valid
-    /// window (13–19 digits, first digit 1 to 6; the commonest lengths tried first) at the first
-    /// offset that has one,
-    /// not overlapping a PAN found before; each keeps its first 6 and last 4 digits. Only
-    /// windows that start within the run's first four digits or end within its last four are
-    /// looked at: a PAN stands next to at most a length byte, a sequence number or padding, and
-    /// looking only there keeps amounts, dates and counters in long runs of digits (a GPO's PDOL
-    /// data) from being masked by chance.
+    /// The positions to mask in a run of digits: the middle of every window that may be a PAN —
+    /// 13 to 19 digits, first digit 1 to 6, Luhn-valid — keeping only its first 6 and last 4
+    /// digits. Every such window is masked, not only the first found: a run that holds a PAN
+    /// behind a few other digits (the `13 57 11` of a length, a tag and a length before a track 2
+    /// in a proprietary object) often holds a window that passes the Luhn check by chance too,
+    /// and masking that one alone left most of the real PAN in the clear. Masking the union
+    /// can hide a digit of a PAN's first 6 that another window covers — never show more.
+    ///
+    /// Only windows that start within the run's first four digits or end within its last four
+    /// are looked at: a PAN stands next to at most a length byte, a sequence number or padding,
+    /// and looking only there keeps amounts, dates and counters in long runs of digits (a GPO's
+    /// PDOL data) from being masked by chance.
     static func maskedPositions(_ digits: [Int]) -> [Int] {
         let n = digits.count
         guard n >= panLengths.lowerBound else { return [] }
-        var out: [Int] = []
-        var free = 0   // the first position not inside a PAN found already
-        for offset in 0...(n - panLengths.lowerBound) where offset >= free && (1...6).contains(digits[offset]) {
-            for length in preferredLengths where offset + length <= n {
-                guard offset <= 4 || n - (offset + length) <= 4,
-                      Luhn.isValid(digits: digits[offset..<(offset + length)]) else { continue }
-                out += (offset + visibleLeadingDigits)..<(offset + length - visibleTrailingDigits)
-                free = offset + length
-                break
+        let edge = 4
+        var masked = [Bool](repeating: false, count: n)
+        func consider(offset: Int, length: Int) {
+            guard (1...6).contains(digits[offset]), Luhn.isValid(digits: digits[offset..<(offset + length)]) else { return }
+            for i in (offset + visibleLeadingDigits)..<(offset + length - visibleTrailingDigits) { masked[i] = true }
+        }
+        for length in panLengths where length <= n {
+            // Starting near the front, then ending near the back (a window may be both).
+            for offset in 0...min(edge, n - length) { consider(offset: offset, length: length) }
+            let back = max(edge + 1, n - length - edge)
+            if back <= n - length {
+                for offset in back...(n - length) { consider(offset: offset, length: length) }
             }
         }
-        return out
+        return masked.indices.filter { masked[$0] }
     }
 }
