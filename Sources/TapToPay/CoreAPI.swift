@@ -244,8 +244,8 @@ public final class CoreAPI: Sendable {
     /// The sale's callback, and the lease of its record when the gateway answered.
     private func run(_ sale: CoreSale, terminal: CoreTerminal) async -> (CoreSaleOutcome, PendingLease?) {
         // 1. The sale, the terminal's settings, the token: before anything touches a card.
-        guard PaymentArguments.isValidAmount(sale.amount) else {
-            return (.error(.invalidParameters, description: "the amount must be more than 0 and at most 12 digits (got \(sale.amount))"), nil)
+        if let problem = PaymentArguments.amountProblem(sale.amount) {
+            return (.error(.invalidParameters, description: "the sale's \(problem)"), nil)
         }
         let orderId = sale.orderId
         guard PaymentArguments.isValidOrderId(orderId) else {
