@@ -1,3 +1,4 @@
+import BERTLV
 import Synchronization
 
 /// The `tapemu` entry point: finds the command, parses its arguments, runs it, and turns
@@ -68,8 +69,10 @@ enum TapemuCLI {
             try parsed.validate()
             return try await parsed.run(json ? tracked : console)
         } catch let error as UsageError {
-            let reason = arguments.mistypedOption(documented: command.configuration.optionNames)
-                ?? mistypedSubcommand(rest, of: command, in: commands) ?? error.reason
+            // A usage error names what was typed: a card number pasted in the wrong place is
+            // masked by the one policy, on stderr and in the JSON document.
+            let reason = SensitiveData.maskedText(arguments.mistypedOption(documented: command.configuration.optionNames)
+                ?? mistypedSubcommand(rest, of: command, in: commands) ?? error.reason)
             console.printError("tapemu: \(reason)")
             console.printError("Usage: \(command.configuration.usageLine)")
             console.printError("See 'tapemu help \(command.configuration.commandName)'.")
@@ -110,14 +113,14 @@ enum TapemuCLI {
             } else {
                 let names = group.compactMap { $0.configuration.words.dropFirst().first }
                 let hint = Suggestion.phrase(for: args[1], among: names, group: [args[0]]).map { "; \($0)" } ?? ""
-                console.printError("tapemu: unknown command '\(args[0]) \(args[1])'\(hint)")
+                console.printError(SensitiveData.maskedText("tapemu: unknown command '\(args[0]) \(args[1])'\(hint)"))
             }
             console.printError(groupHelp(args[0], group))
             return ExitCode.usage
         }
         let names = commands.compactMap { $0.configuration.words.first } + ["help"]
         let hint = Suggestion.phrase(for: args[0], among: names).map { "; \($0)" } ?? ""
-        console.printError("tapemu: unknown command '\(args[0])'\(hint)")
+        console.printError(SensitiveData.maskedText("tapemu: unknown command '\(args[0])'\(hint)"))
         console.printError("See 'tapemu --help' for the list of commands.")
         return ExitCode.usage
     }
@@ -156,7 +159,7 @@ enum TapemuCLI {
         }
         let names = commands.map { $0.configuration.commandName }
         let hint = Suggestion.phrase(for: words.joined(separator: " "), among: names).map { "; \($0)" } ?? ""
-        console.printError("tapemu: no help for unknown command '\(words.joined(separator: " "))'\(hint)")
+        console.printError(SensitiveData.maskedText("tapemu: no help for unknown command '\(words.joined(separator: " "))'\(hint)"))
         console.printError("See 'tapemu --help' for the list of commands.")
         return ExitCode.usage
     }
