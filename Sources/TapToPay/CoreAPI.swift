@@ -291,7 +291,7 @@ public final class CoreAPI: Sendable {
             return (.response(CoreSaleResponse(
                 code: r.transactionCode.rawValue, sale: stored, orderId: r.orderId, uniqueRef: r.uniqueRef,
                 amount: r.amount, currency: r.currency, maskedPAN: r.maskedPAN, cardType: r.cardBrand.rawValue,
-                authCode: r.authorisationCode, responseCode: r.statusCode, responseText: r.statusMessage,
+                authCode: r.authorisationCode, responseCode: r.statusCode, responseText: r.messageForTheApp,
                 paymentId: r.paymentId)), outcome.lease)
         case .failure(let failure):
             return (outcome(for: failure, sale: stored, card: attempt.card), nil)
