@@ -244,8 +244,8 @@ public final class CoreAPI: Sendable {
     /// The sale's callback, and the lease of its record when the gateway answered.
     private func run(_ sale: CoreSale, terminal: CoreTerminal) async -> (CoreSaleOutcome, PendingLease?) {
         // 1. The sale, the terminal's settings, the token: before anything touches a card.
-        guard PaymentArguments.isValidAmount(sale.amount) else {
-            return (.error(.invalidParameters, description: "the amount must be more than 0 and at most 12 digits (got \(sale.amount))"), nil)
+        if let problem = PaymentArguments.amountProblem(sale.amount) {
+            return (.error(.invalidParameters, description: "the sale's \(problem)"), nil)
         }
         let orderId = sale.orderId
         guard PaymentArguments.isValidOrderId(orderId) else {
@@ -291,7 +291,7 @@ public final class CoreAPI: Sendable {
             return (.response(CoreSaleResponse(
                 code: r.transactionCode.rawValue, sale: stored, orderId: r.orderId, uniqueRef: r.uniqueRef,
                 amount: r.amount, currency: r.currency, maskedPAN: r.maskedPAN, cardType: r.cardBrand.rawValue,
-                authCode: r.authorisationCode, responseCode: r.statusCode, responseText: r.statusMessage,
+                authCode: r.authorisationCode, responseCode: r.statusCode, responseText: r.messageForTheApp,
                 paymentId: r.paymentId)), outcome.lease)
         case .failure(let failure):
             return (outcome(for: failure, sale: stored, card: attempt.card), nil)

@@ -3,7 +3,7 @@
 ///
 /// | Callback | When | The card may be charged? |
 /// |----------|------|---------------------------|
-/// | ``onSaleResponse(_:)`` | the gateway answered: `code` `A` approved, or `D`/`R`/`E` | as the code says |
+/// | ``onSaleResponse(_:)`` | the gateway answered: `code` `A` approved, or `D`/`R`/`E`, or `C` (the order's sale was reversed since) | as the code says |
 /// | ``onError(_:withDescription:)`` | the sale failed before the authorisation started leaving (network problems before the card, a card or reader fault, a timeout, a cancel) | no |
 /// | ``onTransactionCommError(_:withError:withMessage:)`` | the card was read and the authorisation left, but no clear answer came back | **yes**: resolve the sale |
 ///

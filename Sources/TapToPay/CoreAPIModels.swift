@@ -129,9 +129,10 @@ public struct CoreSale: Sendable, Hashable, Codable {
 /// The gateway's answer to a sale (`onSaleResponse(_:)`). A response that is not approved is an
 /// answer, not an error: ``code`` says what the gateway decided.
 public struct CoreSaleResponse: Sendable, Hashable, Codable {
-    /// `A` approved, `D` declined, `R` referral, `E` error (see `TransactionCode`; `C`,
-    /// cancelled, shows only in transaction lists once a sale is reversed). Only `A` is an
-    /// approval.
+    /// `A` approved, `D` declined, `R` referral, `E` error, or `C` when the sale of this order
+    /// was approved and then reversed (a sale run again after the recovery reversed it: nothing
+    /// is charged, and ``responseText`` says to run it with a new orderId). See
+    /// `TransactionCode`. Only `A` is an approval.
     public var code: String
     /// The sale, with its card fields and ``uniqueRef`` set.
     public var sale: CoreSale

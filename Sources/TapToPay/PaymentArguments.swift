@@ -42,12 +42,18 @@ enum PaymentArguments {
         CallbackURL.isValid(url)
     }
 
+    /// What is wrong with the amount of a payment, naming it; nil when nothing is. Both faces
+    /// say it with these words.
+    static func amountProblem(_ amount: Int) -> String? {
+        // EMV carries the amount in 12 digits (9F02): anything larger cannot be sent to a card.
+        // A card number typed into the amount is not echoed (it goes through the one policy).
+        isValidAmount(amount) ? nil
+            : "amount \(SensitiveData.maskedText(String(amount))): it must be more than 0 and at most 12 digits (\(EMVAmount.maximum))"
+    }
+
     /// What is wrong with the arguments of a payment, naming the field; nil when nothing is.
     static func invalidArgument(amount: Int, orderId: String, callbackUrl: String?) -> String? {
-        // EMV carries the amount in 12 digits (9F02): anything larger cannot be sent to a card.
-        if !isValidAmount(amount) {
-            return "amount \(amount): it must be more than 0 and at most 12 digits (\(EMVAmount.maximum))"
-        }
+        if let problem = amountProblem(amount) { return problem }
         if !isValidOrderId(orderId) {
             return "orderId: it must be \(OrderID.rule)"
         }
@@ -57,9 +63,11 @@ enum PaymentArguments {
         return nil
     }
 
-    /// `text` with its control characters shown as `\u{…}`, for a message on one line.
+    /// `text` with its control characters shown as `\u{…}` and any card number masked (the one
+    /// policy, ``BERTLV/SensitiveData``), for a message on one line.
     static func printable(_ text: Substring) -> String {
-        text.unicodeScalars.map { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "\\u{\(String($0.value, radix: 16))}" : String($0) }
-            .joined()
+        SensitiveData.maskedText(
+            text.unicodeScalars.map { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "\\u{\(String($0.value, radix: 16))}" : String($0) }
+                .joined())
     }
 }

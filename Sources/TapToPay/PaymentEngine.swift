@@ -69,6 +69,17 @@ struct SaleOutcome: Sendable {
     var lease: PendingLease?
 }
 
+extension AuthorisationResponse {
+    /// The answer's message as both faces give it to the app. The stored answer of an order whose
+    /// sale was approved and then reversed since (code C; a sale run again after the seeds'
+    /// recovery reversed it) comes back approved with the approval's text: it charges nothing,
+    /// and a new payment needs a new order id — so that is what it says.
+    var messageForTheApp: String {
+        guard status == .approved, transactionCode == .cancelled else { return statusMessage }
+        return "The payment of this order was approved, then reversed: nothing is charged. Start a new payment with a new order ID."
+    }
+}
+
 /// The card a sale read: what a face may show of it (never the full PAN).
 struct CardSummary: Sendable, Hashable {
     var maskedPAN: String

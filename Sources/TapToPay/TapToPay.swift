@@ -169,14 +169,10 @@ public final class TapToPay: Sendable {
             payment.handOver(lease, orderId: orderId, mode: config.resultHandOver, onEvent: config.onEvent)
         }
         // An approval is an approved sale still standing (code A). The stored answer of an order
-        // whose sale was reversed since (code C) comes back approved: it charges nothing, so it
-        // is a no — a new payment needs a new order id.
+        // whose sale was reversed since (code C) charges nothing: a no, with its reason.
         let approved = response.status == .approved && response.transactionCode == .approved
-        let reversed = response.status == .approved && response.transactionCode == .cancelled
         return PaymentResult(paymentId: response.paymentId, status: approved ? .approved : .declined,
-                             statusMessage: reversed
-                                ? "The payment of this order was approved, then reversed: nothing is charged. Start a new payment with a new order ID."
-                                : response.statusMessage,
+                             statusMessage: response.messageForTheApp,
                              cardBrand: response.cardBrand.rawValue, last4: response.last4, orderId: response.orderId)
     }
 

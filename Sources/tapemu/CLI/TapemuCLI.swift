@@ -1,3 +1,4 @@
+import BERTLV
 import Synchronization
 
 /// The `tapemu` entry point: finds the command, parses its arguments, runs it, and turns
@@ -56,10 +57,7 @@ enum TapemuCLI {
         let tracked = console.observingOutput { wroteOut.withLock { $0 = true } }
         func failed(_ code: Int32, _ message: String) -> Int32 {
             console.printError("tapemu: \(message)")
-            if json, !wroteOut.withLock({ $0 }) {
-                let doc = JSONValue.object(["error": .object(["exitCode": .int(Int(code)), "message": .string(message)])])
-                if let text = try? JSONOutput.render(doc) { console.print(text) }
-            }
+            if json, !wroteOut.withLock({ $0 }) { printErrorDocument(code, message, console: console) }
             return code
         }
         var arguments = Arguments(rest)
@@ -68,15 +66,14 @@ enum TapemuCLI {
             try parsed.validate()
             return try await parsed.run(json ? tracked : console)
         } catch let error as UsageError {
-            let reason = arguments.mistypedOption(documented: command.configuration.optionNames)
-                ?? mistypedSubcommand(rest, of: command, in: commands) ?? error.reason
+            // A usage error names what was typed: a card number pasted in the wrong place is
+            // masked by the one policy, on stderr and in the JSON document.
+            let reason = SensitiveData.maskedText(arguments.mistypedOption(documented: command.configuration.optionNames)
+                ?? mistypedSubcommand(rest, of: command, in: commands) ?? error.reason)
             console.printError("tapemu: \(reason)")
             console.printError("Usage: \(command.configuration.usageLine)")
             console.printError("See 'tapemu help \(command.configuration.commandName)'.")
-            if json, !wroteOut.withLock({ $0 }) {
-                let doc = JSONValue.object(["error": .object(["exitCode": .int(Int(ExitCode.usage)), "message": .string(reason)])])
-                if let text = try? JSONOutput.render(doc) { console.print(text) }
-            }
+            if json, !wroteOut.withLock({ $0 }) { printErrorDocument(ExitCode.usage, reason, console: console) }
             return ExitCode.usage
         } catch let failure as CommandFailure {
             return failed(failure.exitCode == 0 ? ExitCode.failure : failure.exitCode, failure.message)
@@ -98,6 +95,16 @@ enum TapemuCLI {
 
     private static func unknownCommand(_ args: [String], console: Console,
                                        commands: [any TapemuCommand.Type]) -> Int32 {
+        // With --json, stdout holds one JSON document here too: a script that mistyped a
+        // subcommand gets {"error": …}, not nothing.
+        let json = args.prefix { $0 != "--" }.contains("--json")
+        func refuse(_ reason: String, then more: String) -> Int32 {
+            let reason = SensitiveData.maskedText(reason)
+            console.printError("tapemu: \(reason)")
+            console.printError(more)
+            if json { printErrorDocument(ExitCode.usage, reason, console: console) }
+            return ExitCode.usage
+        }
         let group = commands.filter { $0.configuration.words.first == args[0] }
         if !group.isEmpty {
             // `tapemu tlv`, `tapemu tlv --help`, `tapemu tlv frobnicate`
@@ -106,20 +113,24 @@ enum TapemuCLI {
                     console.write(groupHelp(args[0], group))
                     return ExitCode.success
                 }
-                console.printError("tapemu: '\(args[0])' needs a subcommand")
-            } else {
-                let names = group.compactMap { $0.configuration.words.dropFirst().first }
-                let hint = Suggestion.phrase(for: args[1], among: names, group: [args[0]]).map { "; \($0)" } ?? ""
-                console.printError("tapemu: unknown command '\(args[0]) \(args[1])'\(hint)")
+                return refuse("'\(args[0])' needs a subcommand", then: groupHelp(args[0], group))
             }
-            console.printError(groupHelp(args[0], group))
-            return ExitCode.usage
+            let names = group.compactMap { $0.configuration.words.dropFirst().first }
+            let hint = Suggestion.phrase(for: args[1], among: names, group: [args[0]]).map { "; \($0)" } ?? ""
+            let reason = Arguments.isOptionLike(args[1]) ? "'\(args[0])' needs a subcommand"
+                : "unknown command '\(args[0]) \(args[1])'\(hint)"
+            return refuse(reason, then: groupHelp(args[0], group))
         }
         let names = commands.compactMap { $0.configuration.words.first } + ["help"]
         let hint = Suggestion.phrase(for: args[0], among: names).map { "; \($0)" } ?? ""
-        console.printError("tapemu: unknown command '\(args[0])'\(hint)")
-        console.printError("See 'tapemu --help' for the list of commands.")
-        return ExitCode.usage
+        return refuse("unknown command '\(args[0])'\(hint)", then: "See 'tapemu --help' for the list of commands.")
+    }
+
+    /// `{"error": {"exitCode", "message"}}` on stdout: what `--json` prints for a failure before
+    /// any result.
+    static func printErrorDocument(_ code: Int32, _ message: String, console: Console) {
+        let doc = JSONValue.object(["error": .object(["exitCode": .int(Int(code)), "message": .string(message)])])
+        if let text = try? JSONOutput.render(doc) { console.print(text) }
     }
 
     /// `tapemu cards shw`: `cards` took `shw` as an argument; when it is close to a subcommand
@@ -156,7 +167,7 @@ enum TapemuCLI {
         }
         let names = commands.map { $0.configuration.commandName }
         let hint = Suggestion.phrase(for: words.joined(separator: " "), among: names).map { "; \($0)" } ?? ""
-        console.printError("tapemu: no help for unknown command '\(words.joined(separator: " "))'\(hint)")
+        console.printError(SensitiveData.maskedText("tapemu: no help for unknown command '\(words.joined(separator: " "))'\(hint)"))
         console.printError("See 'tapemu --help' for the list of commands.")
         return ExitCode.usage
     }

@@ -29,7 +29,7 @@ struct SaleCommand: TapemuCommand {
             amounts ending in 92 (approved) and 95 (declined) lose the host's answer.\(TestHooks.help)
             """,
         exitCodes: [
-            (2, "the gateway answered, not approved (code D, R or E)"),
+            (2, "the gateway answered, not approved (code D, R or E; C: the order's sale was reversed since, nothing is charged — sell again under a new order id)"),
             (3, "onError: no payment occurred"),
             (4, "onTransactionCommError: the outcome is unknown, the sale is pending; run `tapemu resolve`"),
             (75, "onError(transactionInProgress): another process is selling or resolving this order; nothing was sent; wait until it ends, then run `tapemu resolve` (do not sell again under a new order id)"),
