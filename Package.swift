@@ -146,7 +146,7 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapemuCLITests",
                     dependencies: ["tapemu", "PaymentGateway", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
-                                   "TestSupport"],
+                                   "BERTLV", "ISO7816", "TestSupport"],
                     swiftSettings: swiftSettings),
         // Every input that once broke a harness (Fuzz/regressions/) and every seed (Fuzz/corpus/).
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),

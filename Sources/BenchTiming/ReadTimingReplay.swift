@@ -10,6 +10,11 @@ public struct TraceReplaySetup: Sendable {
     public var configuration: TerminalConfiguration
     public var transaction: Transaction
     public var matching: TraceMatching
+    /// The recorded unpredictable number (9F37) and, when the card asked for them, the recorded
+    /// date (9A) and time (9F21): a kernel run with them sends exactly what the recorded reader
+    /// sent, and the online data it reports (field 55) is the data the recorded cryptogram was
+    /// made over. Nil when the card did not ask for 9F37 (the system's are then as good).
+    public var environment: KernelEnvironment?
 
     /// - Parameters:
     ///   - mode: overrides the trace's `@match` header.
@@ -29,6 +34,17 @@ public struct TraceReplaySetup: Sendable {
         self.transaction = Transaction(amount: amount ?? min(recordedAmount ?? 1000, EMVAmount.maximum))
         let mode = mode ?? TraceMatching.declared(by: trace).mode
         self.matching = TraceMatching(mode: mode, overridesAmount: amount != nil)
+        if let un = recorded[.unpredictableNumber], un.count == 4 {
+            let number = un.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            let dateTime = recorded[.transactionDate].flatMap {
+                TransactionDateTime(dateBCD: $0, timeBCD: recorded[.transactionTime])
+            }
+            let now: @Sendable () -> TransactionDateTime
+            if let dateTime { now = { dateTime } } else { now = KernelEnvironment.system.now }
+            environment = KernelEnvironment(now: now, unpredictableNumber: { number })
+        } else {
+            environment = nil
+        }
     }
 
     /// The recorded card time of the first `played` commands of `trace`: what a paced replay of

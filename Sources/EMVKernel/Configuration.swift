@@ -210,6 +210,26 @@ public struct TransactionDateTime: Hashable, Sendable {
     /// The last whole second converted, its zone and its date and time.
     private static let lastConversion = Mutex<(second: Double, timeZone: TimeZone, value: TransactionDateTime)?>(nil)
 
+    /// The date of 9A (YYMMDD in BCD) and the time of 9F21 (HHMMSS in BCD, midnight when nil),
+    /// as a terminal wrote them; nil for bytes that are not such a date or time (outside input:
+    /// a trace's).
+    public init?(dateBCD date: [UInt8], timeBCD time: [UInt8]?) {
+        func fields(_ bytes: [UInt8]) -> [Int]? {
+            guard bytes.count == 3 else { return nil }
+            var out: [Int] = []
+            for b in bytes {
+                guard b >> 4 <= 9, b & 0x0F <= 9 else { return nil }
+                out.append(Int(b >> 4) * 10 + Int(b & 0x0F))
+            }
+            return out
+        }
+        guard let d = fields(date) else { return nil }
+        let t = time.map(fields) ?? [0, 0, 0]
+        guard let t, (1...12).contains(d[1]), (1...31).contains(d[2]),
+              t[0] <= 23, t[1] <= 59, t[2] <= 60 else { return nil }
+        self.init(year: 2000 + d[0], month: d[1], day: d[2], hour: t[0], minute: t[1], second: t[2])
+    }
+
     /// 9A: YYMMDD in BCD.
     public var dateBCD: [UInt8] {
         BCD.encodeNumeric(UInt64((year % 100) * 10_000 + month * 100 + day), length: 3)

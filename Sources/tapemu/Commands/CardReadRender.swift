@@ -5,8 +5,8 @@ import ISO7816
 
 /// How a card read is shown: text for people, JSON for programs. The PAN only ever masked.
 enum CardReadRender {
-    static func amount(_ t: Transaction) -> String {
-        let c = TerminalConfiguration.default
+    /// The amount in the currency the kernel sent (`c`'s: a trace's own when reading one).
+    static func amount(_ t: Transaction, _ c: TerminalConfiguration) -> String {
         let currency = ISOCodes.currency(Int(c.currencyCode))
         let exponent = currency?.exponent ?? Int(c.currencyExponent)
         var digits = String(t.amount)
@@ -29,24 +29,26 @@ enum CardReadRender {
 
     // MARK: Text
 
-    static func text(_ read: CardRead, source: String, transaction: Transaction) -> String {
+    static func text(_ read: CardRead, source: String, transaction: Transaction,
+                     configuration: TerminalConfiguration) -> String {
         var s = summary(application: read.application, card: read.card, cryptogram: read.cryptogram, cvm: read.cvm,
-                        cvmDecision: read.cvmDecision, source: source, transaction: transaction)
+                        cvmDecision: read.cvmDecision, source: source, transaction: transaction, configuration: configuration)
         s += "\n" + table(read.exchanges, pans: [read.card.pan])
         return s
     }
 
-    static func text(_ partial: PartialCardRead, source: String, transaction: Transaction) -> String {
+    static func text(_ partial: PartialCardRead, source: String, transaction: Transaction,
+                     configuration: TerminalConfiguration) -> String {
         var s = summary(application: partial.application, card: partial.card, cryptogram: partial.cryptogram,
-                        cvm: partial.cvm, source: source, transaction: transaction)
+                        cvm: partial.cvm, source: source, transaction: transaction, configuration: configuration)
         s += "\n" + table(partial.exchanges, pans: partial.card.map { [$0.pan] } ?? [])
         return s
     }
 
     static func summary(application: ApplicationInfo?, card: CardData?, cryptogram: Cryptogram?,
                         cvm: CardholderVerification?, cvmDecision: CVMDecision? = nil, source: String,
-                        transaction: Transaction) -> String {
-        var rows: [(String, String)] = [("Card", source), ("Amount", amount(transaction))]
+                        transaction: Transaction, configuration: TerminalConfiguration) -> String {
+        var rows: [(String, String)] = [("Card", source), ("Amount", amount(transaction, configuration))]
         if let a = application {
             var line = "\(a.brand.displayName)"
             if let label = a.label { line += " — \(label)" }
@@ -105,10 +107,11 @@ enum CardReadRender {
 
     // MARK: JSON
 
-    static func json(_ read: CardRead, source: String, transaction: Transaction) -> JSONValue {
+    static func json(_ read: CardRead, source: String, transaction: Transaction,
+                     configuration: TerminalConfiguration) -> JSONValue {
         .object([
             "source": .string(source),
-            "transaction": json(transaction),
+            "transaction": json(transaction, configuration),
             "application": json(read.application),
             "card": json(read.card),
             "cryptogram": json(read.cryptogram),
@@ -121,7 +124,8 @@ enum CardReadRender {
         ])
     }
 
-    static func json(_ error: KernelError, source: String, transaction: Transaction, exitCode: Int32) -> JSONValue {
+    static func json(_ error: KernelError, source: String, transaction: Transaction,
+                     configuration: TerminalConfiguration, exitCode: Int32) -> JSONValue {
         var e: [String: JSONValue] = [
             "exitCode": .int(Int(exitCode)),
             "code": .string(error.code.name),
@@ -135,7 +139,7 @@ enum CardReadRender {
         e["afterOnlineDataReady"] = .bool(partial.onlineDataWasReady)
         var d: [String: JSONValue] = [
             "source": .string(source),
-            "transaction": json(transaction),
+            "transaction": json(transaction, configuration),
             "error": .object(e),
             "exchanges": json(partial.exchanges, pans: partial.card.map { [$0.pan] } ?? []),
         ]
@@ -146,8 +150,8 @@ enum CardReadRender {
         return .object(d)
     }
 
-    static func json(_ t: Transaction) -> JSONValue {
-        .object(["amount": .int(Int(t.amount)), "currency": .int(Int(TerminalConfiguration.default.currencyCode)),
+    static func json(_ t: Transaction, _ c: TerminalConfiguration) -> JSONValue {
+        .object(["amount": .int(Int(t.amount)), "currency": .int(Int(c.currencyCode)),
                  "type": .string(String(describing: t.type))])
     }
 

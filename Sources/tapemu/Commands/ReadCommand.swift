@@ -1,3 +1,4 @@
+import BenchTiming
 import BERTLV
 import CardChannel
 import EMVKernel
@@ -82,12 +83,17 @@ struct ReadCommand: TapemuCommand {
         let recorder = record.map { _ in
             TraceRecording.wrap(channel, source: source, sourceName: cardSource.name, redact: noRedact ? false : nil, clock: clock)
         }
-        let recordedAmount = (cardSource as? TraceCardSource)?.trace.terminalData[.amountAuthorised].flatMap(BCD.value)
-        let transaction = Transaction(amount: amount ?? min(recordedAmount ?? 1000, EMVAmount.maximum))
+        // A trace's card is read as the recorded reader read it: its amount, currency, country,
+        // date, time and unpredictable number (one rule, TraceReplaySetup's), so the read is the
+        // recorded one — its online data (field 55) the data the recorded cryptogram was made over.
+        let setup = (cardSource as? TraceCardSource).map { TraceReplaySetup(trace: $0.trace, amount: amount) }
+        let configuration = setup?.configuration ?? .default
+        let transaction = setup?.transaction ?? Transaction(amount: amount ?? 1000)
+        let reader = EMVReader(configuration: configuration, environment: setup?.environment ?? .system)
         let result: Result<CardRead, KernelError>
         do throws(KernelError) {
-            result = .success(try await EMVReader().read(channel: recorder ?? channel, transaction: transaction,
-                                                         apduTimeout: apduTimeout, clock: clock))
+            result = .success(try await reader.read(channel: recorder ?? channel, transaction: transaction,
+                                                    apduTimeout: apduTimeout, clock: clock))
         } catch {
             result = .failure(error)
         }
@@ -102,9 +108,11 @@ struct ReadCommand: TapemuCommand {
         switch result {
         case .success(let read):
             if output.json {
-                try JSONOutput.print(CardReadRender.json(read, source: cardSource.name, transaction: transaction), to: console)
+                try JSONOutput.print(CardReadRender.json(read, source: cardSource.name, transaction: transaction,
+                                                                 configuration: configuration), to: console)
             } else {
-                console.write(CardReadRender.text(read, source: cardSource.name, transaction: transaction))
+                console.write(CardReadRender.text(read, source: cardSource.name, transaction: transaction,
+                                                        configuration: configuration))
             }
             return ExitCode.success
         case .failure(let error):
@@ -116,9 +124,10 @@ struct ReadCommand: TapemuCommand {
             }
             if output.json {
                 try JSONOutput.print(CardReadRender.json(error, source: cardSource.name, transaction: transaction,
-                                                         exitCode: code), to: console)
+                                                         configuration: configuration, exitCode: code), to: console)
             } else if let partial = error.partial, !partial.exchanges.isEmpty {
-                console.write(CardReadRender.text(partial, source: cardSource.name, transaction: transaction))
+                console.write(CardReadRender.text(partial, source: cardSource.name, transaction: transaction,
+                                                configuration: configuration))
             }
             throw CommandFailure(exitCode: code, error.description)
         }
