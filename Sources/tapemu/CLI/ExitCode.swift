@@ -35,7 +35,7 @@ enum ExitCode {
         (unavailable, "a service or device is not there: pcscd not running, no such reader"),
         (software, "an internal error (a bug: please report it)"),
         (ioError, "a file or store cannot be read or written: damaged, missing where it was, read-only or full disk, closed stdout"),
-        (temporaryFailure, "not now: no card in time, card removed, no answer in time, records still pending, another process paying or resolving the same order (pay/sale: nothing sent) — try again later"),
+        (temporaryFailure, "not now: no card in time (read, bench: pay/sale say 3, no payment occurred), card removed, no answer in time, records still pending, another process paying or resolving the same order (pay/sale: nothing sent) — try again later"),
     ]
 
     /// What `code` means, from ``table``.

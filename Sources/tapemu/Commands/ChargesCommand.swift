@@ -156,7 +156,7 @@ struct ChargesCommand: TapemuCommand {
                 var line = "order \(r.orderId) (\(what)): "
                 switch r.finding {
                 case "notFound":
-                    line += "no payment shows; this does not prove the card was not charged: contact support with the orderId before charging again, then close it with `tapemu pending close \(r.orderId) --reason …` (kept)"
+                    line += "no payment shows; this does not prove the card was not charged: contact support with the orderId before charging again, then close it with `tapemu pending close \(ShellWord.quoted(r.orderId)) --reason …` (kept)"
                 case "otherPayment":
                     line += "another payment holds this order id: not this attempt's (\(r.reason ?? "")): \(r.payment.map(Self.line) ?? "") (kept; nothing of this attempt shows)"
                 case "inProgress":

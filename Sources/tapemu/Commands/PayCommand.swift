@@ -124,11 +124,11 @@ struct PayCommand: TapemuCommand {
             } else {
                 console.printError("tapemu: \(error.code): \(error)")
                 if case .outcomeUnknown = error {
-                    console.printError("tapemu: do not retry; check with: tapemu charges --order-id \(orderId)")
+                    console.printError("tapemu: do not retry; check with: tapemu charges --order-id \(ShellWord.quoted(orderId))")
                 }
                 if error == .busy {
                     console.printError("tapemu: another process is paying or resolving order \(orderId); nothing was sent. "
-                                       + "Wait until it ends, then check with: tapemu charges --order-id \(orderId) "
+                                       + "Wait until it ends, then check with: tapemu charges --order-id \(ShellWord.quoted(orderId)) "
                                        + "(do not charge again under a new order id)")
                 }
             }

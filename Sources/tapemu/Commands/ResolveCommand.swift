@@ -123,10 +123,10 @@ struct ResolveCommand: TapemuCommand {
         case .refunded(let amount) where r.isResolved:
             line += "refunded since (\(amount) in all): nothing stays charged, nothing to reverse"
         case .refunded(let amount):
-            line += "refunded in part since (\(amount) of \(s.amount)): the rest stays charged, and a sale refunded in part cannot be reversed; kept — refund the rest, or close it with `tapemu pending close \(s.orderId) --reason …`"
+            line += "refunded in part since (\(amount) of \(s.amount)): the rest stays charged, and a sale refunded in part cannot be reversed; kept — refund the rest, or close it with `tapemu pending close \(ShellWord.quoted(s.orderId)) --reason …`"
         case .declined(let code): line += "not approved (code \(code)): nothing to reverse"
         case .notFound: line += "never reached the gateway: nothing to resolve; the sale may run again"
-        case .mismatch(let reason): line += "\(reason): nothing reversed; kept — if support confirms, close it with `tapemu pending close \(s.orderId) --reason …`"
+        case .mismatch(let reason): line += "\(reason): nothing reversed; kept — if support confirms, close it with `tapemu pending close \(ShellWord.quoted(s.orderId)) --reason …`"
         case .inProgress: line += "a sale in progress owns it: left alone"
         case .answered(let a):
             line += "the gateway had answered before the process ended (code \(a.transactionCode), \(a.status.rawValue), ref \(a.uniqueRef)) and the answer was never handed over: this is the sale's outcome; nothing reversed"
