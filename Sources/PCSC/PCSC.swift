@@ -10,12 +10,15 @@ public enum PCSC {
     /// - Throws: `.noService` (pcscd not running, with a hint to start it), `.noReader` (no reader,
     ///   none matching, ambiguous), `.noCard` (nothing presented in time), `.cancelled`,
     ///   `.readerRemoved`, `.cardRemoved`, `.sharingViolation`, `.notAPaymentCard` (a storage
-    ///   tag such as MIFARE Classic or Ultralight).
+    ///   tag such as MIFARE Classic or Ultralight), `.timeout` when the card came but
+    ///   `SCardConnect` did not return within `wait` (pcscd's reader blocked on a mute card).
     public static func openChannel(reader query: String, wait: Duration,
                                    clock: MonotonicClock = .continuous,
                                    share: PCSCShareMode = .shared) async throws(CardChannelError) -> PCSCCardChannel {
         let context = try await establish()
         let reader = try await resolve(query, context: context)
+        // One deadline for the card to come and to let us connect to it.
+        let deadline = clock.now + wait
         let state: ReaderState
         do {
             state = try await context.waitForCard(in: reader, timeout: wait, clock: clock)
@@ -31,7 +34,11 @@ public enum PCSC {
         }
         let card: PCSCCard
         do {
-            card = try await context.connect(to: reader, share: share)
+            card = try await context.connect(to: reader, share: share, deadline: deadline, clock: clock)
+        } catch where error.code == .timeout {
+            throw CardChannelError(.timeout, "the card did not let us connect within \(wait): "
+                                   + "it is mute, or the reader is still held by an exchange it never answered (\(reader))",
+                                   detail: error.code.name)
         } catch {
             throw CardChannelError(error, during: .connecting, reader: reader)
         }
