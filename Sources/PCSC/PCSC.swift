@@ -5,7 +5,9 @@ public import Timing
 /// The PC/SC entry points the command line and the payment flow use.
 public enum PCSC {
     /// Connects to pcscd, picks the reader `query` designates (see ``ReaderSelection``), waits up
-    /// to `wait` for a card in it, connects, and checks that the card can carry APDUs.
+    /// to `wait` for a card in it, connects holding the card in a transaction (another program
+    /// using it is waited for, within `wait`; none may come between our commands until the
+    /// channel closes), and checks that the card can carry APDUs.
     ///
     /// - Throws: `.noService` (pcscd not running, with a hint to start it), `.noReader` (no reader,
     ///   none matching, ambiguous), `.noCard` (nothing presented in time), `.cancelled`,
@@ -34,10 +36,11 @@ public enum PCSC {
         }
         let card: PCSCCard
         do {
-            card = try await context.connect(to: reader, share: share, deadline: deadline, clock: clock)
+            // Held for the channel's life: a read is a sequence no other program may break into.
+            card = try await context.connect(to: reader, share: share, transaction: true, deadline: deadline, clock: clock)
         } catch where error.code == .timeout {
-            throw CardChannelError(.timeout, "the card did not let us connect within \(wait): "
-                                   + "it is mute, or the reader is still held by an exchange it never answered (\(reader))",
+            throw CardChannelError(.timeout, "the card did not let us connect within \(wait): it is mute, another "
+                                   + "program is using it, or the reader is still held by an exchange it never answered (\(reader))",
                                    detail: error.code.name)
         } catch {
             throw CardChannelError(error, during: .connecting, reader: reader)

@@ -325,6 +325,31 @@ struct PCSCIntegrationTests {
         }
     }
 
+    @Test("two programs reading one card: the second's channel opens only once the first's closed, so no command of one comes between the other's (interleaved, a read got 6A82 for its READ RECORD after the other re-selected the PPSE)",
+          .timeLimit(.minutes(1)))
+    func readsDoNotInterleave() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let card = EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc")))
+        try await RealPCSC.serving(card, context: context) { reader in
+            let first = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
+            let firstClosed = Atomic<Bool>(false)
+            // The second program (a context of its own) asks for the card while the first holds it.
+            let second = Task { () throws -> (openedAfterFirstClosed: Bool, read: ReadSummary) in
+                let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
+                defer { channel.close() }
+                let after = firstClosed.load(ordering: .sequentiallyConsistent)
+                return (after, await ReadSummary.read(channel))
+            }
+            let firstRead = await ReadSummary.read(first)
+            firstClosed.store(true, ordering: .sequentiallyConsistent)
+            first.close()
+            let (openedAfter, secondRead) = try await second.value
+            #expect(openedAfter, "the second channel opened while the first held the card")
+            #expect(firstRead.read != nil, "\(firstRead)")
+            #expect(secondRead.read != nil, "\(secondRead)")
+        }
+    }
+
     @Test("a card held exclusively: another connection gets sharingViolation")
     func sharingViolation() async throws {
         guard let context = await RealPCSC.context() else { return }
