@@ -5,17 +5,22 @@ public import Timing
 /// The PC/SC entry points the command line and the payment flow use.
 public enum PCSC {
     /// Connects to pcscd, picks the reader `query` designates (see ``ReaderSelection``), waits up
-    /// to `wait` for a card in it, connects, and checks that the card can carry APDUs.
+    /// to `wait` for a card in it, connects holding the card in a transaction (another program
+    /// using it is waited for, within `wait`; none may come between our commands until the
+    /// channel closes), and checks that the card can carry APDUs.
     ///
     /// - Throws: `.noService` (pcscd not running, with a hint to start it), `.noReader` (no reader,
     ///   none matching, ambiguous), `.noCard` (nothing presented in time), `.cancelled`,
     ///   `.readerRemoved`, `.cardRemoved`, `.sharingViolation`, `.notAPaymentCard` (a storage
-    ///   tag such as MIFARE Classic or Ultralight).
+    ///   tag such as MIFARE Classic or Ultralight), `.timeout` when the card came but
+    ///   `SCardConnect` did not return within `wait` (pcscd's reader blocked on a mute card).
     public static func openChannel(reader query: String, wait: Duration,
                                    clock: MonotonicClock = .continuous,
                                    share: PCSCShareMode = .shared) async throws(CardChannelError) -> PCSCCardChannel {
         let context = try await establish()
         let reader = try await resolve(query, context: context)
+        // One deadline for the card to come and to let us connect to it.
+        let deadline = clock.now + wait
         let state: ReaderState
         do {
             state = try await context.waitForCard(in: reader, timeout: wait, clock: clock)
@@ -31,7 +36,12 @@ public enum PCSC {
         }
         let card: PCSCCard
         do {
-            card = try await context.connect(to: reader, share: share)
+            // Held for the channel's life: a read is a sequence no other program may break into.
+            card = try await context.connect(to: reader, share: share, transaction: true, deadline: deadline, clock: clock)
+        } catch where error.code == .timeout {
+            throw CardChannelError(.timeout, "the card did not let us connect within \(wait): it is mute, another "
+                                   + "program is using it, or the reader is still held by an exchange it never answered (\(reader))",
+                                   detail: error.code.name)
         } catch {
             throw CardChannelError(error, during: .connecting, reader: reader)
         }

@@ -281,6 +281,11 @@ extension CardChannelError {
         case .noService, .serviceStopped:
             self.init(.noService, "the PC/SC service pcscd is not running" + on, detail: detail,
                       hint: error.hint, file: file, line: line)
+        case .commError where phase == .service || phase == .waitingForCard:
+            // Calls that touch no card fail this way only when the socket to pcscd breaks: pcscd
+            // stopped (or restarted) under us. In an exchange it may be the reader's own failure.
+            self.init(.noService, "the connection to pcscd was lost (it stopped or restarted)" + on, detail: detail,
+                      hint: PCSCError(.noService, function: error.function).hint, file: file, line: line)
         case .cancelled:
             self.init(.cancelled, "cancelled" + on, detail: detail, file: file, line: line)
         case .timeout where phase == .waitingForCard:

@@ -182,17 +182,47 @@ public final class PCSCContext: Sendable {
 
     /// Connects to the card in `reader` (`SCardConnect`).
     ///
+    /// `SCardConnect` blocks while pcscd's reader is busy — behind an `SCardTransmit` to a mute
+    /// vpcd card, which nothing ends until the card goes, even once the program that sent it
+    /// is gone. With a `deadline` (an instant on `clock`) the caller stops waiting then, like a
+    /// transmit: the call goes on on the context's thread and its handle, if it ever comes, goes
+    /// with the context.
+    ///
+    /// With `transaction`, the connection then holds the card (`SCardBeginTransaction`) until it
+    /// is disconnected: another program's commands cannot come between ours (two reads of one
+    /// card interleaved, each selecting over the other's state), and another such connection
+    /// waits — within its deadline — until this one ends.
+    ///
     /// - Throws: `.noSmartcard` / `.removedCard` when there is no card, `.sharingViolation` when
     ///   another program holds it exclusively, `.unresponsiveCard` for a mute card,
-    ///   `.unknownReader` / `.readerUnavailable` when the reader went away.
+    ///   `.unknownReader` / `.readerUnavailable` when the reader went away, `.timeout` at the
+    ///   deadline, `.cancelled` when the task is cancelled (at once, with a deadline).
     public func connect(to reader: String, share: PCSCShareMode = .shared,
-                        protocols: PCSCProtocols = .any) async throws(PCSCError) -> PCSCCard {
-        let lite = self.lite, handle = self.handle
-        let (card, proto, atr) = try await thread.perform(.connect) { () throws(PCSCError) -> (Int, PCSCProtocol, [UInt8]) in
-            let (card, proto) = try lite.connect(handle, reader: reader, share: share, protocols: protocols)
-            // The ATR, for the channel; a card gone already shows on the next call.
-            let atr = (try? lite.status(card))?.atr ?? []
-            return (card, proto, atr)
+                        protocols: PCSCProtocols = .any, transaction: Bool = false, deadline: Duration? = nil,
+                        clock: MonotonicClock = .continuous) async throws(PCSCError) -> PCSCCard {
+        let lite = self.lite, handle = self.handle, thread = self.thread
+        let connect = { @Sendable () async throws(PCSCError) -> (Int, PCSCProtocol, [UInt8]) in
+            try await thread.perform(.connect, abandonOnCancel: deadline != nil) { () throws(PCSCError) -> (Int, PCSCProtocol, [UInt8]) in
+                let (card, proto) = try lite.connect(handle, reader: reader, share: share, protocols: protocols)
+                if transaction {
+                    do throws(PCSCError) {
+                        try lite.beginTransaction(card)
+                    } catch {
+                        try? lite.disconnect(card, .leave)
+                        throw error
+                    }
+                }
+                // The ATR, for the channel; a card gone already shows on the next call.
+                let atr = (try? lite.status(card))?.atr ?? []
+                return (card, proto, atr)
+            }
+        }
+        let (card, proto, atr) = if let deadline {
+            try await withDeadline(deadline, on: clock,
+                                   onTimeout: { PCSCError(.timeout, function: .connect) },
+                                   onCancel: { PCSCError(.cancelled, function: .connect) }, connect)
+        } else {
+            try await connect()
         }
         return PCSCCard(context: self, reader: reader, handle: card, protocol: proto, atr: atr)
     }

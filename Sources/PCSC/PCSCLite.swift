@@ -270,6 +270,7 @@ public struct PCSCFunction: Hashable, Sendable, CustomStringConvertible {
     public static let connect = PCSCFunction("SCardConnect")
     public static let reconnect = PCSCFunction("SCardReconnect")
     public static let disconnect = PCSCFunction("SCardDisconnect")
+    public static let beginTransaction = PCSCFunction("SCardBeginTransaction")
     public static let status = PCSCFunction("SCardStatus")
     public static let transmit = PCSCFunction("SCardTransmit")
 }
@@ -584,6 +585,18 @@ struct PCSCLite: Sendable {
         }
         try Self.check(rv, .reconnect)
         return PCSCProtocol(raw: active)
+    }
+
+    /// `SCardBeginTransaction`: the card is this handle's alone (other connections' commands get
+    /// `SCARD_E_SHARING_VIOLATION`) until `SCardDisconnect`. libpcsclite waits, polling, while
+    /// another connection holds it.
+    func beginTransaction(_ handle: SCARDHANDLE) throws(PCSCError) {
+        if let rv = forcedCode(.beginTransaction) {
+            try Self.check(rv, .beginTransaction)
+            return
+        }
+        try Self.check(CrossThreadCalls.call(refused: LONG(SCARD_E_CANCELLED)) { SCardBeginTransaction(handle) },
+                       .beginTransaction)
     }
 
     func disconnect(_ handle: SCARDHANDLE, _ disposition: PCSCDisposition) throws(PCSCError) {

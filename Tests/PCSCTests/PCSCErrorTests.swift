@@ -123,6 +123,11 @@ struct PCSCErrorTests {
         (.noReadersAvailable, .service, .noReader),
         (.unresponsiveCard, .connecting, .transmitFailed),
         (.cancelled, .waitingForCard, .cancelled),
+        // pcscd stopped or restarted under a wait or a watch (the socket to it broke): the
+        // service is gone (exit 69), not a reader failing mid-exchange (75).
+        (.commError, .service, .noService),
+        (.commError, .waitingForCard, .noService),
+        (.commError, .connecting, .transmitFailed),
     ]
 
     @Test("errors map by phase", arguments: phaseCases)

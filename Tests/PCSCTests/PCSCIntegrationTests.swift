@@ -291,6 +291,65 @@ struct PCSCIntegrationTests {
         #expect(direct.last?.steps.first?.command == CommandAPDU.selectPPSE.bytes)
     }
 
+    @Test("opening a channel while pcscd's reader is still held by an exchange a mute card never answered ends at the wait's deadline with timeout (SCardConnect blocked for good: `tapemu read` after a timed-out read hung)",
+          .timeLimit(.minutes(1)))
+    func openBehindAMuteExchange() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        try await RealPCSC.serving(MuteCard(), context: context) { reader in
+            // A first program's read times out on the mute card; its SCardTransmit stays in
+            // pcscd (vpcd has no timeout) after the program let go of the card.
+            let first = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
+            do throws(CardChannelError) {
+                _ = try await CardSession(channel: first, apduTimeout: .milliseconds(300)).send(.selectPPSE)
+                Issue.record("the mute card answered")
+            } catch {
+                #expect(error.code == .timeout, "\(error)")
+            }
+            first.close()
+            // A second program opens the reader: the card is present, SCardConnect blocks.
+            let clock = MonotonicClock.continuous
+            let started = clock.now
+            do throws(CardChannelError) {
+                // The bound only keeps a hang from holding the suite: far past the wait.
+                let second = try await withDeadline(started + RealPCSC.patience, on: clock,
+                                                    onTimeout: { CardChannelError(.closed, "still waiting for SCardConnect") },
+                                                    onCancel: { CardChannelError(.cancelled, "cancelled") }) { () async throws(CardChannelError) in
+                    try await PCSC.openChannel(reader: reader, wait: .seconds(1), clock: clock)
+                }
+                second.close()
+                Issue.record("a channel opened on a reader pcscd holds in a blocked exchange")
+            } catch {
+                #expect(error.code == .timeout, "\(error)")
+                #expect(clock.now - started < .seconds(5), "ended at the 1 s wait, not much later")
+            }
+        }
+    }
+
+    @Test("two programs reading one card: the second's channel opens only once the first's closed, so no command of one comes between the other's (interleaved, a read got 6A82 for its READ RECORD after the other re-selected the PPSE)",
+          .timeLimit(.minutes(1)))
+    func readsDoNotInterleave() async throws {
+        guard let context = await RealPCSC.context() else { return }
+        let card = EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc")))
+        try await RealPCSC.serving(card, context: context) { reader in
+            let first = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
+            let firstClosed = Atomic<Bool>(false)
+            // The second program (a context of its own) asks for the card while the first holds it.
+            let second = Task { () throws -> (openedAfterFirstClosed: Bool, read: ReadSummary) in
+                let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
+                defer { channel.close() }
+                let after = firstClosed.load(ordering: .sequentiallyConsistent)
+                return (after, await ReadSummary.read(channel))
+            }
+            let firstRead = await ReadSummary.read(first)
+            firstClosed.store(true, ordering: .sequentiallyConsistent)
+            first.close()
+            let (openedAfter, secondRead) = try await second.value
+            #expect(openedAfter, "the second channel opened while the first held the card")
+            #expect(firstRead.read != nil, "\(firstRead)")
+            #expect(secondRead.read != nil, "\(secondRead)")
+        }
+    }
+
     @Test("a card held exclusively: another connection gets sharingViolation")
     func sharingViolation() async throws {
         guard let context = await RealPCSC.context() else { return }
