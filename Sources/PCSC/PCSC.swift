@@ -14,9 +14,13 @@ public enum PCSC {
     ///   `.readerRemoved`, `.cardRemoved`, `.sharingViolation`, `.notAPaymentCard` (a storage
     ///   tag such as MIFARE Classic or Ultralight), `.timeout` when the card came but
     ///   `SCardConnect` did not return within `wait` (pcscd's reader blocked on a mute card).
+    /// - Parameter holdingCard: whether the channel holds the card in a transaction (the default);
+    ///   false only for a program that must reach the card through other connections beside this
+    ///   one (tapemu-bench's comparison loops), whose commands a transaction would refuse.
     public static func openChannel(reader query: String, wait: Duration,
                                    clock: MonotonicClock = .continuous,
-                                   share: PCSCShareMode = .shared) async throws(CardChannelError) -> PCSCCardChannel {
+                                   share: PCSCShareMode = .shared,
+                                   holdingCard: Bool = true) async throws(CardChannelError) -> PCSCCardChannel {
         let context = try await establish()
         let reader = try await resolve(query, context: context)
         // One deadline for the card to come and to let us connect to it.
@@ -37,7 +41,7 @@ public enum PCSC {
         let card: PCSCCard
         do {
             // Held for the channel's life: a read is a sequence no other program may break into.
-            card = try await context.connect(to: reader, share: share, transaction: true, deadline: deadline, clock: clock)
+            card = try await context.connect(to: reader, share: share, transaction: holdingCard, deadline: deadline, clock: clock)
         } catch where error.code == .timeout {
             throw CardChannelError(.timeout, "the card did not let us connect within \(wait): it is mute, another "
                                    + "program is using it, or the reader is still held by an exchange it never answered (\(reader))",
