@@ -82,6 +82,8 @@ public enum TraceRedactor {
             let letters = v.filter { (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }.count
             return v.count >= 4 && letters >= 3 ? v : nil
         }
+        // The same for names: a pass per name over everything was quadratic too.
+        let nameTable = NameReplacementTable(globalNames)
         func scrub(_ bytes: [UInt8]) -> [UInt8] {
             var b = bytes
             // Repeat until stable: a replacement never recreates an original across its edges.
@@ -91,17 +93,12 @@ public enum TraceRedactor {
                 b = table.replacingASCII(in: b)
                 if b == before { break }
             }
-            for n in globalNames {
-                b = replace(in: b, n, with: placeholderName(length: n.count))
-            }
-            return b
+            return nameTable.replacing(in: b)
         }
         func scrub(_ text: String) -> String {
             var s = text
             if !replacements.isEmpty { s = String(decoding: table.replacingASCII(in: Array(s.utf8)), as: UTF8.self) }
-            for n in globalNames {
-                s = String(decoding: replace(in: Array(s.utf8), n, with: placeholderName(length: n.count)), as: UTF8.self)
-            }
+            if !globalNames.isEmpty { s = String(decoding: nameTable.replacing(in: Array(s.utf8)), as: UTF8.self) }
             return s
         }
         for i in t.entries.indices {
@@ -305,6 +302,44 @@ public enum TraceRedactor {
 
     // MARK: Replacing
 
+    /// The names to replace, by length (longest first), found in one pass: at each offset whose
+    /// first four bytes start a name, the names of each length are looked up.
+    struct NameReplacementTable {
+        let byLength: [(length: Int, names: Set<ArraySlice<UInt8>>)]
+        let prefixes: Set<ArraySlice<UInt8>>
+
+        /// `names`: each at least four bytes (shorter ones are left out).
+        init(_ names: [[UInt8]]) {
+            var sets: [Int: Set<ArraySlice<UInt8>>] = [:]
+            var prefixes: Set<ArraySlice<UInt8>> = []
+            for n in names where n.count >= 4 {
+                sets[n.count, default: []].insert(n[...])
+                prefixes.insert(n[0..<4])
+            }
+            byLength = sets.sorted { $0.key > $1.key }.map { (length: $0.key, names: $0.value) }
+            self.prefixes = prefixes
+        }
+
+        /// `bytes` with every name, left to right and the longest first, replaced by a
+        /// placeholder of its length.
+        func replacing(in bytes: [UInt8]) -> [UInt8] {
+            guard let shortest = byLength.last?.length else { return bytes }
+            var b = bytes
+            var i = 0
+            search: while i + shortest <= b.count {
+                if prefixes.contains(b[i..<(i + 4)]) {
+                    for (length, names) in byLength where i + length <= b.count && names.contains(b[i..<(i + length)]) {
+                        b.replaceSubrange(i..<(i + length), with: TraceRedactor.placeholderName(length: length))
+                        i += length
+                        continue search
+                    }
+                }
+                i += 1
+            }
+            return b
+        }
+    }
+
     /// Every PAN's digits and their replacement's, by length (longest first), found in one pass.
     struct PANReplacementTable {
         /// Digit values (0…9) of a PAN to those of its replacement, for each length.
@@ -365,21 +400,5 @@ public enum TraceRedactor {
             for k in out.indices where symbols[k] <= 9 { out[k] = symbols[k] + 0x30 }
             return out
         }
-    }
-
-    /// Replaces every occurrence of `pattern` (same length as `replacement`).
-    static func replace(in bytes: [UInt8], _ pattern: [UInt8], with replacement: [UInt8]) -> [UInt8] {
-        guard !pattern.isEmpty, pattern.count == replacement.count, bytes.count >= pattern.count else { return bytes }
-        var b = bytes
-        var i = 0
-        while i + pattern.count <= b.count {
-            if b[i..<(i + pattern.count)].elementsEqual(pattern) {
-                b.replaceSubrange(i..<(i + pattern.count), with: replacement)
-                i += pattern.count
-            } else {
-                i += 1
-            }
-        }
-        return b
     }
 }
