@@ -46,7 +46,17 @@ public enum TraceRedactor {
             }
             guard !data.isEmpty else { continue }
             let original = data
-            let fields = sensitiveFields(in: data)
+            var fields = sensitiveFields(in: data)
+            // The pieces of a chain alone too: when the whole does not parse as TLV (a piece
+            // that is not the start of the answer) its raw scan takes Luhn-valid PANs only, and
+            // missed one that a piece holds in well-formed TLV. PANs only: a name's range is
+            // in the whole.
+            if pieces.count > 1 {
+                for i in pieces {
+                    guard case .response(let r) = t.entries[i].kind else { continue }
+                    for case .pan(let digits) in sensitiveFields(in: r.data) { fields.append(.pan(digits)) }
+                }
+            }
             for f in fields {
                 switch f {
                 case .pan(let digits):
