@@ -191,7 +191,10 @@ public enum PCSCSpyImporter {
                 sawFunction = true
                 continue
             }
-            guard var o = open[thread] else {
+            // The open call is taken out of the table while this line updates it and put back
+            // after: a copy left in the table would make every append copy the whole call (its
+            // arguments, its buffers), quadratic in the lines of one call.
+            guard var o = open.removeValue(forKey: thread) else {
                 if !sawFunction && !t.hasPrefix("Thread") && !t.hasPrefix("Results") && !t.hasPrefix("total") {
                     throw TraceError(.badCapture,
                                      "not a pcsc-spy log: expected a raw log (`THREAD@>|…`) or pcsc-spy's printed output (`SCardTransmit`, ` i …`)",
@@ -228,16 +231,15 @@ public enum PCSCSpyImporter {
                                 start: clock, end: clock + duration, rvName: rvName, line: o.line, order: o.line,
                                 atr: o.atr, reader: o.reader))
                 clock += duration
-                open[thread] = nil
                 continue
             }
-            guard t.hasPrefix("i ") || t.hasPrefix("o ") else { continue }
+            guard t.hasPrefix("i ") || t.hasPrefix("o ") else { open[thread] = o; continue }
             let content = t.dropFirst(2)
             if content.hasPrefix(" ") {
                 // A hex dump row ` 0000 00 A4 04 … ascii`, or ` NULL`.
                 let row = content.dropFirst()
                 if row == "NULL" { o.filling = 0; open[thread] = o; continue }
-                guard o.filling != 0 else { continue }
+                guard o.filling != 0 else { open[thread] = o; continue }
                 let chars = Array(row)
                 guard chars.count >= 7, chars[4] == " " else {
                     throw TraceError(.badCapture, "a hex dump row is `OFFS HH HH …`", path: path, lineNumber: n)
@@ -249,7 +251,8 @@ public enum PCSCSpyImporter {
                 } catch {
                     throw TraceError(.badCapture, "a hex dump row that is not hex: \(error.reason)", path: path, lineNumber: n)
                 }
-                if o.filling == 1 { o.send = (o.send ?? []) + bytes } else { o.receive = (o.receive ?? []) + bytes }
+                if o.filling == 1 { o.send = o.send ?? []; o.send!.append(contentsOf: bytes) }
+                else { o.receive = o.receive ?? []; o.receive!.append(contentsOf: bytes) }
                 open[thread] = o
                 continue
             }

@@ -142,6 +142,9 @@ public enum Proxmark3Importer {
         // A trace's times never go backwards; a capture's clock may (a corrupt timestamp, a frame
         // whose duration runs past the next one): such a time is taken as the one before it.
         var lastTime: Duration = .zero
+        // The exchanges so far, counted here: trace.exchanges builds them all, and the notes
+        // below name one each time a command goes unanswered (quadratic in such commands).
+        var exchangeCount = 0
 
         func finishExchange(_ event: TraceEvent?, at t: Int64) {
             guard let c = command, c.done else { command = nil; return }
@@ -161,6 +164,7 @@ public enum Proxmark3Importer {
             let replyTime = max(commandTime, seconds(max(t, c.start) - o))
             lastTime = replyTime
             trace.entries.append(.init(time: commandTime, kind: .command(c.bytes)))
+            exchangeCount += 1
             if let event {
                 trace.entries.append(.init(time: replyTime, kind: .event(event)))
             } else if let r = try? ResponseAPDU(bytes: response) {
@@ -175,7 +179,7 @@ public enum Proxmark3Importer {
             // Polling restarts activation wherever it appears (7-bit REQA 26 / WUPA 52, HLTA 50 00).
             if !f.fromCard && d.count == 1 && (d[0] == 0x26 || d[0] == 0x52) {
                 if command != nil {
-                    notes.append("the terminal polled again before exchange \(trace.exchanges.count + 1) was answered")
+                    notes.append("the terminal polled again before exchange \(exchangeCount + 1) was answered")
                     finishExchange(.cardRemoved, at: times[k])
                 }
                 phase = .activation
@@ -211,7 +215,7 @@ public enum Proxmark3Importer {
                 if !f.fromCard {
                     if let c = command, c.done {
                         // A new command while the previous one is unanswered: its answer was lost.
-                        notes.append("exchange \(trace.exchanges.count + 1): the card's response was lost in the capture")
+                        notes.append("exchange \(exchangeCount + 1): the card's response was lost in the capture")
                         finishExchange(.transmitError("SCARD_E_COMM_DATA_LOST"), at: times[k])
                     }
                     if command == nil { command = ([], times[k], false) }
@@ -230,7 +234,7 @@ public enum Proxmark3Importer {
             }
         }
         if let c = command, c.done {
-            notes.append("exchange \(trace.exchanges.count + 1): the capture ends before the card's response"
+            notes.append("exchange \(exchangeCount + 1): the capture ends before the card's response"
                          + (responseLost ? " (its frames are corrupt)" : ""))
             finishExchange(.transmitError("SCARD_E_COMM_DATA_LOST"), at: times[times.count - 1])
         }

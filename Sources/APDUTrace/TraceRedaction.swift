@@ -30,6 +30,9 @@ public enum TraceRedactor {
     public static func redact(_ trace: APDUTrace) -> TraceRedaction {
         var pans: [String] = []
         var names: [[UInt8]] = []
+        // Sets beside the ordered lists: a trace may hold thousands of distinct PANs and names.
+        var panSet: Set<String> = []
+        var nameSet: Set<[UInt8]> = []
         var t = trace
 
         // Each answer whole: a PAN or a name may be cut between the pieces of a 61xx chain.
@@ -43,14 +46,24 @@ public enum TraceRedactor {
             }
             guard !data.isEmpty else { continue }
             let original = data
-            let fields = sensitiveFields(in: data)
+            var fields = sensitiveFields(in: data)
+            // The pieces of a chain alone too: when the whole does not parse as TLV (a piece
+            // that is not the start of the answer) its raw scan takes Luhn-valid PANs only, and
+            // missed one that a piece holds in well-formed TLV. PANs only: a name's range is
+            // in the whole.
+            if pieces.count > 1 {
+                for i in pieces {
+                    guard case .response(let r) = t.entries[i].kind else { continue }
+                    for case .pan(let digits) in sensitiveFields(in: r.data) { fields.append(.pan(digits)) }
+                }
+            }
             for f in fields {
                 switch f {
                 case .pan(let digits):
-                    if !pans.contains(digits) { pans.append(digits) }
+                    if panSet.insert(digits).inserted { pans.append(digits) }
                 case .name(let range):
                     let value = Array(data[range])
-                    if !names.contains(value) { names.append(value) }
+                    if nameSet.insert(value).inserted { names.append(value) }
                     data.replaceSubrange(range, with: placeholderName(length: range.count))
                 }
             }
@@ -59,45 +72,43 @@ public enum TraceRedactor {
 
         // 2. Replace every PAN wherever its digits occur, and the longer names wherever they occur.
         var replacements: [(from: String, to: String)] = []
+        var used: Set<String> = []
         for (k, pan) in pans.enumerated() {
             var variant = k
             var candidate = testPAN(replacing: pan, variant: variant)
-            while pans.contains(candidate) || replacements.contains(where: { $0.to == candidate }) {
+            while panSet.contains(candidate) || used.contains(candidate) {
                 variant += 1
                 candidate = testPAN(replacing: pan, variant: variant)
             }
             replacements.append((pan, candidate))
+            used.insert(candidate)
         }
+        // Looked up by length at each offset: one pass over the data whatever the number of PANs
+        // (a pass per PAN over every command, response, header and comment was quadratic).
+        let table = PANReplacementTable(replacements)
         let globalNames = names.compactMap { n -> [UInt8]? in
             var v = n
             while let l = v.last, l == 0x20 || l == 0x00 { v.removeLast() }
             let letters = v.filter { (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }.count
             return v.count >= 4 && letters >= 3 ? v : nil
         }
+        // The same for names: a pass per name over everything was quadratic too.
+        let nameTable = NameReplacementTable(globalNames)
         func scrub(_ bytes: [UInt8]) -> [UInt8] {
             var b = bytes
             // Repeat until stable: a replacement never recreates an original across its edges.
             for _ in 0..<8 {
                 let before = b
-                for r in replacements {
-                    b = replaceNibbles(in: b, digits: r.from, with: r.to)
-                    b = replace(in: b, Array(r.from.utf8), with: Array(r.to.utf8))
-                }
+                b = table.replacingNibbles(in: b)
+                b = table.replacingASCII(in: b)
                 if b == before { break }
             }
-            for n in globalNames {
-                b = replace(in: b, n, with: placeholderName(length: n.count))
-            }
-            return b
+            return nameTable.replacing(in: b)
         }
         func scrub(_ text: String) -> String {
             var s = text
-            for r in replacements {
-                s = String(decoding: replace(in: Array(s.utf8), Array(r.from.utf8), with: Array(r.to.utf8)), as: UTF8.self)
-            }
-            for n in globalNames {
-                s = String(decoding: replace(in: Array(s.utf8), n, with: placeholderName(length: n.count)), as: UTF8.self)
-            }
+            if !replacements.isEmpty { s = String(decoding: table.replacingASCII(in: Array(s.utf8)), as: UTF8.self) }
+            if !globalNames.isEmpty { s = String(decoding: nameTable.replacing(in: Array(s.utf8)), as: UTF8.self) }
             return s
         }
         for i in t.entries.indices {
@@ -148,6 +159,14 @@ public enum TraceRedactor {
                 let varied = String((tail + v) % 10_000)
                 let padded = String(repeating: "0", count: 4 - varied.count) + varied
                 b.replaceSubrange((b.count - 4)..., with: Array(padded))
+                // Past 10,000 variants (a trace with more PANs of one length and scheme) the
+                // four digits before vary too: else the search for an unused one never ended.
+                if v >= 10_000 {
+                    let end = b.count - 4
+                    let high = Int(String(b[(end - 4)..<end])) ?? 0
+                    let more = String((high + v / 10_000) % 10_000)
+                    b.replaceSubrange((end - 4)..<end, with: Array(String(repeating: "0", count: 4 - more.count) + more))
+                }
             }
             let payload = String(b)
             let pan = payload + String(Luhn.checkDigit(payload) ?? 0)
@@ -293,45 +312,103 @@ public enum TraceRedactor {
 
     // MARK: Replacing
 
-    /// Replaces the digits of `digits` wherever they occur as BCD nibbles, at any nibble offset.
-    static func replaceNibbles(in bytes: [UInt8], digits: String, with replacement: String) -> [UInt8] {
-        let pattern = digits.utf8.map { $0 - 0x30 }
-        let repl = replacement.utf8.map { $0 - 0x30 }
-        guard !pattern.isEmpty, pattern.count == repl.count else { return bytes }
-        var nibbles: [UInt8] = []
-        nibbles.reserveCapacity(bytes.count * 2)
-        for b in bytes { nibbles.append(b >> 4); nibbles.append(b & 0xF) }
-        var changed = false
-        var i = 0
-        while i + pattern.count <= nibbles.count {
-            if nibbles[i..<(i + pattern.count)].elementsEqual(pattern) {
-                nibbles.replaceSubrange(i..<(i + pattern.count), with: repl)
-                changed = true
-                i += pattern.count
-            } else {
+    /// The names to replace, by length (longest first), found in one pass: at each offset whose
+    /// first four bytes start a name, the names of each length are looked up.
+    struct NameReplacementTable {
+        let byLength: [(length: Int, names: Set<ArraySlice<UInt8>>)]
+        let prefixes: Set<ArraySlice<UInt8>>
+
+        /// `names`: each at least four bytes (shorter ones are left out).
+        init(_ names: [[UInt8]]) {
+            var sets: [Int: Set<ArraySlice<UInt8>>] = [:]
+            var prefixes: Set<ArraySlice<UInt8>> = []
+            for n in names where n.count >= 4 {
+                sets[n.count, default: []].insert(n[...])
+                prefixes.insert(n[0..<4])
+            }
+            byLength = sets.sorted { $0.key > $1.key }.map { (length: $0.key, names: $0.value) }
+            self.prefixes = prefixes
+        }
+
+        /// `bytes` with every name, left to right and the longest first, replaced by a
+        /// placeholder of its length.
+        func replacing(in bytes: [UInt8]) -> [UInt8] {
+            guard let shortest = byLength.last?.length else { return bytes }
+            var b = bytes
+            var i = 0
+            search: while i + shortest <= b.count {
+                if prefixes.contains(b[i..<(i + 4)]) {
+                    for (length, names) in byLength where i + length <= b.count && names.contains(b[i..<(i + length)]) {
+                        b.replaceSubrange(i..<(i + length), with: TraceRedactor.placeholderName(length: length))
+                        i += length
+                        continue search
+                    }
+                }
                 i += 1
             }
+            return b
         }
-        guard changed else { return bytes }
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        for k in stride(from: 0, to: nibbles.count, by: 2) { out.append(nibbles[k] << 4 | nibbles[k + 1]) }
-        return out
     }
 
-    /// Replaces every occurrence of `pattern` (same length as `replacement`).
-    static func replace(in bytes: [UInt8], _ pattern: [UInt8], with replacement: [UInt8]) -> [UInt8] {
-        guard !pattern.isEmpty, pattern.count == replacement.count, bytes.count >= pattern.count else { return bytes }
-        var b = bytes
-        var i = 0
-        while i + pattern.count <= b.count {
-            if b[i..<(i + pattern.count)].elementsEqual(pattern) {
-                b.replaceSubrange(i..<(i + pattern.count), with: replacement)
-                i += pattern.count
-            } else {
+    /// Every PAN's digits and their replacement's, by length (longest first), found in one pass.
+    struct PANReplacementTable {
+        /// Digit values (0…9) of a PAN to those of its replacement, for each length.
+        let byLength: [(length: Int, map: [[UInt8]: [UInt8]])]
+
+        init(_ pairs: [(from: String, to: String)]) {
+            var maps: [Int: [[UInt8]: [UInt8]]] = [:]
+            for (from, to) in pairs where !from.isEmpty && from.utf8.count == to.utf8.count {
+                let f = from.utf8.map { $0 &- 0x30 }, t = to.utf8.map { $0 &- 0x30 }
+                if maps[f.count]?[f] == nil { maps[f.count, default: [:]][f] = t }
+            }
+            byLength = maps.sorted { $0.key > $1.key }.map { (length: $0.key, map: $0.value) }
+        }
+
+        /// Replaces, left to right, every run of `symbols` (digit values; anything above 9 is not
+        /// a digit) that is a PAN's digits, the longest PAN first. Whether anything changed.
+        func replace(in symbols: inout [UInt8]) -> Bool {
+            guard let longest = byLength.first?.length, let shortest = byLength.last?.length else { return false }
+            var changed = false
+            var i = 0
+            search: while i + shortest <= symbols.count {
+                var run = 0   // digits from i on, counted up to the longest PAN
+                while run < longest, i + run < symbols.count, symbols[i + run] <= 9 { run += 1 }
+                if run >= shortest {
+                    for (length, map) in byLength where length <= run {
+                        if let r = map[Array(symbols[i..<(i + length)])] {
+                            symbols.replaceSubrange(i..<(i + length), with: r)
+                            changed = true
+                            i += length
+                            continue search
+                        }
+                    }
+                }
                 i += 1
             }
+            return changed
         }
-        return b
+
+        /// `bytes` with every PAN replaced where its digits are BCD nibbles, at any nibble offset.
+        func replacingNibbles(in bytes: [UInt8]) -> [UInt8] {
+            guard !byLength.isEmpty else { return bytes }
+            var nibbles: [UInt8] = []
+            nibbles.reserveCapacity(bytes.count * 2)
+            for b in bytes { nibbles.append(b >> 4); nibbles.append(b & 0xF) }
+            guard replace(in: &nibbles) else { return bytes }
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count)
+            for k in stride(from: 0, to: nibbles.count, by: 2) { out.append(nibbles[k] << 4 | nibbles[k + 1]) }
+            return out
+        }
+
+        /// `bytes` with every PAN replaced where its digits are ASCII.
+        func replacingASCII(in bytes: [UInt8]) -> [UInt8] {
+            guard !byLength.isEmpty else { return bytes }
+            var symbols = bytes.map { (0x30...0x39).contains($0) ? $0 - 0x30 : 0xFF }
+            guard replace(in: &symbols) else { return bytes }
+            var out = bytes
+            for k in out.indices where symbols[k] <= 9 { out[k] = symbols[k] + 0x30 }
+            return out
+        }
     }
 }

@@ -22,13 +22,24 @@ struct FuzzRegressionTests {
         return names.filter { !$0.hasPrefix(".") && !$0.hasSuffix(".md") }.sorted().map { "\(dir)/\($0)" }
     }
 
+    /// How long one input may take, as the fuzz runs' `-timeout=10`: an input kept for a hang or
+    /// a quadratic blow-up fails the replay again if the blow-up comes back.
+    static let timeLimit: Duration = .seconds(10)
+
     static func replay(_ files: [String], through target: FuzzTarget) async throws {
+        let clock = ContinuousClock()
         for file in files {
             let data = try #require(FileManager.default.contents(atPath: file), "cannot read \(file)")
+            let name = URL(fileURLWithPath: file).lastPathComponent
+            let start = clock.now
             do {
                 try await target.run(Array(data))
             } catch {
-                Issue.record("\(target.name) \(URL(fileURLWithPath: file).lastPathComponent): \(error)")
+                Issue.record("\(target.name) \(name): \(error)")
+            }
+            let took = clock.now - start
+            if took > timeLimit {
+                Issue.record("\(target.name) \(name): took \(took), more than \(timeLimit) (a timeout under fuzzing)")
             }
         }
     }
