@@ -176,3 +176,29 @@ struct ChargesPendingTests {
         #expect(r.status == 64)
     }
 }
+
+/// `pay --trace`: the emulated issuer checks the cryptogram it has a key for. A trace of a
+/// virtual card recorded with --no-redact keeps the card's PAN, so its recorded ARQC (made for
+/// the recording's unpredictable number) fails verification: declined 82. A redacted trace carries
+/// a replacement PAN the issuer has no key for: decided by the test triggers alone, as help says.
+@Suite("tapemu pay --trace and the issuer's cryptogram check", .temporaryDirectories)
+struct PayTraceCryptogramTests {
+    @Test func unredactedVirtualCardTraceIsDeclined82RedactedIsNotChecked() async throws {
+        let dir = try temporaryDirectory()
+        let trace = dir + "/visa.apdu"
+        let rec = await runCLI(["read", "--card", "visa-qvsdc", "--record", trace, "--no-redact"])
+        #expect(rec.status == 0, "\(rec.err)")
+        let unredacted = await runCLI(["pay", "--trace", trace, "--amount", "1000", "--order-id", "tr-1",
+                                       "--data-dir", dir + "/d", "--json"])
+        #expect(unredacted.status == PayCommand.declined, "\(unredacted.err)")
+        #expect(unredacted.out.contains("failed verification"), "\(unredacted.out)")
+        // A redacted fixture of apdu-traces/ (recorded through pcscd: redacted by default).
+        let redacted = ReadCommandTests.traces + "/mastercard-mchip.apdu"
+        #expect(try String(contentsOfFile: redacted, encoding: .utf8).contains("@redacted yes"))
+        let checked = await runCLI(["pay", "--trace", redacted, "--amount", "1000", "--order-id", "tr-2",
+                                    "--data-dir", dir + "/d", "--json"])
+        #expect(checked.status == 0, "\(checked.err)")
+        let help = await runCLI(["help", "pay"])
+        #expect(help.out.contains("decided by the test triggers alone"))
+    }
+}

@@ -20,10 +20,12 @@ struct PayCommand: TapemuCommand {
             look the order up with `tapemu charges --order-id ID`.
             Gateway test triggers (amount endings, test PANs) are listed by `tapemu gateway triggers`.
             With --trace, the card side of a recording answers: its cryptogram was computed for the \
-            recording's unpredictable number and transaction data, so the emulated issuer cannot verify \
-            it for this payment's, and a real card's cryptogram is under a key it does not have — such \
-            a payment is declined 82 ("ARQC failed verification"), as an issuer would. Traces of \
-            tapemu's virtual cards replay their recorded answers too, and decline the same way.
+            recording's unpredictable number and transaction data, not this payment's. The emulated \
+            issuer holds the keys of tapemu's virtual cards only: a trace of one (recorded with \
+            --no-redact) is declined 82 ("ARQC failed verification"), as an issuer would. A redacted \
+            trace carries a replacement PAN and a real card's a key the issuer does not have: their \
+            cryptograms cannot be checked, and such a payment is decided by the test triggers alone \
+            (amount endings, test PANs), as for a real card in a reader.
             """,
         exitCodes: [
             (2, "declined by the issuer (the payment exists)"),
