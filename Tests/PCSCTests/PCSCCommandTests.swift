@@ -43,7 +43,10 @@ extension PCSCIntegrationTests {
             channel.close()
         } catch {
             child.signal(SIGTERM)
-            _ = await child.finish()
+            // What the emulator said (did it reach vpcd?): a card that never showed is otherwise
+            // a bare timeout (seen once in a whole-suite run, not reproduced since).
+            let child = await child.finish()
+            Issue.record("tapemu emulate (exit \(child.status)) said: \(child.stderr)")
             throw error
         }
         child.signal(SIGTERM)
