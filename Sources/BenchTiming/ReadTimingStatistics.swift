@@ -78,4 +78,9 @@ public enum BenchFigure {
         if ns < 1_000_000_000 { return String(format: "%.2f ms", ns / 1e6) }
         return String(format: "%.2f s", ns / 1e9)
     }
+
+    /// A difference of times with its sign: `+4.1 µs`, `−2.0 µs`.
+    public static func signed(_ d: Duration) -> String {
+        d < .zero ? "−" + time(.zero - d) : "+" + time(d)
+    }
 }

@@ -102,11 +102,11 @@ struct Report {
         line("channel's connection, a thread of its own", r[.cSameConnectionOwnThread], r[.c])
         line("a context of its own, the channel's thread", r[.cOwnContext], r[.c])
         line("a context and a thread of its own", r[.cOwnThread], r[.c])
-        note("what the channel adds to a bare transmit (p50 − p50): transmit \(Self.signed(r.channelOverhead)), "
-             + "send \(Self.signed(r.sessionOverhead))")
+        note("what the channel adds to a bare transmit (p50 − p50): transmit \(BenchFigure.signed(r.channelOverhead)), "
+             + "send \(BenchFigure.signed(r.sessionOverhead))")
         if let c = r.threadCPU[.c], let b = r.threadCPU[.bare], let t = r.threadCPU[.channel], let s = r.threadCPU[.session] {
             note("CPU of the channel's thread per exchange (mean): C loop \(BenchFigure.time(c)), bare \(BenchFigure.time(b)), "
-                 + "transmit \(BenchFigure.time(t)) (\(Self.signed(t - c))), send \(BenchFigure.time(s)) (\(Self.signed(s - c)))")
+                 + "transmit \(BenchFigure.time(t)) (\(BenchFigure.signed(t - c))), send \(BenchFigure.time(s)) (\(BenchFigure.signed(s - c)))")
         }
         let w = r.reads
         note("whole reads, taking turns with their commands sent without the kernel (same connection and thread):")
@@ -116,7 +116,7 @@ struct Report {
                                                    BenchFigure.time(w.c.p99), Figure.ratio(1)])
         row("  its commands driven, no kernel", [BenchFigure.time(w.driven.p50), BenchFigure.time(w.driven.p90),
                                                  BenchFigure.time(w.driven.p99), Figure.ratio(w.drivenRatio)])
-        note("what a read adds to its commands by the C loop (p50 − p50): \(Self.signed(w.read.p50 - w.c.p50)); "
+        note("what a read adds to its commands by the C loop (p50 − p50): \(BenchFigure.signed(w.read.p50 - w.c.p50)); "
              + "outside its exchanges (p50 of each gap): "
              + w.gaps.map { "\($0.after) \(BenchFigure.time($0.p50))" }.joined(separator: ", "))
         note("(the same read on a real contactless reader needs at least \(BenchFigure.time(r.readAirFloor)) on the air)")
@@ -127,11 +127,6 @@ struct Report {
                             + " (noise floor " + Figure.ratio(r.nullRatio) + ")",
                         r.channelRatio <= 1.10 && r.sessionRatio <= 1.10),
                   verdict: noisy ? "INCONCLUSIVE (noise floor off by more than 5%)" : nil)
-    }
-
-    /// `+4.1 µs`, `−2 µs`.
-    static func signed(_ d: Duration) -> String {
-        d < .zero ? "−" + BenchFigure.time(.zero - d) : "+" + BenchFigure.time(d)
     }
 
     mutating func memory(_ r: MemoryBench.Result) {

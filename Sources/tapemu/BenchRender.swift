@@ -49,12 +49,11 @@ enum BenchRender {
             s += "  " + pad(name, 13, right: false) + pad(value, 10) + "   " + note + "\n"
         }
         if let o = overhead {
-            func signed(_ d: Duration) -> String { (d < .zero ? "−" : "+") + BenchFigure.time(d < .zero ? .zero - d : d) }
-            s += "\nThe PC/SC channel's own cost: \(signed(o.perExchange)) per exchange — tapemu's send (deadline, 61xx/6Cxx) "
+            s += "\nThe PC/SC channel's own cost: \(BenchFigure.signed(o.perExchange)) per exchange — tapemu's send (deadline, 61xx/6Cxx) "
                 + "p50 \(BenchFigure.time(o.send.p50)) vs a bare SCardTransmit p50 \(BenchFigure.time(o.bare.p50)) on the same "
                 + "connection, \(o.send.count) exchanges each, interleaved. Subtract it per exchange to get pcscd's, the "
                 + "reader's and the card's share.\n"
-            s += "A read's own cost: \(signed(o.perRead)) per read — a whole kernel read p50 \(BenchFigure.time(o.read.p50)) vs "
+            s += "A read's own cost: \(BenchFigure.signed(o.perRead)) per read — a whole kernel read p50 \(BenchFigure.time(o.read.p50)) vs "
                 + "its \(exchanges) commands as bare SCardTransmits p50 \(BenchFigure.time(o.bareRead.p50)), \(o.read.count) of each, "
                 + "interleaved: the kernel's work between the exchanges and the channel's, on the caches the exchanges left.\n"
         }
