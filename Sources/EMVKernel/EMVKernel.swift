@@ -139,6 +139,11 @@ public struct EMVKernel: Sendable {
 
     public let configuration: TerminalConfiguration
     public let transaction: Transaction
+    /// Whether the kernel stops at the online data point with the partial read
+    /// (``Action/onlineDataReady(_:)``). False for a driver with nobody to hand it to: the point
+    /// is still recorded (``PartialCardRead/onlineDataWasReady`` of a later failure), but the
+    /// partial read and its online data are not built, and the records follow at once.
+    public var handsOutOnlineData = true
     /// The terminal's data objects for this transaction (amounts, date, unpredictable number,
     /// TTQ, TVR, CVM results, …).
     public var terminalData: [Tag: [UInt8]] { terminalValues.dictionary }
@@ -392,10 +397,12 @@ public struct EMVKernel: Sendable {
                                                  remaining: remaining, data: data, onlineDataWasReady: false))
         }
         // Each reading is built where it goes (the state or the next command), not copied there.
-        if let early = onlineData(data, aip: options.aip, application: r.application) {
-            state = .onlineDataReady(RecordReading(application: r.application, aip: options.aip, afl: options.afl,
-                                                   remaining: remaining, data: data, onlineDataWasReady: true,
-                                                   knownTrack2: early.card?.track2))
+        if let early = onlineData(data, aip: options.aip, application: r.application, building: handsOutOnlineData) {
+            let reading = RecordReading(application: r.application, aip: options.aip, afl: options.afl,
+                                        remaining: remaining, data: data, onlineDataWasReady: true,
+                                        knownTrack2: early.card?.track2)
+            guard handsOutOnlineData else { return sendRecord(reading) }
+            state = .onlineDataReady(reading)
             return .onlineDataReady(early)
         }
         return sendRecord(RecordReading(application: r.application, aip: options.aip, afl: options.afl,
@@ -403,7 +410,9 @@ public struct EMVKernel: Sendable {
     }
 
     /// The online data, when the GPO answer already holds an ARQC and the PAN and expiry (track 2).
-    private func onlineData(_ data: CardDataStore, aip: [UInt8], application: SelectedApplication) -> PartialCardRead? {
+    /// `building` false: whether it would be, the cryptogram's online data left empty.
+    private func onlineData(_ data: CardDataStore, aip: [UInt8], application: SelectedApplication,
+                            building: Bool) -> PartialCardRead? {
         guard data.contains(.applicationCryptogram),
               let card = try? cardData(data),
               let cvm = try? CVMProcessing.decide(store: data, aip: aip, kernel: application.kernel, configuration: configuration,
@@ -411,7 +420,7 @@ public struct EMVKernel: Sendable {
         var terminal = terminalValues
         terminal[.cvmResults] = cvm.results
         guard let cryptogram = try? makeCryptogram(data, application: application, terminal: terminal,
-                                                   source: .gpo, step: .gpo),
+                                                   source: .gpo, step: .gpo, withOnlineData: building),
               cryptogram.kind == .arqc else { return nil }
         return PartialCardRead(step: .gpo, application: application.info(aip: aip), card: card,
                                cryptogram: cryptogram, cvm: cvm.cvm, onlineDataWasReady: true)
@@ -575,7 +584,8 @@ public struct EMVKernel: Sendable {
 
     /// The cryptogram from the card's data objects (9F26, 9F27, 9F36, 9F10).
     func makeCryptogram(_ d: CardDataStore, application: SelectedApplication, terminal: TerminalValues,
-                        source: Cryptogram.Source, step: KernelStep) throws(KernelError) -> Cryptogram {
+                        source: Cryptogram.Source, step: KernelStep,
+                        withOnlineData: Bool = true) throws(KernelError) -> Cryptogram {
         guard let ac = d[.applicationCryptogram] else {
             throw KernelError(.missingMandatoryData, step: step, "the card gave no application cryptogram 9F26")
         }
@@ -605,13 +615,16 @@ public struct EMVKernel: Sendable {
         guard atc.count == 2 else {
             throw KernelError(.malformedResponse, step: step, "the ATC 9F36 is \(atc.count) byte(s), not 2")
         }
-        var requested = application.fci.pdol.entries.map(\.tag)
-        if let c = d[.cdol1], let cdol = try? DataObjectList(bytes: c) { requested += cdol.entries.map(\.tag) }
+        var online: [TLV] = []
+        if withOnlineData {
+            var requested = application.fci.pdol.entries.map(\.tag)
+            if let c = d[.cdol1], let cdol = try? DataObjectList(bytes: c) { requested += cdol.entries.map(\.tag) }
+            online = TerminalData.onlineData(store: d, dfName: application.fci.dfName, terminal: terminal,
+                                             cid: cid, requested: requested)
+        }
         return Cryptogram(cid: cid, kind: kind, atc: UInt16(atc[0]) << 8 | UInt16(atc[1]), ac: ac,
                           iad: d[.issuerApplicationData] ?? [], unpredictableNumber: terminal[.unpredictableNumber] ?? [],
-                          source: source,
-                          onlineData: TerminalData.onlineData(store: d, dfName: application.fci.dfName, terminal: terminal,
-                                                              cid: cid, requested: requested))
+                          source: source, onlineData: online)
     }
 
     // MARK: - What is known

@@ -27,7 +27,8 @@ public struct EMVReader: Sendable {
     ///   - clock: the clock that times exchanges and deadlines; a ``ManualClock`` in tests.
     ///   - onOnlineDataReady: called once when the cryptogram and PAN are known before the last
     ///     exchange (qVSDC). The read waits for it to return; start long work in a task of your own.
-    ///     Nil (the default): the partial read is not even built.
+    ///     Nil (the default): the partial read and its online data are not even built, and the
+    ///     kernel reads on past the point (``EMVKernel/handsOutOnlineData``).
     public func read(channel: any CardChannel, transaction: Transaction, apduTimeout: Duration = .seconds(2),
                      clock: MonotonicClock = .continuous,
                      onOnlineDataReady: (@Sendable (PartialCardRead) async -> Void)? = nil)
@@ -60,6 +61,7 @@ public struct EMVReader: Sendable {
             return try await runKernelDirectly(session: session, transaction: transaction, onOnlineDataReady: onOnlineDataReady)
         }
         var kernel = EMVKernel(configuration: configuration, transaction: transaction, environment: environment)
+        kernel.handsOutOnlineData = onOnlineDataReady != nil
         var action = kernel.start()
         while true {
             // Consumed, not copied: binding a payload of a borrowed action copied it (every
@@ -100,18 +102,17 @@ public struct EMVReader: Sendable {
         let firstExchange = session.exchangeCount
         func exchanges() -> [Exchange] { session.exchanges(from: firstExchange) }
 
-        let fed = FedKernel(EMVKernel(configuration: configuration, transaction: transaction, environment: environment))
+        var kernel = EMVKernel(configuration: configuration, transaction: transaction, environment: environment)
+        kernel.handsOutOnlineData = onOnlineDataReady != nil
+        let fed = FedKernel(kernel)
         var action = fed.kernel.start()
         while true {
             switch consume action {
             case .send(let command):
                 // `drive` calls this between exchanges only, and never once it has returned:
                 // the kernel is the read's again after it.
-                let handsOutOnlineData = onOnlineDataReady != nil
                 let end = await session.drive(from: command) { response in
-                    var next = fed.kernel.receive(response)
-                    // With nobody to hand the online data to, the read goes on where it is.
-                    if !handsOutOnlineData, case .onlineDataReady = next { next = fed.kernel.resume() }
+                    let next = fed.kernel.receive(response)
                     if case .send(let command) = next { return command }
                     fed.action = next
                     return nil

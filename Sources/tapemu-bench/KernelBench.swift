@@ -3,6 +3,7 @@ import EMVKernel
 import ISO7816
 import VirtualCard
 import BenchTiming
+import Foundation
 
 /// Full kernel reads against in-process virtual cards that spend no card time: what our own code
 /// costs per tap. Also the kernel alone (canned responses) and the card alone, to show the split.
@@ -13,6 +14,10 @@ enum KernelBench {
         var exchangesPerRead: Int
         /// The kernel state machine fed the recorded responses: no channel, no session.
         var kernelAlone: PerCall
+        /// The same, with the caches evicted before each step (as pcscd, the card and the
+        /// operating system leave them between two exchanges of a read through PC/SC): the median
+        /// per read of the kernel's steps only, eviction not counted.
+        var kernelCold: LatencyPercentiles
         /// The emulated card answering the read's commands: no kernel.
         var cardAlone: PerCall
         var airFloor: Duration
@@ -47,6 +52,7 @@ enum KernelBench {
         let fixed = KernelEnvironment.system
         let kernelAlone = Harness.batches(warmup: 200, runs: runs, iterations: iterations) { () -> Int in
             var kernel = EMVKernel(configuration: .default, transaction: transaction, environment: fixed)
+            kernel.handsOutOnlineData = false   // as the reads above: nobody takes the online data
             var action = kernel.start()
             var i = 0
             while true {
@@ -61,6 +67,7 @@ enum KernelBench {
                 }
             }
         }
+        let kernelCold = coldKernel(transaction: transaction, responses: responses, reads: quick ? 100 : 500)
         var alone = EmulatedCard(profile: profile)
         var aloneUsed = 0
         let cardAlone = Harness.batches(warmup: 200, runs: runs, iterations: iterations) { () -> Int in
@@ -72,8 +79,75 @@ enum KernelBench {
             return n
         }
         return Result(profile: name, reads: LatencyPercentiles(samples)!, exchangesPerRead: sample.exchanges.count,
-                      kernelAlone: kernelAlone, cardAlone: cardAlone,
+                      kernelAlone: kernelAlone, kernelCold: kernelCold, cardAlone: cardAlone,
                       airFloor: ContactlessAirTime().read(sample.exchanges))
+    }
+}
+
+extension KernelBench {
+    /// Bytes touched before each kernel step: twice the largest last-level cache of the machines
+    /// this ran on, so the kernel's code and data come from memory — the worst case of a read
+    /// through PC/SC, where pcscd, the card and other tenants of the host run between two steps.
+    /// `TAPEMU_BENCH_EVICT_MIB` sets another size.
+    static let evictionBytes: Int = {
+        if let text = ProcessInfo.processInfo.environment["TAPEMU_BENCH_EVICT_MIB"], let mib = Int(text), mib > 0 {
+            return mib << 20
+        }
+        return 64 << 20
+    }()
+
+    /// Kernel reads fed the recorded `responses`, the caches evicted before each step; each
+    /// sample is the sum of one read's steps (start, every receive and resume, the result).
+    static func coldKernel(transaction: Transaction, responses: [ResponseAPDU], reads: Int) -> LatencyPercentiles {
+        var evict = [UInt8](repeating: 1, count: evictionBytes)
+        var sink = 0
+        func thrash() {
+            evict.withUnsafeMutableBufferPointer { p in
+                var i = 0
+                while i < p.count { p[i] &+= 1; i += 64 }
+            }
+        }
+        let clock = Harness.clock, fixed = KernelEnvironment.system
+        var samples: [Duration] = []
+        samples.reserveCapacity(reads)
+        for n in 0..<(reads + 20) {
+            var spent = Duration.zero
+            thrash()
+            var start = clock.now
+            var kernel = EMVKernel(configuration: .default, transaction: transaction, environment: fixed)
+            kernel.handsOutOnlineData = false
+            var action = kernel.start()
+            spent += start.duration(to: clock.now)
+            var i = 0
+            loop: while true {
+                switch consume action {
+                case .send:
+                    guard i < responses.count else { sink -= 1; break loop }
+                    let response = responses[i]
+                    i += 1
+                    thrash()
+                    start = clock.now
+                    action = kernel.receive(response)
+                    spent += start.duration(to: clock.now)
+                case .onlineDataReady:
+                    start = clock.now
+                    action = kernel.resume()
+                    spent += start.duration(to: clock.now)
+                case .complete(let read):
+                    start = clock.now
+                    sink &+= read.cryptogram.ac.count
+                    _ = consume read
+                    spent += start.duration(to: clock.now)
+                    break loop
+                case .fail:
+                    sink -= 1
+                    break loop
+                }
+            }
+            if n >= 20 { samples.append(spent) }
+        }
+        Sink.add(sink &+ Int(evict[0]))
+        return LatencyPercentiles(samples)!
     }
 }
 

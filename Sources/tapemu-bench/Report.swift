@@ -56,6 +56,8 @@ struct Report {
             [BenchFigure.time(r.reads.p50), BenchFigure.time(r.reads.p90), BenchFigure.time(r.reads.p99), BenchFigure.time(r.reads.max),
              Figure.rate(perSecond)])
         row("  kernel alone (recorded answers)", [BenchFigure.time(r.kernelAlone.median)])
+        row("  kernel alone, caches evicted each step", [BenchFigure.time(r.kernelCold.p50), BenchFigure.time(r.kernelCold.p90),
+                                                       BenchFigure.time(r.kernelCold.p99)])
         row("  card alone (its \(r.exchangesPerRead) answers)", [BenchFigure.time(r.cardAlone.median)])
         row("  on the air it would need at least", [BenchFigure.time(r.airFloor)])
         if r.profile == "visa-qvsdc" {

@@ -327,6 +327,43 @@ import Testing
         #expect(k.currentStep == .readRecord(record: 1, sfi: 3))
     }
 
+    @Test("a kernel that hands out no online data reads on past the point, and a failure there still says it was passed")
+    func onlineDataPointWithoutHandingOut() throws {
+        var quiet = makeKernel(amount: 1250)
+        quiet.handsOutOnlineData = false
+        _ = quiet.start()
+        _ = quiet.receive(Card.ppse(Card.entry(Card.visaAID, label: "VISA CREDIT", priority: "01", kernel: "03")))
+        _ = quiet.receive(Card.fci(Card.visaAID, pdol: Card.visaPDOL))
+        // The GPO answer holds an ARQC: straight on to READ RECORD, no stop.
+        #expect(quiet.receive(Card.visaGPO()).command?.hex == "00B2011C00")
+        guard case .readingRecords(let reading) = quiet.state else { Issue.record("state \(quiet.state)"); return }
+        #expect(reading.onlineDataWasReady)
+        let partial = quiet.partial
+        #expect(partial.onlineDataWasReady)
+        #expect(partial.cryptogram?.kind == .arqc)
+
+        // The same read with the stop ends the same, online data included.
+        var loud = makeKernel(amount: 1250)
+        _ = loud.start()
+        _ = loud.receive(Card.ppse(Card.entry(Card.visaAID, label: "VISA CREDIT", priority: "01", kernel: "03")))
+        _ = loud.receive(Card.fci(Card.visaAID, pdol: Card.visaPDOL))
+        #expect(loud.receive(Card.visaGPO()).onlineData != nil)
+        _ = loud.resume()
+        let withStop = try #require(loud.receive(Card.visaRecord).read)
+        let without = try #require(quiet.receive(Card.visaRecord).read)
+        #expect(without == withStop)
+        #expect(without.cryptogram.onlineData.count > 10)
+
+        // A GPO answer with an offline approval (TC) has no such point.
+        var tc = makeKernel(amount: 1250)
+        tc.handsOutOnlineData = false
+        _ = tc.start()
+        _ = tc.receive(Card.ppse(Card.entry(Card.visaAID, label: "VISA CREDIT", priority: "01", kernel: "03")))
+        _ = tc.receive(Card.fci(Card.visaAID, pdol: Card.visaPDOL))
+        #expect(tc.receive(Card.visaGPO(cid: "40")).command?.hex == "00B2011C00")
+        #expect(tc.partial.onlineDataWasReady == false)
+    }
+
     @Test func descriptionsNeverShowThePAN() throws {
         var k = makeKernel()
         let (_, last) = run(&k, [Card.ppse(Card.entry(Card.visaAID, label: "VISA")), Card.fci(Card.visaAID),
