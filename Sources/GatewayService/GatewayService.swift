@@ -391,18 +391,28 @@ public final class GatewayService: Sendable {
         } catch {
             return Wire.errorResponse(status: error.status, code: error.code, message: error.message, requestId: req.requestId)
         }
+        // A request refused for its shape or its X-Tapemu-Fault header is refused before an armed
+        // fault is taken: `POST /admin/faults` arms it for the next authorisations, not the next
+        // requests, and a malformed one must not use it up.
+        let pan: PAN, emv: [UInt8], psn: UInt8
+        do throws(RouteError) {
+            guard let p = PAN(body.card.pan) else {
+                throw RouteError(400, "invalidRequest", "card.pan must be 12 to 19 digits")
+            }
+            guard let e = Wire.unhex(body.card.emvData ?? "") else {
+                throw RouteError(400, "invalidRequest", "card.emvData must be hex")
+            }
+            guard let n = UInt8(exactly: body.card.panSequenceNumber ?? 0) else {
+                throw RouteError(400, "invalidRequest", "card.panSequenceNumber must be 0 to 99")
+            }
+            _ = try Self.requestFault(req)
+            (pan, emv, psn) = (p, e, n)
+        } catch {
+            return Wire.errorResponse(status: error.status, code: error.code, message: error.message, requestId: req.requestId)
+        }
         var trigger = body.amount > 0 ? TestTriggers.trigger(forAmount: body.amount)?.fault : nil
         if case .slow = trigger { trigger = .slow(gateway.configuration.slowAnswerDelay) }
         return await terminal(req, .authorise, triggerFault: trigger, serverFault: faults.take()) { () throws(RouteError) in
-            guard let pan = PAN(body.card.pan) else {
-                throw RouteError(400, "invalidRequest", "card.pan must be 12 to 19 digits")
-            }
-            guard let emv = Wire.unhex(body.card.emvData ?? "") else {
-                throw RouteError(400, "invalidRequest", "card.emvData must be hex")
-            }
-            guard let psn = UInt8(exactly: body.card.panSequenceNumber ?? 0) else {
-                throw RouteError(400, "invalidRequest", "card.panSequenceNumber must be 0 to 99")
-            }
             let request = AuthorisationRequest(
                 orderId: body.orderId, amount: body.amount, currency: body.currency ?? "EUR",
                 callbackUrl: body.callbackUrl,

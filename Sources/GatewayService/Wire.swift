@@ -358,13 +358,29 @@ struct RouteError: Error {
 }
 
 extension HTTPRequest {
-    /// The body decoded as `T`, or a typed 400.
+    /// The body decoded as `T`, or a typed 400; 415 unless it came as `Content-Type:
+    /// application/json`. A web page can make a browser send a cross-site POST without asking
+    /// first only as text/plain, a form or with no type at all: the service takes none of those,
+    /// so a page open in the tester's browser cannot refund, reverse or authorise through it.
     func decode<T: Decodable>(_ type: T.Type) throws(RouteError) -> T {
         guard !body.isEmpty else { throw RouteError(400, "invalidRequest", "the request needs a JSON body") }
+        guard Self.isJSON(header("Content-Type")) else {
+            let given = header("Content-Type").map { "Content-Type: \($0)" } ?? "no Content-Type"
+            throw RouteError(415, "unsupportedMediaType",
+                             "the body must be sent as Content-Type: application/json (the request has \(given))")
+        }
         do {
             return try JSONDecoder().decode(T.self, from: Data(body))
         } catch {
             throw RouteError.badJSON(error)
         }
+    }
+
+    /// `application/json` or `application/<something>+json`, any case, parameters allowed.
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let type = contentType.split(separator: ";", maxSplits: 1).first
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
     }
 }
