@@ -79,6 +79,10 @@ public final class VPCDCardServer: Sendable {
         case powerOff
         case reset
         case atrRequested
+        /// vpcd took the connection but asked nothing for this long after it: it is serving
+        /// another program's card on this slot and holds this one in its queue (reported once
+        /// per connection; the server goes on waiting).
+        case unanswered(after: Duration)
         case exchange(command: [UInt8], response: [UInt8], cardTime: Duration)
         /// The card does not answer this command.
         case mute(command: [UInt8])
@@ -102,17 +106,22 @@ public final class VPCDCardServer: Sendable {
     public let maximumBackoff: Duration
     /// TCP_NODELAY and TCP_QUICKACK (the default). Off only to measure what they save.
     public let lowLatency: Bool
+    /// How long vpcd may stay silent after taking the connection before ``Event/unanswered(after:)``
+    /// (pcscd asks a served slot for its ATR about every 400 ms).
+    public let silenceLimit: Duration
     private let onEvent: @Sendable (Event) -> Void
 
     public init(card: any CardResponder, endpoint: VPCDEndpoint = VPCDEndpoint(), removeAfter: Int? = nil,
                 initialBackoff: Duration = .milliseconds(100), maximumBackoff: Duration = .seconds(2),
-                lowLatency: Bool = true, onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
+                lowLatency: Bool = true, silenceLimit: Duration = .seconds(3),
+                onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
         self.card = card
         self.endpoint = endpoint
         self.removeAfter = removeAfter
         self.initialBackoff = initialBackoff
         self.maximumBackoff = maximumBackoff
         self.lowLatency = lowLatency
+        self.silenceLimit = silenceLimit
         self.onEvent = onEvent
     }
 
@@ -179,6 +188,11 @@ public final class VPCDCardServer: Sendable {
     }
 
     private func session(_ fd: Int32, _ control: RunControl, _ exchanges: inout Int) -> SessionEnd {
+        // A connection vpcd queues behind another program's is accepted by the kernel all the
+        // same: only its silence tells. Said once; the wait goes on (the slot may free up).
+        if !Socket.waitReadable(fd, timeout: silenceLimit), !control.isCancelled {
+            onEvent(.unanswered(after: silenceLimit))
+        }
         while true {
             guard let header = Socket.receive(fd, count: 2, quickAck: lowLatency) else {
                 return control.isCancelled ? .stopped : .closedByVPCD(Socket.lastError())
@@ -307,6 +321,18 @@ enum Socket {
 
     /// Exactly `count` bytes, or nil at end of stream or on error. Re-arms TCP_QUICKACK after
     /// every read (Linux clears it again after a while).
+    /// Whether `fd` has something to read (or an error or hang-up to report) within `timeout`.
+    static func waitReadable(_ fd: Int32, timeout: Duration) -> Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let (s, atto) = timeout.components
+        let ms = Int32(clamping: s * 1000 + atto / 1_000_000_000_000_000)
+        while true {
+            let n = poll(&p, 1, ms)
+            if n < 0 && errno == EINTR { continue }
+            return n != 0
+        }
+    }
+
     static func receive(_ fd: Int32, count: Int, quickAck: Bool) -> [UInt8]? {
         var out = [UInt8](repeating: 0, count: count)
         var got = 0

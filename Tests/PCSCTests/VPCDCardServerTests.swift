@@ -129,6 +129,45 @@ struct VPCDCardServerTests {
         #expect(outcome == .stopped)
     }
 
+    @Test("a connection vpcd keeps waiting (another program serves the slot) is reported once, and served when vpcd turns to it")
+    func queuedBehindAnotherCard() async throws {
+        let vpcd = try FakeVPCD()   // listening, but accepting nobody yet: the kernel queues the connection
+        let card = EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc")))
+        let atr = card.atr
+        let events = Events()
+        let silences = AsyncStream<Void>.makeStream()
+        let server = VPCDCardServer(card: card, endpoint: VPCDEndpoint(host: "127.0.0.1", port: vpcd.port),
+                                    silenceLimit: .milliseconds(50), onEvent: { e in
+                                        events.append(e)
+                                        if case .unanswered = e { silences.continuation.yield() }
+                                    })
+        let run = Task { await server.run() }
+        for await _ in silences.stream { break }
+        #expect(events.all.contains(.connected(VPCDEndpoint(host: "127.0.0.1", port: vpcd.port))))
+        #expect(events.all.contains(.unanswered(after: .milliseconds(50))))
+        // The other program goes: vpcd takes the waiting connection, and the card answers.
+        let connection = try await vpcd.accept()
+        #expect(await connection.exchange([0x04]) == .frame(atr))
+        run.cancel()
+        #expect(await run.value == .stopped)
+        #expect(events.all.filter { if case .unanswered = $0 { true } else { false } }.count == 1)
+    }
+
+    @Test("a slot vpcd serves at once is not reported as waiting")
+    func servedAtOnce() async throws {
+        let vpcd = try FakeVPCD()
+        let card = EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc")))
+        let events = Events()
+        let server = VPCDCardServer(card: card, endpoint: VPCDEndpoint(host: "127.0.0.1", port: vpcd.port),
+                                    silenceLimit: .seconds(30), onEvent: { events.append($0) })
+        let run = Task { await server.run() }
+        let connection = try await vpcd.accept()
+        #expect(await connection.exchange([0x04]) == .frame(card.atr))
+        run.cancel()
+        #expect(await run.value == .stopped)
+        #expect(!events.all.contains { if case .unanswered = $0 { true } else { false } })
+    }
+
     @Test("cancelling run() closes the connection")
     func cancel() async throws {
         let vpcd = try FakeVPCD()

@@ -150,6 +150,9 @@ private final class EmulationLog: Sendable {
         switch e {
         case .connecting, .atrRequested:
             break
+        case .unanswered(let after):
+            line("vpcd took the connection but has asked nothing in \(after): another program (a second "
+                 + "`tapemu emulate`?) serves this slot and vpcd keeps this card waiting; stop it or use another --slot. Waiting…")
         case .connected(let at):
             state.withLock { $0.connections += 1; $0.failing = false }
             line("Connected to vpcd at \(at).")
