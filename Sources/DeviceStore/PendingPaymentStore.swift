@@ -143,7 +143,7 @@ public struct PendingPayment: Sendable, Hashable, Codable {
     /// transaction that answered. Nil when it is; else why not.
     public func mismatch(orderId: String, amount: Int, currency: String, last4: String?, brand: String?,
                          uniqueRef: String?) -> String? {
-        if orderId != self.orderId { return "its order id is \(orderId), not \(self.orderId)" }
+        if !OrderID.same(orderId, self.orderId) { return "its order id is \(orderId), not \(self.orderId)" }
         if amount != self.amount || currency.uppercased() != self.currency.uppercased() {
             return "its amount is \(amount) \(currency), this attempt's \(self.amount) \(self.currency)"
         }
@@ -513,7 +513,7 @@ public final class PendingPaymentStore: Sendable {
             decoder.dateDecodingStrategy = .iso8601
             var p = try decoder.decode(PendingPayment.self, from: Data(text.utf8))
             p.attemptId = attemptId
-            guard p.orderId == orderId else {
+            guard OrderID.same(p.orderId, orderId) else {
                 return .failure(UnreadablePendingRecord(attemptId: attemptId, orderId: orderId,
                                                         reason: "the record's body names another order"))
             }

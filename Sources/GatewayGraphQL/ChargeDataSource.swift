@@ -21,7 +21,7 @@ public struct LedgerChargeDataSource: ChargeDataSource {
     public func sales(orderId: String?, paymentId: String?) throws(GatewayError) -> [Payment] {
         if let paymentId {
             guard let p = try ledger.payment(paymentId: paymentId), p.kind == .sale else { return [] }
-            if let orderId, p.orderId != orderId { return [] }
+            if let orderId, !OrderID.same(p.orderId, orderId) { return [] }
             return [p]
         }
         if let orderId { return try ledger.sales(orderId: orderId) }
@@ -39,8 +39,9 @@ public struct InMemoryChargeDataSource: ChargeDataSource {
     public init(_ payments: [Payment]) { self.payments = payments }
 
     public func sales(orderId: String?, paymentId: String?) throws(GatewayError) -> [Payment] {
-        payments.filter {
-            $0.kind == .sale && (orderId == nil || $0.orderId == orderId) && (paymentId == nil || $0.paymentId == paymentId)
+        payments.filter { p in
+            p.kind == .sale && (orderId.map { OrderID.same(p.orderId, $0) } ?? true)
+                && (paymentId == nil || p.paymentId == paymentId)
         }
     }
 

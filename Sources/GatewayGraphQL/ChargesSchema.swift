@@ -227,12 +227,20 @@ public enum ChargesSchema {
         return true
     }
 
+    /// Equality of a field and an operand; text byte for byte (``OrderID/same(_:_:)``), as the
+    /// top-level `orderId` and `id` filters are narrowed in the ledger's SQL: nested in `or`,
+    /// `and` or `not`, or as `ne`, the same filter gives the same payments.
+    private static func same(_ value: JSONValue, _ operand: JSONValue) -> Bool {
+        if case .string(let a) = value, case .string(let b) = operand { return OrderID.same(a, b) }
+        return value == operand
+    }
+
     private static func compare(_ value: JSONValue, _ condition: JSONValue) -> Bool {
         guard case .object(let ops) = condition else { return true }
         for (op, operand) in ops where operand != .null {
             switch (op, value, operand) {
-            case ("eq", _, _): if value != operand { return false }
-            case ("ne", _, _): if value == operand { return false }
+            case ("eq", _, _): if !same(value, operand) { return false }
+            case ("ne", _, _): if same(value, operand) { return false }
             case ("gt", .int(let a), .int(let b)): if !(a > b) { return false }
             case ("gte", .int(let a), .int(let b)): if !(a >= b) { return false }
             case ("lt", .int(let a), .int(let b)): if !(a < b) { return false }

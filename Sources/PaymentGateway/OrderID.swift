@@ -15,6 +15,14 @@ public enum OrderID {
     /// control character (C0, DEL, C1) and no format character (bidi overrides such as U+202E,
     /// zero-width marks): an order reference is shown to people and written on log lines, where
     /// such characters hide or reorder what it says.
+    /// Whether two order IDs are the same one: the same bytes, as the ledger's SQL compares
+    /// them. Swift's `==` takes canonically equivalent strings as equal — "café" composed and
+    /// decomposed — which the ledger keeps as two orders: a comparison in Swift that said
+    /// "same" there would give one order's payments or refunds to the other.
+    public static func same(_ a: String, _ b: String) -> Bool {
+        a.utf8.elementsEqual(b.utf8)
+    }
+
     public static func isValid(_ orderId: String) -> Bool {
         !orderId.trimmingCharacters(in: .whitespaces).isEmpty && orderId.count <= maximumLength
             && orderId.unicodeScalars.allSatisfy { !$0.properties.isWhitespace || $0 == " " }

@@ -177,7 +177,7 @@ public struct PendingSaleResolver: Sendable {
         // Refunded since (by the merchant): the gateway refuses to reverse it, every run. Its
         // refunds list beside it (one sale per order id: the order's refunds are its).
         let refunded = result.transactionSummary
-            .filter { $0.type == "refund" && $0.code == TransactionCode.approved.rawValue && $0.orderId == match.orderId }
+            .filter { $0.type == "refund" && $0.code == TransactionCode.approved.rawValue && OrderID.same($0.orderId, match.orderId) }
             .reduce(0) { $0 + $1.amount }
         if refunded > 0 { return report(.refunded(amount: refunded), match: match) }
 
