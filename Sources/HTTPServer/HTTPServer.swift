@@ -77,8 +77,12 @@ public final class HTTPServer: Sendable {
         let (fd, bound) = try Self.listen(host: configuration.host, port: configuration.port)
         port = bound
         core = ServerCore(handler: handler, configuration: configuration)
+        // poll(), not select(): select() takes no descriptor at or above FD_SETSIZE (1024), and a
+        // busy process — a ledger's files, webhook connections, a test run's many servers —
+        // holds that many: the daemon then refused to start ("could not start"), or a
+        // connection past it could not be served.
         let flags = MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
-            | MHD_USE_ITC.rawValue
+            | MHD_USE_ITC.rawValue | MHD_USE_POLL.rawValue
         let timeout = max(1, UInt32(clamping: configuration.connectionTimeout.components.seconds))
         let cls = Unmanaged.passUnretained(core).toOpaque()
         guard let d = tapemu_mhd_start(flags, fd, accessHandler, cls, completedHandler, cls, timeout,
