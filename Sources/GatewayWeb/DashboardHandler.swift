@@ -36,7 +36,7 @@ public struct DashboardHandler: HTTPHandler {
 
     public func handle(_ request: HTTPRequest) async -> HTTPResponse {
         guard request.method == "GET" || request.method == "HEAD" else {
-            var r = error(405, "use GET", request)
+            var r = error(405, "methodNotAllowed", "use GET", request)
             r.headers.append(("Allow", "GET, HEAD"))
             return r
         }
@@ -46,19 +46,19 @@ public struct DashboardHandler: HTTPHandler {
             if path == Self.apiPrefix || path == Self.apiPrefix + "/" { return try list(request) }
             if path.hasPrefix(Self.apiPrefix + "/") {
                 let id = String(path.dropFirst(Self.apiPrefix.count + 1))
-                guard !id.isEmpty, !id.contains("/") else { return error(404, "no such page", request) }
+                guard !id.isEmpty, !id.contains("/") else { return error(404, "notFound", "no such page", request) }
                 return try detail(id, request)
             }
         } catch {
-            return self.error(503, "the ledger cannot be read: \(error.reason)", request)
+            return self.error(503, error.code.description, "the ledger cannot be read: \(error.reason)", request)
         }
-        return error(404, "no such page", request)
+        return error(404, "notFound", "no such page", request)
     }
 
     private func list(_ request: HTTPRequest) throws(GatewayError) -> HTTPResponse {
         let limitText = request.queryValue("limit") ?? "100"
         guard let limit = Int(limitText), (1...1000).contains(limit) else {
-            return error(400, "limit must be 1 to 1000", request)
+            return error(400, "invalidRequest", "limit must be 1 to 1000", request)
         }
         // The order ID as given (an order ID may begin or end with a space: OrderID), and
         // trimmed, for one pasted with stray spaces; blank: the newest payments.
@@ -85,16 +85,15 @@ public struct DashboardHandler: HTTPHandler {
 
     private func detail(_ id: String, _ request: HTTPRequest) throws(GatewayError) -> HTTPResponse {
         guard let sale = try source.sales(orderId: nil, paymentId: id).first else {
-            return error(404, "no payment \(id.prefix(64))", request)
+            return error(404, "notFound", "no payment \(id.prefix(64))", request)
         }
         let body = DashboardJSON.detail(sale, children: try source.children(ofPaymentId: id),
                                         webhooks: try source.webhooks(ofPaymentId: id))
         return JSONResponse.make(200, body, requestId: request.requestId)
     }
 
-    private func error(_ status: Int, _ message: String, _ request: HTTPRequest) -> HTTPResponse {
-        JSONResponse.make(status, .object([("error", .object([("code", .int(status)), ("message", .string(message))]))]),
-                          requestId: request.requestId)
+    private func error(_ status: Int, _ code: String, _ message: String, _ request: HTTPRequest) -> HTTPResponse {
+        JSONResponse.error(status, code: code, message, requestId: request.requestId)
     }
 
     private func page(_ request: HTTPRequest) -> HTTPResponse {

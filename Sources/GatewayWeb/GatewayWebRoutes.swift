@@ -30,7 +30,6 @@ public struct GatewayWebRoutes: HTTPHandler {
     public func handle(_ request: HTTPRequest) async -> HTTPResponse {
         if request.path == "/graphql" { return await graphql.handle(request) }
         if DashboardHandler.handles(path: request.path) { return await dashboard.handle(request) }
-        return JSONResponse.make(404, .object([("error", .object([("code", .int(404)), ("message", .string("no such path"))]))]),
-                                 requestId: request.requestId)
+        return JSONResponse.error(404, code: "notFound", "no such path", requestId: request.requestId)
     }
 }

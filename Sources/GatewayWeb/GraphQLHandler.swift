@@ -1,6 +1,7 @@
 public import GatewayGraphQL
 public import HTTPServer
 import GraphQL
+import Foundation
 
 /// `GET|POST /graphql`: the `charges` query (``ChargesSchema``) over HTTP. Mount it at
 /// `/graphql`; it answers whatever path it is given.
@@ -39,6 +40,17 @@ enum WebAuth {
 }
 
 enum JSONResponse {
+    /// An error in the gateway service's shape (README, "The gateway over the network"):
+    /// `{"status":"ERROR","statusCode":…,"message":…,"code":…,"requestId":…,"requestTime":…}`, so
+    /// a client reads every non-GraphQL error of `tapemu gateway serve` the same way.
+    static func error(_ status: Int, code: String, _ message: String, requestId: String) -> HTTPResponse {
+        var members: [(String, JSONValue)] = [("status", .string("ERROR")), ("statusCode", .int(status)),
+                                              ("message", .string(message)), ("code", .string(code))]
+        if !requestId.isEmpty { members.append(("requestId", .string(requestId))) }
+        members.append(("requestTime", .string(Date().formatted(.iso8601))))
+        return make(status, .object(members), requestId: requestId)
+    }
+
     static func make(_ status: Int, _ body: JSONValue, requestId: String) -> HTTPResponse {
         var headers: [(name: String, value: String)] = [("Content-Type", "application/json; charset=utf-8"),
                                                         ("Cache-Control", "no-store")]

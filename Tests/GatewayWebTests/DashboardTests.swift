@@ -136,7 +136,11 @@ private func get(_ h: DashboardHandler, _ path: String, _ query: [(name: String,
         #expect(await get(h, "/dashboard/api/payments/a/b").0 == 404)
         #expect(await get(h, "/elsewhere").0 == 404)
         let (s, body, r) = await get(h, "/dashboard/api/payments", method: "POST")
-        #expect(s == 405 && body["error"]?["code"]?.int == 405)
+        // The gateway service's error shape, as every other route of `tapemu gateway serve`.
+        #expect(s == 405 && body["statusCode"]?.int == 405 && body["status"]?.string == "ERROR")
+        #expect(body["code"]?.string == "methodNotAllowed" && body["message"]?.string?.isEmpty == false)
+        let (missing, notFound, _) = await get(h, "/dashboard/api/payments/nope")
+        #expect(missing == 404 && notFound["statusCode"]?.int == 404 && notFound["code"]?.string == "notFound")
         #expect(r.headers.contains { $0.name == "Allow" })
         #expect(DashboardHandler.handles(path: "/") && DashboardHandler.handles(path: "/dashboard/api/payments"))
         #expect(!DashboardHandler.handles(path: "/graphql"))
