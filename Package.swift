@@ -120,7 +120,7 @@ let package = Package(
         // tests. Built and tested like any target: no fuzzing flags here.
         .target(name: "FuzzTargets",
                 dependencies: ["BERTLV", "EMVDisplay", "ISO7816", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "EMVKernel", "BenchTiming",
-                               "PaymentGateway", "GraphQL", "GatewayGraphQL"],
+                               "PaymentGateway", "GraphQL", "GatewayGraphQL", "GatewayService", "GatewayWeb", "HTTPServer"],
                 path: "Fuzz/FuzzTargets", swiftSettings: swiftSettings),
 
         // What the test targets share (one copy each): temporary directories removed after each

@@ -70,6 +70,8 @@ public enum FuzzSeeds {
             add("no-header", [0x0A] + body)
         case "graphql":
             for (name, bytes) in GraphQLHarness.seeds { add(name, bytes) }
+        case "gateway-http":
+            for (name, bytes) in GatewayHTTPHarness.seeds { add(name, bytes) }
         default:
             break
         }

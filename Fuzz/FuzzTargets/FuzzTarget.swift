@@ -67,6 +67,8 @@ public struct FuzzTarget: Sendable {
                    .sync(WebhookHarness.webhook)),
         FuzzTarget("graphql", "a GraphQL query or a POST /graphql body: parsed, validated, run on the charges schema; the answer is JSON",
                    .sync(GraphQLHarness.graphql)),
+        FuzzTarget("gateway-http", "a request to `tapemu gateway serve`'s routes (terminal, CoreAPI, merchant, admin, GraphQL, dashboard) over a real ledger",
+                   .async(GatewayHTTPHarness.gatewayHTTP)),
     ]
 
     /// The harness called `name`.

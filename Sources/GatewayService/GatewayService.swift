@@ -38,6 +38,9 @@ public final class GatewayService: Sendable {
     /// the ledger, so it survives restarts.
     public let apiKey: String
     let faults: FaultInjector
+    /// How long past the client's timeout a `no-answer` request is held before its connection
+    /// closes (so the client gives up first). Zero only where nobody waits (the fuzz harness).
+    public let noAnswerGrace: Duration
     /// The deliverer of ``makeWebhookDeliverer(policy:timeout:pollInterval:faults:)``, for the
     /// admin route that changes its faults.
     let webhookDeliverer = Mutex<WebhookDeliverer?>(nil)
@@ -47,8 +50,10 @@ public final class GatewayService: Sendable {
         try self.init(gateway: EmbeddedGateway(dataDirectory: dataDirectory), fault: fault)
     }
 
-    public init(gateway: EmbeddedGateway, fault: ServerFault? = nil) throws(GatewayError) {
+    public init(gateway: EmbeddedGateway, fault: ServerFault? = nil,
+                noAnswerGrace: Duration = .milliseconds(500)) throws(GatewayError) {
         self.gateway = gateway
+        self.noAnswerGrace = noAnswerGrace
         apiKey = "tpk_test_" + Wire.hex(try gateway.ledger.secret(named: "merchant_api_key"))
         faults = FaultInjector(standing: fault)
         // `kill-mid-batch`: dies inside a group commit of two or more, before its COMMIT.
@@ -342,7 +347,7 @@ public final class GatewayService: Sendable {
         switch fault {
         case .noAnswer:
             // The request "never arrives": nothing recorded, no answer until the client gave up.
-            try? await Task.sleep(for: Self.clientTimeout(req) + .milliseconds(500))
+            try? await Task.sleep(for: Self.clientTimeout(req) + noAnswerGrace)
             return HTTPResponse(status: 504, delivery: .closeWithoutAnswer)
         case .serverError:
             return Wire.errorResponse(status: 500, code: "serverError",
