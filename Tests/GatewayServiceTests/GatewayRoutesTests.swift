@@ -290,11 +290,18 @@ struct GatewayRoutesTests {
     func requestFaults() async throws {
         let live = try LiveService()
         let remote = RemoteGateway(baseURL: live.url)
+        // The faults that must end in the client's timeout get a short one; the others a long one,
+        // so a loaded machine (a ledger write past 300 ms) cannot turn their answer into a timeout.
         func auth(_ order: String, _ fault: GatewayFault) async -> GatewayError? {
+            let timeout: Duration
+            switch fault {
+            case .noAnswer, .slow: timeout = .milliseconds(300)
+            default: timeout = .seconds(20)
+            }
             do throws(GatewayError) {
                 _ = try await remote.authorize(
                     AuthorisationRequest(orderId: order, amount: 1000, card: CardData(pan: PAN("4012888888881881")!)),
-                    options: GatewayRequestOptions(timeout: .milliseconds(300), fault: fault))
+                    options: GatewayRequestOptions(timeout: timeout, fault: fault))
                 return nil
             } catch {
                 return error
