@@ -150,6 +150,15 @@ struct GatewayServeCommand: TapemuCommand {
         return router
     }
 
+    /// What the server runs for a listener on `host`: ``makeRouter(_:dashboard:)``, and on
+    /// loopback, where a web page in the tester's browser could reach it by rebinding its own name
+    /// to 127.0.0.1, behind ``LoopbackHostGuard``.
+    static func makeHandler(_ service: GatewayService, listenHost host: String) -> any HTTPHandler {
+        let loopback = isLoopback(host)
+        let router = makeRouter(service, dashboard: loopback)
+        return loopback ? LoopbackHostGuard(inner: router) : router
+    }
+
     func run(_ console: Console) async throws -> Int32 {
         // One service and one deliverer (below) whichever the ledger: --data-dir's SQLite or
         // --ledger's PostgreSQL.
@@ -173,7 +182,7 @@ struct GatewayServeCommand: TapemuCommand {
             throw gateway.failure(error, doing: "cannot open the gateway ledger")
         }
         let dashboard = Self.isLoopback(listen.host)
-        let router = Self.makeRouter(service, dashboard: dashboard)
+        let router = Self.makeHandler(service, listenHost: listen.host)
         let server: HTTPServer
         do {
             server = try HTTPServer(configuration: HTTPServerConfiguration(host: listen.host, port: listen.port,
