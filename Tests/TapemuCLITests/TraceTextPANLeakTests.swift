@@ -37,3 +37,37 @@ struct TraceTextPANLeakTests {
         #expect(r.out.contains("541333******0434"), "\(r.out)")
     }
 }
+
+/// An error that quotes what it could not read — a trace line, a header, a profile's value —
+/// quotes a card number typed there too: every failure tapemu prints goes through the policy,
+/// on stderr and in the `--json` error document, as usage errors already do.
+@Suite("No full PAN in a failure's message", .temporaryDirectories)
+struct FailureMessagePANTests {
+    static let broken: [(String, String)] = [
+        ("a card number where the timestamp goes",
+         "@format tapemu-apdu-trace/1\n4012888888881881 > 00A404000E325041592E5359532E444446303100\n"),
+        ("a card number in a line that is no entry",
+         "@format tapemu-apdu-trace/1\ncard 4012888888881881\n"),
+        ("a card number as the format",
+         "@format 4012888888881881\n"),
+    ]
+
+    @Test(arguments: broken.map(\.0))
+    func aMalformedTraceIsReportedMasked(_ name: String) async throws {
+        let text = try #require(Self.broken.first { $0.0 == name }).1
+        let file = try temporaryDirectory() + "/broken.apdu"
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        for args in [["trace", "show", file], ["trace", "show", "--json", file], ["read", "--trace", file, "--json"]] {
+            let r = await runCLI(args)
+            #expect(r.status == 65, "\(args): \(r.err)")
+            #expect(TraceTextPANLeakTests.leaks(r.out + r.err).isEmpty, "\(args): \(r.err) \(r.out)")
+            #expect(r.err.contains("401288******1881"), "\(args): \(r.err)")
+            if args.contains("--json") {
+                let doc = try jsonObject(r.out)
+                let error = try #require(doc["error"] as? [String: Any])
+                #expect(error["exitCode"] as? Int == 65)
+                #expect((error["message"] as? String)?.contains("401288******1881") == true, "\(r.out)")
+            }
+        }
+    }
+}
