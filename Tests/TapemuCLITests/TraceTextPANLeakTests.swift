@@ -71,3 +71,29 @@ struct FailureMessagePANTests {
         }
     }
 }
+
+/// A recorded event's detail is replayed into the channel error the kernel and the payment flow
+/// report: `read`, `pay` and `sale` show it masked, on stderr and in their own JSON documents.
+@Suite("No full PAN from a replayed event's detail", .temporaryDirectories)
+struct ReplayedEventPANTests {
+    static let trace = """
+        @format tapemu-apdu-trace/1
+        0.000000 > 00A404000E325041592E5359532E444446303100
+        0.001000 ! transmit-error 4012888888881881
+
+        """
+
+    @Test(arguments: [["read", "--json"], ["read"], ["pay", "--amount", "1250", "--order-id", "ev-1", "--json"],
+                      ["sale", "--amount", "1250", "--order-id", "ev-2", "--json"]])
+    func theDetailIsMasked(_ command: [String]) async throws {
+        let dir = try temporaryDirectory()
+        let file = dir + "/event.apdu"
+        try Self.trace.write(toFile: file, atomically: true, encoding: .utf8)
+        var args = command + ["--trace", file]
+        if command[0] != "read" { args += ["--data-dir", dir + "/data"] }
+        let r = await runCLI(args)
+        #expect(r.status != 0 && r.status != 70, "\(args): \(r.err)")
+        #expect(TraceTextPANLeakTests.leaks(r.out + r.err).isEmpty, "\(args): \(r.err) \(r.out)")
+        #expect((r.out + r.err).contains("401288******1881"), "\(args): \(r.err) \(r.out)")
+    }
+}
