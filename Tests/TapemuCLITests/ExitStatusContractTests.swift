@@ -82,6 +82,11 @@ struct ExitStatusContractTests {
         Case(args: ["cards", "--bogus"], status: 64),
         Case(args: ["bench", "-n", "0"], status: 64),
         Case(args: ["emulate", "--card", "nope"], status: 64),
+        Case(args: ["emulate", "--trace", "X/none.apdu", "--json"], status: 66),
+        Case(args: ["emulate", "--trace", "TMP"], status: 74),
+        Case(args: ["emulate", "--trace", "T"], status: 65),
+        Case(args: ["emulate", "--card", "X/none.json"], status: 66),
+        Case(args: ["emulate", "--card", "TMP"], status: 74),
     ]
 
     @Test(arguments: cases)
