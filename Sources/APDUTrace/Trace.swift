@@ -1,3 +1,4 @@
+import BERTLV
 public import CardChannel
 public import ISO7816
 
@@ -249,6 +250,9 @@ public struct TraceEvent: Hashable, Sendable, CustomStringConvertible {
     /// `malformedResponse`) comes back as that code.
     public func channelError(line: Int?) -> CardChannelError {
         let at = line.map { " (trace line \($0))" } ?? ""
+        // The detail is the trace's text, whoever wrote it; the error is shown and logged by
+        // every command that replays the trace: a card number in it is masked by the one policy.
+        let detail = detail.map(SensitiveData.maskedText)
         switch kind {
         case .cardRemoved:
             return CardChannelError(.cardRemoved, "the card was removed from the field\(at)", detail: detail)

@@ -82,6 +82,15 @@ struct ExitStatusContractTests {
         Case(args: ["cards", "--bogus"], status: 64),
         Case(args: ["bench", "-n", "0"], status: 64),
         Case(args: ["emulate", "--card", "nope"], status: 64),
+        // A --gateway nobody serves (port 1 on loopback): the token cannot be had, nothing is sent.
+        Case(args: ["pay", "--amount", "1000", "--order-id", "g-1", "--gateway", "http://127.0.0.1:1", "--data-dir", "D", "--json"], status: 69),
+        Case(args: ["sale", "--amount", "1000", "--order-id", "g-2", "--gateway", "http://127.0.0.1:1", "--data-dir", "D", "--json"], status: 69),
+        Case(args: ["resolve", "--gateway", "http://127.0.0.1:1", "--data-dir", "TMP", "--json"], status: 69),
+        Case(args: ["emulate", "--trace", "X/none.apdu", "--json"], status: 66),
+        Case(args: ["emulate", "--trace", "TMP"], status: 74),
+        Case(args: ["emulate", "--trace", "T"], status: 65),
+        Case(args: ["emulate", "--card", "X/none.json"], status: 66),
+        Case(args: ["emulate", "--card", "TMP"], status: 74),
     ]
 
     @Test(arguments: cases)

@@ -131,6 +131,12 @@ struct RemoteGatewayOption: Sendable {
     }
     static let arguments: [any CommandArgument] = [gatewayURL]
 
+    /// What ``token(_:accountId:)`` ends with when the --gateway cannot be reached for a token
+    /// (nothing else was sent: no payment, nothing resolved), for the commands that fetch one.
+    static let tokenExitCodes: [(code: Int32, meaning: String)] = [
+        (ExitCode.unavailable, "the --gateway cannot be reached for a token: nothing was sent (pay, sale: no payment occurred)"),
+    ]
+
     init(arguments: inout Arguments) throws(UsageError) {
         url = try arguments.value(Self.gatewayURL)
     }

@@ -56,6 +56,9 @@ enum TapemuCLI {
         let wroteOut = Mutex(false)
         let tracked = console.observingOutput { wroteOut.withLock { $0 = true } }
         func failed(_ code: Int32, _ message: String) -> Int32 {
+            // A failure can quote what it could not read (a trace line, a header, a profile's
+            // value): a card number typed there is masked by the one policy, as in usage errors.
+            let message = SensitiveData.maskedText(message)
             console.printError("tapemu: \(message)")
             if json, !wroteOut.withLock({ $0 }) { printErrorDocument(code, message, console: console) }
             return code

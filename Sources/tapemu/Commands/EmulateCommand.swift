@@ -27,7 +27,9 @@ struct EmulateCommand: TapemuCommand {
             Each exchange is printed as the command and the status word with the response's \
             length; response data (which holds the PAN) is never printed.
             """,
-        exitCodes: [(ExitCode.dataError, "the trace or profile file is not valid")])
+        exitCodes: [(ExitCode.dataError, "the trace or profile file is not valid"),
+                    (ExitCode.noInput, "the trace or profile file does not exist"),
+                    (ExitCode.ioError, "the trace or profile file cannot be read (a directory, no permission)")])
 
     static let card = Option<String>(
         "--card", value: "<profile>", help: "The virtual card: a built-in profile or a .json profile (default visa-qvsdc).")
@@ -72,12 +74,8 @@ struct EmulateCommand: TapemuCommand {
         let responder: any CardResponder
         let cardName: String
         if let trace {
-            let parsed: APDUTrace
-            do {
-                parsed = try APDUTrace(contentsOfFile: trace)
-            } catch {
-                throw CommandFailure.dataError("\(error)")
-            }
+            // Missing is 66 and unreadable 74, as for every command that reads a trace.
+            let parsed = try TraceFiles.load(trace)
             responder = TraceCardResponder(trace: parsed, onProblem: { log.problem($0) })
             cardName = "trace \(trace)"
         } else {

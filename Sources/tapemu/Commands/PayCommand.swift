@@ -32,7 +32,7 @@ struct PayCommand: TapemuCommand {
             (3, "failed: no payment occurred"),
             (4, "outcome unknown: the card may have been charged; do not retry"),
             (75, "busy: another process is paying or resolving this order; nothing was sent; wait until it ends, then look the order up (do not charge again under a new order id)"),
-        ] + GatewayOptions.cardFileExitCodes + GatewayOptions.creatingExitCodes)
+        ] + GatewayOptions.cardFileExitCodes + GatewayOptions.creatingExitCodes + RemoteGatewayOption.tokenExitCodes)
 
     static let declined: Int32 = 2
     static let failedNoPayment: Int32 = 3

@@ -21,7 +21,7 @@ struct ResolveCommand: TapemuCommand {
             """,
         exitCodes: [(75, "some sales stay pending (a request failed, a mismatch, a sale in progress or refunded in part): try again later"),
                     (ExitCode.ioError, "a record cannot be read, or a resolved sale's record cannot be removed")]
-            + GatewayOptions.exitCodes)
+            + GatewayOptions.exitCodes + RemoteGatewayOption.tokenExitCodes)
 
     static let seed = Option<SeedVariant>("--seed", value: "002|003", help: "Which seed's process to run (default 002).") {
         text, _ throws(UsageError) in

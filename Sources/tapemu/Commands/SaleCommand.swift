@@ -33,7 +33,7 @@ struct SaleCommand: TapemuCommand {
             (3, "onError: no payment occurred"),
             (4, "onTransactionCommError: the outcome is unknown, the sale is pending; run `tapemu resolve`"),
             (75, "onError(transactionInProgress): another process is selling or resolving this order; nothing was sent; wait until it ends, then run `tapemu resolve` (do not sell again under a new order id)"),
-        ] + GatewayOptions.cardFileExitCodes + GatewayOptions.creatingExitCodes)
+        ] + GatewayOptions.cardFileExitCodes + GatewayOptions.creatingExitCodes + RemoteGatewayOption.tokenExitCodes)
 
     static let notApproved: Int32 = 2
     static let failedNoPayment: Int32 = 3

@@ -9,11 +9,12 @@ import ISO7816
 enum TraceShowRender {
     static func text(_ trace: APDUTrace, hex: Bool) -> String {
         var s = ""
-        for c in trace.comments { s += "# \(c)\n" }
-        let width = trace.headers.map(\.key.count).max() ?? 0
-        for h in trace.headers { s += "\(h.key)\(String(repeating: " ", count: width - h.key.count))  \(h.value)\n" }
-        s += "\n"
         let pans = knownPANs(trace)
+        for c in trace.comments { s += "# \(masked(c, knownPANs: pans))\n" }
+        let headers = trace.headers.map { (key: masked($0.key, knownPANs: pans), value: masked($0.value, knownPANs: pans)) }
+        let width = headers.map(\.key.count).max() ?? 0
+        for h in headers { s += "\(h.key)\(String(repeating: " ", count: width - h.key.count))  \(h.value)\n" }
+        s += "\n"
         var number = 0
         var pending: (bytes: [UInt8], time: Duration)?
         for e in trace.entries {
@@ -33,11 +34,11 @@ enum TraceShowRender {
             case .event(let ev):
                 if let p = pending {
                     number += 1
-                    s += line(number, p.time, e.time - p.time, p.bytes, "! \(ev)")
+                    s += line(number, p.time, e.time - p.time, p.bytes, "! \(masked(ev.description, knownPANs: pans))")
                     if hex { s += "      > \(Redaction.hex(p.bytes, knownPANs: pans))\n" }
                     pending = nil
                 } else {
-                    s += "    \(pad(APDUTrace.formatTime(e.time), 12))            ! \(ev)\n"
+                    s += "    \(pad(APDUTrace.formatTime(e.time), 12))            ! \(masked(ev.description, knownPANs: pans))\n"
                 }
             }
         }
@@ -76,14 +77,16 @@ enum TraceShowRender {
                 } else {
                     x = ["number": .null, "time": .double(seconds(e.time))]
                 }
-                x["event"] = .string(ev.description)
+                x["event"] = .string(masked(ev.description, knownPANs: pans))
                 exchanges.append(.object(x))
             }
         }
         return .object([
             "file": .string(file),
-            "headers": .array(trace.headers.map { .object(["key": .string($0.key), "value": .string($0.value)]) }),
-            "comments": .array(trace.comments.map(JSONValue.string)),
+            "headers": .array(trace.headers.map {
+                .object(["key": .string(masked($0.key, knownPANs: pans)), "value": .string(masked($0.value, knownPANs: pans))])
+            }),
+            "comments": .array(trace.comments.map { .string(masked($0, knownPANs: pans)) }),
             "exchanges": .array(exchanges),
         ])
     }
@@ -120,6 +123,15 @@ enum TraceShowRender {
         default:
             return base
         }
+    }
+
+    /// A trace's text (a comment, a header's key or value, an event's detail) as shown: people and
+    /// tools write it, so it can hold a card number too — masked by the one policy (any PAN-like
+    /// digit run), and the trace's own PANs wherever they appear.
+    static func masked(_ text: String, knownPANs: [PAN]) -> String {
+        var s = SensitiveData.maskedText(text)
+        for pan in knownPANs where s.contains(pan.digits) { s = s.replacingOccurrences(of: pan.digits, with: pan.masked) }
+        return s
     }
 
     /// The PANs the trace's responses hold, to mask them wherever they appear.
