@@ -1,3 +1,4 @@
+import Foundation
 import BERTLV
 import ISO7816
 
@@ -111,6 +112,10 @@ public enum TraceRedactor {
             if !globalNames.isEmpty { s = String(decoding: nameTable.replacing(in: Array(s.utf8)), as: UTF8.self) }
             return s
         }
+        /// Free text (a comment, an event's detail, a header that is not one of the format's
+        /// machine-read ones): the card's PANs replaced, and any other card number in it masked
+        /// — a note about another card, a number pasted by hand.
+        func scrubText(_ text: String) -> String { SensitiveData.maskedText(scrub(text)) }
         for i in t.entries.indices {
             switch t.entries[i].kind {
             case .command(let bytes):
@@ -118,7 +123,7 @@ public enum TraceRedactor {
             case .response:
                 break   // by answer, below
             case .event(let e):
-                t.entries[i].kind = .event(TraceEvent(e.kind, detail: e.detail.map(scrub)))
+                t.entries[i].kind = .event(TraceEvent(e.kind, detail: e.detail.map(scrubText)))
             }
         }
         for pieces in answers {
@@ -131,11 +136,21 @@ public enum TraceRedactor {
                     into: pieces, of: &t.entries)
         }
         // Keys too: a key is letters and digits, so it can hold a PAN's digits as well as a value can.
-        for i in t.headers.indices { t.headers[i] = .init(scrub(t.headers[i].key), scrub(t.headers[i].value)) }
-        t.comments = t.comments.map(scrub)
+        for i in t.headers.indices {
+            let key = t.headers[i].key
+            let value = Self.machineReadHeaders.contains(key.lowercased()) ? scrub(t.headers[i].value) : scrubText(t.headers[i].value)
+            // A key is letters, digits, `-`, `_` and `.`: its masked digits are `x`.
+            t.headers[i] = .init(scrubText(key).replacingOccurrences(of: "*", with: "x"), value)
+        }
+        t.comments = t.comments.map(scrubText)
         t.isRedacted = true
         return TraceRedaction(trace: t, panCount: pans.count, nameCount: names.count)
     }
+
+    /// Headers whose values are read by machine (hex, dates, keywords): their card numbers are
+    /// replaced, but digit runs are not masked (an ATR's hex can hold a run that looks like one).
+    static let machineReadHeaders: Set<String> = ["format", "atr", "ats", "recorded", "redacted", "outcome", "match",
+                                                  "reader", "source"]
 
     /// A Luhn-valid test PAN of the same length as `original`, of the same scheme when the first
     /// digit says which (4 Visa 476173…, 5 and 2 Mastercard, 3 Amex, 6 Discover), never equal to

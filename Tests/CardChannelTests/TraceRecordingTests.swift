@@ -234,6 +234,23 @@ struct TraceRecordingTests {
         #expect(red.exchanges.map { Self.length($0.reply) } == original.exchanges.map { Self.length($0.reply) })
     }
 
+    @Test("a redacted trace masks every card number in its text — another card's in a comment, a title, an event — and keeps its ATR and format")
+    func anotherCardsNumberInTheTextIsMasked() throws {
+        let text = """
+            @format tapemu-apdu-trace/1
+            @title Visa, then 5413330089010434 by hand
+            @atr 3B8F8001804F0CA0000003060300030000000068
+            # the customer's other card: 5413330089010434
+            0 > 00A404000E325041592E5359532E444446303100
+            0.1 ! transmit-error reader said 5413330089010434
+            """
+        let red = try APDUTrace(parsing: text).redacted()
+        #expect(!red.text.contains("5413330089010434"))
+        #expect(red.text.contains("541333******0434"))
+        #expect(red.headers.first { $0.key == "atr" }?.value == "3B8F8001804F0CA0000003060300030000000068")
+        #expect(try APDUTrace(parsing: red.text).isRedacted)
+    }
+
     @Test func aRedactedTraceStillReplays() async throws {
         let red = try APDUTrace(parsing: S.visa.redacted().text)
         let channel = TraceReplayChannel(trace: red)
