@@ -415,15 +415,20 @@ public final class GatewayService: Sendable {
         } catch {
             return Wire.errorResponse(status: error.status, code: error.code, message: error.message, requestId: req.requestId)
         }
+        let request = AuthorisationRequest(
+            orderId: body.orderId, amount: body.amount, currency: body.currency ?? "EUR",
+            callbackUrl: body.callbackUrl,
+            card: CardData(pan: pan, expiry: body.card.expiry, panSequenceNumber: psn,
+                           brand: body.card.brand.map { CardBrand(rawValue: $0) }, emvData: emv),
+            sdkVersion: body.sdkVersion, accountId: body.accountId)
+        // The gateway's own rules for its shape (order id, amount, currency, callbackUrl, expiry,
+        // EMV data): one it refuses goes on to that refusal (under the request's or the amount's
+        // fault, as in process) but leaves the armed fault for a well-formed one.
+        let wellFormed = (try? gateway.checkShape(request)) != nil
         var trigger = body.amount > 0 ? TestTriggers.trigger(forAmount: body.amount)?.fault : nil
         if case .slow = trigger { trigger = .slow(gateway.configuration.slowAnswerDelay) }
-        return await terminal(req, .authorise, triggerFault: trigger, serverFault: faults.take()) { () throws(RouteError) in
-            let request = AuthorisationRequest(
-                orderId: body.orderId, amount: body.amount, currency: body.currency ?? "EUR",
-                callbackUrl: body.callbackUrl,
-                card: CardData(pan: pan, expiry: body.card.expiry, panSequenceNumber: psn,
-                               brand: body.card.brand.map { CardBrand(rawValue: $0) }, emvData: emv),
-                sdkVersion: body.sdkVersion, accountId: body.accountId)
+        return await terminal(req, .authorise, triggerFault: trigger,
+                              serverFault: wellFormed ? faults.take() : nil) { () throws(RouteError) in
             let answer = try await call { () async throws(GatewayError) in
                 try await gateway.authorize(request, options: Self.passThrough)
             }

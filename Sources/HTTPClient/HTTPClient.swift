@@ -5,7 +5,7 @@ import Synchronization
 /// A request for ``HTTPClient``.
 public struct HTTPClientRequest: Sendable {
     public var method: String
-    /// An absolute `http://` URL.
+    /// An absolute `http://` or `https://` URL (the scheme in any case).
     public var url: String
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
@@ -123,7 +123,10 @@ final class Exchange: @unchecked Sendable {
     }
 
     func perform() -> Result<HTTPClientResponse, HTTPClientError> {
-        guard request.url.hasPrefix("http://") || request.url.hasPrefix("https://") else {
+        // The scheme in any case (RFC 3986 §3.1), as CallbackURL and RemoteGateway.validate take
+        // it: a payment recorded with `HTTP://…` as its callbackUrl must get its webhook.
+        let scheme = request.url.prefix { $0 != ":" }.lowercased()
+        guard scheme == "http" || scheme == "https", request.url.dropFirst(scheme.count).hasPrefix("://") else {
             return .failure(HTTPClientError(.invalidRequest, "not an http URL: \(request.url)"))
         }
         guard let h = curl_easy_init() else {

@@ -278,19 +278,30 @@ final class StallBody {
 
 // MARK: - libmicrohttpd callbacks (on libmicrohttpd's threads)
 
-private final class FieldBox { var items: [(name: String, value: String)] = [] }
+private final class FieldBox {
+    var items: [(name: String, value: String)] = []
+    var holdsNUL = false
+}
 
-private func collect(_ connection: OpaquePointer?, _ kind: MHD_ValueKind) -> [(name: String, value: String)] {
+/// The fields of `kind` with their lengths as libmicrohttpd decoded them: a `%00` in a query
+/// item is a NUL byte there, which a C string would end at (`orderId=o-1%00x` read as `o-1`).
+/// `holdsNUL` says whether any name or value has one (the request is then refused).
+private func collect(_ connection: OpaquePointer?, _ kind: MHD_ValueKind)
+    -> (items: [(name: String, value: String)], holdsNUL: Bool) {
     let box = FieldBox()
-    let iterator: MHD_KeyValueIterator = { cls, _, key, value in
+    let iterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
         let b = Unmanaged<FieldBox>.fromOpaque(cls!).takeUnretainedValue()
-        if let key { b.items.append((String(cString: key), value.map { String(cString: $0) } ?? "")) }
+        guard let key else { return .YES }
+        let name = UnsafeRawBufferPointer(start: key, count: keySize)
+        let bytes = value.map { UnsafeRawBufferPointer(start: $0, count: valueSize) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        if name.contains(0) || bytes.contains(0) { b.holdsNUL = true }
+        b.items.append((String(decoding: name, as: UTF8.self), String(decoding: bytes, as: UTF8.self)))
         return .YES
     }
     _ = withExtendedLifetime(box) {
-        MHD_get_connection_values(connection, kind, iterator, Unmanaged.passUnretained(box).toOpaque())
+        MHD_get_connection_values_n(connection, kind, iterator, Unmanaged.passUnretained(box).toOpaque())
     }
-    return box.items
+    return (box.items, box.holdsNUL)
 }
 
 private func newRequestId(clientGiven: String?) -> String {
@@ -369,12 +380,16 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         let ctx = RequestContext()
         ctx.method = method.map { String(cString: $0) } ?? ""
         ctx.path = url.map { String(cString: $0) } ?? "/"
-        ctx.headers = collect(connection, .HEADER_KIND)
-        ctx.query = collect(connection, .GET_ARGUMENT_KIND)
+        let headers = collect(connection, .HEADER_KIND), query = collect(connection, .GET_ARGUMENT_KIND)
+        ctx.headers = headers.items
+        ctx.query = query.items
         ctx.requestId = newRequestId(clientGiven: ctx.headers.first { $0.name.lowercased() == "x-request-id" }?.value)
         conCls.pointee = Unmanaged.passRetained(ctx).toOpaque()
         core.requestStarted()
-        if ctx.headers.count > core.configuration.maxHeaderCount {
+        if headers.holdsNUL || query.holdsNUL {
+            // No handler sees a text cut at (or holding) a NUL: an order id, a last four.
+            ctx.rejection = jsonError(400, "a query item or header field holds a NUL byte (%00)")
+        } else if ctx.headers.count > core.configuration.maxHeaderCount {
             ctx.rejection = jsonError(431, "the request has \(ctx.headers.count) header fields; at most \(core.configuration.maxHeaderCount) are accepted")
         } else if let length = ctx.headers.first(where: { $0.name.lowercased() == "content-length" })?.value,
                   let n = Int(length.trimmingCharacters(in: .whitespaces)), n > core.configuration.maxBodySize {

@@ -183,6 +183,14 @@ public final class EmbeddedGateway: Gateway {
         }
     }
 
+    /// Throws the `invalidRequest` that ``authorize(_:options:)`` would refuse `request` with for
+    /// its shape (order id, amount, currency, callbackUrl, expiry, PSN, SDK version's length,
+    /// EMV data), touching no ledger: the gateway service checks it before it takes an armed
+    /// fault, which waits for a well-formed authorisation.
+    public func checkShape(_ request: AuthorisationRequest) throws(GatewayError) {
+        _ = try validate(request)
+    }
+
     private func validate(_ r: AuthorisationRequest) throws(GatewayError) -> [TLV] {
         func invalid(_ reason: String) -> GatewayError { GatewayError(.invalidRequest, reason) }
         guard !r.orderId.isEmpty else { throw invalid("the orderId is empty") }

@@ -101,4 +101,37 @@ struct CrossSiteRequestTests {
         #expect(try live.service.gateway.ledger.allPayments().count == 1)
         await live.server.stop()
     }
+
+    /// Refused by the gateway's own rules for an authorisation's shape (order id, amount,
+    /// currency, callbackUrl, expiry, PSN, EMV data), not by the route's: nothing recorded.
+    static let malformedForTheGateway: [String] = [
+        #"{"orderId":"xs-5","amount":0,"card":{"pan":"4012888888881881","expiry":"2812"}}"#,
+        #"{"orderId":"xs-5","amount":1000,"currency":"eur","card":{"pan":"4012888888881881","expiry":"2812"}}"#,
+        #"{"orderId":"   ","amount":1000,"card":{"pan":"4012888888881881","expiry":"2812"}}"#,
+        #"{"orderId":"xs-5","amount":1000,"callbackUrl":"ftp://h/x","card":{"pan":"4012888888881881","expiry":"2812"}}"#,
+        #"{"orderId":"xs-5","amount":1000,"card":{"pan":"4012888888881881","expiry":"2813"}}"#,
+        #"{"orderId":"xs-5","amount":1000,"card":{"pan":"4012888888881881","expiry":"2812","panSequenceNumber":100}}"#,
+        #"{"orderId":"xs-5","amount":1000,"card":{"pan":"4012888888881881","expiry":"2812","emvData":"9F02"}}"#,
+    ]
+
+    @Test("an armed fault is not used up by an authorisation the gateway refuses for its shape (400, nothing recorded)",
+          arguments: ["error-after-commit", "close-after-commit", "error-before-commit"])
+    func armedFaultOutlivesAGatewayRefusal(_ fault: String) async throws {
+        let live = try LiveService()
+        let key = live.service.apiKey
+        let arm = try await live.send("POST", "/admin/faults", json: #"{"fault":"\#(fault)","count":1}"#, key: key)
+        #expect(arm.status == 200)
+        for refused in Self.malformedForTheGateway {
+            let r = try await live.send("POST", "/terminal/v1/authorisations", json: refused)
+            // The refusal itself, as without a fault: a 400 that says nothing was recorded.
+            #expect(r.status == 400, "\(refused)")
+            #expect(try jsonObject(r.body)["code"] as? String == "invalidRequest")
+        }
+        #expect(try live.service.gateway.ledger.allPayments().isEmpty)
+        let armed = try jsonObject(try await live.send("GET", "/admin/faults", key: key).body)
+        let counted = try #require(armed["counted"] as? [[String: Any]])
+        #expect(counted.first?["fault"] as? String == fault)
+        #expect(counted.first?["count"] as? Int == 1)
+        await live.server.stop()
+    }
 }

@@ -126,6 +126,22 @@ struct GatewayRoutesTests {
         await live.server.stop()
     }
 
+    @Test("a query value with an encoded NUL (%00) is never read as the text before it: no other order's payment comes back")
+    func nulInQueryValue() async throws {
+        let live = try LiveService()
+        let key = live.service.apiKey
+        let sale = try await live.authorise(orderId: "nul-1", amount: 1000)
+        #expect(sale.status == .approved)
+        for path in ["/terminal/v1/charges?orderId=nul-1%00x", "/v1/payments?orderId=nul-1%00x",
+                     "/coreapi/v1/transactions?orderId=nul-1%00x", "/coreapi/v1/transactions?panLastFour=1881%00"] {
+            let r = try await live.send("GET", path, key: key)
+            // Refused, or an answer about that exact text, which no order has: never nul-1's sale.
+            #expect(!String(decoding: r.body, as: UTF8.self).contains(sale.paymentId), "\(path)")
+            #expect(r.status == 400, "\(path)")
+        }
+        await live.server.stop()
+    }
+
     @Test("MONEI shapes: get a payment, list by orderId, partial then full refund, cancel; 404 and 422 as JSON")
     func merchantREST() async throws {
         let live = try LiveService()

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPClient
 import HTTPServer
+import PaymentGateway
 import Synchronization
 import Testing
 
@@ -100,6 +101,24 @@ struct HTTPServerClientTests {
                                                                   headers: [("X-Request-Id", "trace-42")]))
         #expect(again.status == 404)
         #expect(again.header("X-Request-Id") == "trace-42")
+        await server.stop()
+    }
+
+    @Test("a URL's scheme is taken in any case (RFC 3986), as CallbackURL takes a callbackUrl: HTTP://… is sent")
+    func schemeInAnyCase() async throws {
+        let server = try Self.serve()
+        for scheme in ["HTTP", "Http"] {
+            let url = server.url.replacingOccurrences(of: "http", with: scheme) + "/echo"
+            // The gateway records a payment with this callbackUrl: its webhook must be deliverable.
+            #expect(CallbackURL.isValid(url))
+            let r = try await HTTPClient().send(HTTPClientRequest(method: "POST", url: url, body: Array("hook".utf8)))
+            #expect(r.status == 200)
+            #expect(String(decoding: r.body, as: UTF8.self) == "POST - hook")
+        }
+        // Still only http(s): another scheme is refused before anything is sent.
+        await #expect(throws: HTTPClientError.self) {
+            try await HTTPClient().send(HTTPClientRequest(url: "FILE:///etc/passwd"))
+        }
         await server.stop()
     }
 
