@@ -14,9 +14,13 @@ public struct HTTPWebhookTransport: WebhookTransport {
         self.client = client
     }
 
+    /// How much of a receiver's answer is kept: its status is all delivery needs, and a receiver
+    /// answering without end (within the attempt's timeout) must not fill the gateway's memory.
+    public static let maxAnswerBytes = 64 << 10
+
     public func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Duration) async throws -> Int {
         let request = HTTPClientRequest(method: "POST", url: url, headers: headers.map { (name: $0.0, value: $0.1) },
-                                        body: body, timeout: timeout)
+                                        body: body, timeout: timeout, maxResponseBodyBytes: Self.maxAnswerBytes)
         let response = try await client.send(request)
         return response.status
     }

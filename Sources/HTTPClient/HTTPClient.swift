@@ -11,14 +11,19 @@ public struct HTTPClientRequest: Sendable {
     public var body: [UInt8]
     /// The whole exchange (connect, send, receive) must end within this; nil: the client's default.
     public var timeout: Duration?
+    /// At most this many bytes of the answer's body are kept (the rest is read and dropped);
+    /// nil: all of it. For a caller that needs the status only, against a peer that answers
+    /// without end.
+    public var maxResponseBodyBytes: Int?
 
     public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [],
-                body: [UInt8] = [], timeout: Duration? = nil) {
+                body: [UInt8] = [], timeout: Duration? = nil, maxResponseBodyBytes: Int? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.maxResponseBodyBytes = maxResponseBodyBytes
     }
 }
 
@@ -226,12 +231,13 @@ final class Exchange: @unchecked Sendable {
 private let writeBody: curl_write_callback = { ptr, size, count, user in
     let e = Unmanaged<Exchange>.fromOpaque(user!).takeUnretainedValue()
     let n = size * count
-    if n > 0, let ptr {
+    let room = e.request.maxResponseBodyBytes.map { max(0, $0 - e.body.count) } ?? n
+    if n > 0, room > 0, let ptr {
         ptr.withMemoryRebound(to: UInt8.self, capacity: n) {
-            e.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: n))
+            e.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: min(n, room)))
         }
     }
-    return n
+    return n   // all of it taken: the transfer goes on to its end; what is over the limit is dropped
 }
 
 private let writeHeader: curl_write_callback = { ptr, size, count, user in
