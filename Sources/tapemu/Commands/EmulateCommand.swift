@@ -8,6 +8,7 @@ import VirtualCard
 #if canImport(Glibc)
 import Glibc
 import APDUTrace
+import BERTLV
 #endif
 
 /// `tapemu emulate`: a virtual card (or the card side of a trace) in a vpcd reader slot, so any
@@ -117,7 +118,7 @@ struct EmulateCommand: TapemuCommand {
 }
 
 /// What `emulate` prints as the card is used: one line per event worth a human's attention.
-private final class EmulationLog: Sendable {
+final class EmulationLog: Sendable {
     private struct State {
         var exchanges = 0
         var connections = 0
@@ -183,9 +184,10 @@ private final class EmulationLog: Sendable {
         return "\(hundredths / 100).\(frac < 10 ? "0" : "")\(frac)"
     }
 
-    /// A command for the log: in full, except the data of VERIFY / CHANGE REFERENCE DATA (PINs).
+    /// A command for the log: in hex with any card number in it masked (a reader may send one,
+    /// in CDOL data for instance), and without the data of VERIFY / CHANGE REFERENCE DATA (PINs).
     static func show(_ command: [UInt8]) -> String {
-        guard command.count > 4, command[1] == 0x20 || command[1] == 0x24 else { return Hex.encode(command) }
+        guard command.count > 4, command[1] == 0x20 || command[1] == 0x24 else { return SensitiveData.maskedHex(command) }
         return Hex.encode(command.prefix(4)) + " (PIN block hidden)"
     }
 }
