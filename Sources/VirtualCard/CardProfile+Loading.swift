@@ -8,7 +8,10 @@ extension CardProfile {
     /// Throws `.unreadableFile`, `.malformedJSON`, `.invalidProfile` or `.inconsistentProfile`.
     public static func load(contentsOf path: String) throws(VirtualCardError) -> CardProfile {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw VirtualCardError(.unreadableFile, "cannot read the profile file \(path)")
+            var isDirectory: ObjCBool = false
+            let why = !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) ? "no such file"
+                : isDirectory.boolValue ? "it is a directory" : "permission denied or an I/O error"
+            throw VirtualCardError(.unreadableFile, "cannot read the profile file \(path): \(why)")
         }
         return try decode(json: Array(data), source: path)
     }

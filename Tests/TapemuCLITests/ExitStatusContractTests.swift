@@ -91,6 +91,9 @@ struct ExitStatusContractTests {
         Case(args: ["emulate", "--trace", "T"], status: 65),
         Case(args: ["emulate", "--card", "X/none.json"], status: 66),
         Case(args: ["emulate", "--card", "TMP"], status: 74),
+        Case(args: ["cards", "show", "X/none.json", "--json"], status: 66),
+        Case(args: ["cards", "show", "TMP"], status: 74),
+        Case(args: ["cards", "show", "F"], status: 65),
     ]
 
     @Test(arguments: cases)

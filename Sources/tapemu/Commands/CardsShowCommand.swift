@@ -16,7 +16,9 @@ struct CardsShowCommand: TapemuCommand {
             card's definition, so it holds the profile's PAN in full; the built-in profiles' PANs \
             are test card numbers.
             """,
-        exitCodes: [(ExitCode.dataError, "the profile file cannot be read or is not valid (the error names the JSON path)")])
+        exitCodes: [(ExitCode.dataError, "the profile file is not valid (the error names the JSON path)"),
+                    (ExitCode.noInput, "the profile file does not exist"),
+                    (ExitCode.ioError, "the profile file cannot be read (a directory, no permission)")])
 
     static let profile = Positional("<profile>", help: "A built-in profile (see `tapemu cards`) or a .json profile file.",
                                     missing: "<profile> (see `tapemu cards`)")
