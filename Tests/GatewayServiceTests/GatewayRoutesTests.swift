@@ -84,6 +84,11 @@ struct GatewayRoutesTests {
         let live = try LiveService(maxBodySize: 512)
         let big = try await live.send("POST", "/terminal/v1/authorisations", json: String(repeating: " ", count: 600))
         #expect(big.status == 413)
+        // The server's own refusals take the service's error shape too.
+        let refused = try jsonObject(big.body)
+        #expect(refused["status"] as? String == "ERROR" && refused["statusCode"] as? Int == 413)
+        #expect(refused["code"] as? String == "payloadTooLarge")
+        #expect(refused["requestId"] as? String == big.header("X-Request-Id") && refused["requestTime"] is String)
         for body in ["{", "[]", #"{"orderId": 5}"#, #"{"orderId":"o","amount":"ten","card":{"pan":"1"}}"#, ""] {
             let r = try await live.send("POST", "/terminal/v1/authorisations", json: body)
             #expect(r.status == 400, "body \(body)")
