@@ -127,12 +127,24 @@ final class Exchange: @unchecked Sendable {
         self.timeout = timeout
     }
 
+    /// A URL for an error message, which ends up in logs: without its query, fragment or user
+    /// information, where a merchant's callbackUrl may carry a secret token.
+    static func shown(_ url: String) -> String {
+        var shown = url
+        if let cut = shown.firstIndex(where: { $0 == "?" || $0 == "#" }) { shown = String(shown[..<cut]) + "?…" }
+        if let scheme = shown.range(of: "://"), let at = shown[scheme.upperBound...].firstIndex(of: "@"),
+           !shown[scheme.upperBound..<at].contains("/") {
+            shown = String(shown[..<scheme.upperBound]) + "…@" + shown[shown.index(after: at)...]
+        }
+        return shown
+    }
+
     func perform() -> Result<HTTPClientResponse, HTTPClientError> {
         // The scheme in any case (RFC 3986 §3.1), as CallbackURL and RemoteGateway.validate take
         // it: a payment recorded with `HTTP://…` as its callbackUrl must get its webhook.
         let scheme = request.url.prefix { $0 != ":" }.lowercased()
         guard scheme == "http" || scheme == "https", request.url.dropFirst(scheme.count).hasPrefix("://") else {
-            return .failure(HTTPClientError(.invalidRequest, "not an http URL: \(request.url)"))
+            return .failure(HTTPClientError(.invalidRequest, "not an http URL: \(Self.shown(request.url))"))
         }
         guard let h = curl_easy_init() else {
             return .failure(HTTPClientError(.invalidRequest, "libcurl could not make a handle"))
@@ -187,11 +199,11 @@ final class Exchange: @unchecked Sendable {
         let error: HTTPClientError
         switch code {
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
-            error = HTTPClientError(.couldNotConnect, "could not connect to \(request.url): \(message); the request never left")
+            error = HTTPClientError(.couldNotConnect, "could not connect to \(Self.shown(request.url)): \(message); the request never left")
         case CURLE_ABORTED_BY_CALLBACK:
             error = HTTPClientError(.cancelled, "cancelled while the request was under way")
         case CURLE_OPERATION_TIMEDOUT where connectTime == 0:
-            error = HTTPClientError(.couldNotConnect, "could not connect to \(request.url) within \(timeout); the request never left")
+            error = HTTPClientError(.couldNotConnect, "could not connect to \(Self.shown(request.url)) within \(timeout); the request never left")
         case CURLE_OPERATION_TIMEDOUT:
             error = HTTPClientError(.timedOut,
                                     status > 0 ? "the answer (HTTP \(status)) did not finish within \(timeout); \(body.count) byte(s) of its body came"
@@ -207,7 +219,7 @@ final class Exchange: @unchecked Sendable {
         case CURLE_WEIRD_SERVER_REPLY, CURLE_UNSUPPORTED_PROTOCOL, CURLE_BAD_CONTENT_ENCODING:
             error = HTTPClientError(.badAnswer, "not an HTTP answer: \(message)")
         case CURLE_URL_MALFORMAT:
-            error = HTTPClientError(.invalidRequest, "bad URL \(request.url): \(message)")
+            error = HTTPClientError(.invalidRequest, "bad URL \(Self.shown(request.url)): \(message)")
         default:
             error = status > 0 ? HTTPClientError(.answerCutShort, "\(message) during the HTTP \(status) answer", status: status)
                 : HTTPClientError(.connectionClosed, "\(message) (curl error \(code.rawValue))")
