@@ -73,9 +73,10 @@ struct PayCommand: TapemuCommand {
         let (amount, orderId, callbackUrl) = (payment.amount, payment.orderId, self.callbackUrl)
         let hooks = try TestHooks.fromEnvironment()
         let gateway = payment.gateway
+        // The card source first: a --trace or --card that cannot be used creates no data directory.
+        let cardSource = try payment.source.makeSource()
         let gw = try payment.remote.open(gateway, .create, timeout: payment.gatewayTimeout)
         let store = try gateway.openPendingStore(.create)
-        let cardSource = try payment.source.makeSource()
         let json = payment.output.json
         let pinProvider: any PINProvider = payment.pin.map { ScriptedPINProvider(.pin($0)) }
             ?? TerminalPINProvider(console: console)

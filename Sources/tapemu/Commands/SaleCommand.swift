@@ -91,9 +91,10 @@ struct SaleCommand: TapemuCommand {
     func run(_ console: Console) async throws -> Int32 {
         let (amount, orderId, output, gatewayTimeout) = (payment.amount, payment.orderId, payment.output, payment.gatewayTimeout)
         let hooks = try TestHooks.fromEnvironment()
+        // The card source first: a --trace or --card that cannot be used creates no data directory.
+        let cardSource = try payment.source.makeSource()
         let gw = try payment.remote.open(payment.gateway, .create, timeout: gatewayTimeout)
         let store = try payment.gateway.openPendingStore(.create)
-        let cardSource = try payment.source.makeSource()
         let pinProvider: any PINProvider = payment.pin.map { ScriptedPINProvider(.pin($0)) }
             ?? TerminalPINProvider(console: console)
         let config = PaymentConfiguration(
