@@ -305,10 +305,7 @@ enum Wire {
     }
 
     static func errorResponse(status: Int, code: String?, message: String, requestId: String) -> HTTPResponse {
-        let body = ErrorBody(status: "ERROR", statusCode: status, message: message, code: code,
-                             requestId: requestId.isEmpty ? nil : requestId,
-                             requestTime: Date().formatted(.iso8601))
-        return json(body, status: status)
+        HTTPResponse.jsonError(status: status, code: code, message: message, requestId: requestId)
     }
 
     static func errorResponse(_ error: GatewayError, requestId: String) -> HTTPResponse {

@@ -40,15 +40,12 @@ enum WebAuth {
 }
 
 enum JSONResponse {
-    /// An error in the gateway service's shape (README, "The gateway over the network"):
-    /// `{"status":"ERROR","statusCode":…,"message":…,"code":…,"requestId":…,"requestTime":…}`, so
-    /// a client reads every non-GraphQL error of `tapemu gateway serve` the same way.
+    /// An error in the gateway service's shape (``HTTPResponse/jsonError(status:code:message:requestId:)``),
+    /// not cached.
     static func error(_ status: Int, code: String, _ message: String, requestId: String) -> HTTPResponse {
-        var members: [(String, JSONValue)] = [("status", .string("ERROR")), ("statusCode", .int(status)),
-                                              ("message", .string(message)), ("code", .string(code))]
-        if !requestId.isEmpty { members.append(("requestId", .string(requestId))) }
-        members.append(("requestTime", .string(Date().formatted(.iso8601))))
-        return make(status, .object(members), requestId: requestId)
+        var r = HTTPResponse.jsonError(status: status, code: code, message: message, requestId: requestId)
+        r.headers.append(("Cache-Control", "no-store"))
+        return r
     }
 
     static func make(_ status: Int, _ body: JSONValue, requestId: String) -> HTTPResponse {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The HTTP messages the gateway service handles, independent of the server library
 /// (libmicrohttpd lives behind ``HTTPServer``; handlers never see it).
 
@@ -67,4 +69,27 @@ public struct HTTPResponse: Sendable {
 /// What serves requests. Called on any thread; answers every request (errors are responses).
 public protocol HTTPHandler: Sendable {
     func handle(_ request: HTTPRequest) async -> HTTPResponse
+}
+
+extension HTTPResponse {
+    /// An error in the one shape every route of `tapemu gateway serve` answers with (README, "The
+    /// gateway over the network"), and the server itself for what it refuses before a handler:
+    /// `{"status":"ERROR","statusCode":…,"message":…,"code":…,"requestId":…,"requestTime":…}`
+    /// (keys sorted; `code` and `requestId` left out when nil or empty).
+    public static func jsonError(status: Int, code: String?, message: String, requestId: String) -> HTTPResponse {
+        struct Body: Encodable {
+            var status = "ERROR"
+            var statusCode: Int
+            var message: String
+            var code: String?
+            var requestId: String?
+            var requestTime: String
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let body = Body(statusCode: status, message: message, code: code,
+                        requestId: requestId.isEmpty ? nil : requestId, requestTime: Date().formatted(.iso8601))
+        let data = (try? encoder.encode(body)) ?? Data("{}".utf8)
+        return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(data))
+    }
 }

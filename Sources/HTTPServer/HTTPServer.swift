@@ -321,28 +321,6 @@ private func newRequestId(clientGiven: String?) -> String {
     return String(decoding: out, as: UTF8.self)
 }
 
-/// An answer the server decides itself (400, 413, 431), in the error shape of the services it
-/// carries (README, "The gateway over the network"): `{"status":"ERROR","statusCode":…,
-/// "message":…,"code":…,"requestId":…,"requestTime":…}`.
-private func jsonError(_ status: Int, _ code: String, _ message: String, requestId: String) -> HTTPResponse {
-    func quoted(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where u.value < 0x20: out += String(format: "\\u%04x", u.value)
-            default: out.unicodeScalars.append(u)
-            }
-        }
-        return out + "\""
-    }
-    var body = "{\"status\":\"ERROR\",\"statusCode\":\(status),\"message\":\(quoted(message)),\"code\":\(quoted(code))"
-    if !requestId.isEmpty { body += ",\"requestId\":\(quoted(requestId))" }
-    body += ",\"requestTime\":\(quoted(Date().formatted(.iso8601)))}"
-    return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(body.utf8))
-}
-
 /// Queues `response` on `connection`; returns .NO (close without answer) when it cannot.
 private func queue(_ response: HTTPResponse, _ ctx: RequestContext, _ connection: OpaquePointer?,
                    _ core: ServerCore) -> MHD_Result {
@@ -404,17 +382,17 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         core.requestStarted()
         if headers.holdsNUL || query.holdsNUL {
             // No handler sees a text cut at (or holding) a NUL: an order id, a last four.
-            ctx.rejection = jsonError(400, "invalidRequest", "a query item or header field holds a NUL byte (%00)",
-                                      requestId: ctx.requestId)
+            ctx.rejection = HTTPResponse.jsonError(status: 400, code: "invalidRequest", message: "a query item or header field holds a NUL byte (%00)",
+                                                   requestId: ctx.requestId)
         } else if ctx.headers.count > core.configuration.maxHeaderCount {
-            ctx.rejection = jsonError(431, "requestHeaderFieldsTooLarge",
-                                      "the request has \(ctx.headers.count) header fields; at most \(core.configuration.maxHeaderCount) are accepted",
-                                      requestId: ctx.requestId)
+            ctx.rejection = HTTPResponse.jsonError(status: 431, code: "requestHeaderFieldsTooLarge",
+                                                   message: "the request has \(ctx.headers.count) header fields; at most \(core.configuration.maxHeaderCount) are accepted",
+                                                   requestId: ctx.requestId)
         } else if let length = ctx.headers.first(where: { $0.name.lowercased() == "content-length" })?.value,
                   let n = Int(length.trimmingCharacters(in: .whitespaces)), n > core.configuration.maxBodySize {
-            ctx.rejection = jsonError(413, "payloadTooLarge",
-                                      "the request body has \(n) bytes; at most \(core.configuration.maxBodySize) are accepted",
-                                      requestId: ctx.requestId)
+            ctx.rejection = HTTPResponse.jsonError(status: 413, code: "payloadTooLarge",
+                                                   message: "the request body has \(n) bytes; at most \(core.configuration.maxBodySize) are accepted",
+                                                   requestId: ctx.requestId)
         }
         if let rejection = ctx.rejection {
             // Answer before reading the body; libmicrohttpd closes the connection afterwards.
@@ -428,8 +406,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         let n = uploadSize.pointee
         if !ctx.answered && ctx.rejection == nil {
             if ctx.body.count + n > core.configuration.maxBodySize {
-                ctx.rejection = jsonError(413, "payloadTooLarge", "the request body is larger than \(core.configuration.maxBodySize) bytes",
-                                          requestId: ctx.requestId)
+                ctx.rejection = HTTPResponse.jsonError(status: 413, code: "payloadTooLarge", message: "the request body is larger than \(core.configuration.maxBodySize) bytes",
+                                                       requestId: ctx.requestId)
                 ctx.body = []
             } else if let uploadData {
                 uploadData.withMemoryRebound(to: UInt8.self, capacity: n) {
