@@ -29,10 +29,11 @@ public struct LoopbackHostGuard: HTTPHandler {
         return await inner.handle(request)
     }
 
-    /// Whether a `Host` header names this machine's loopback: `localhost`, `127.x.x.x` or
-    /// `[::1]`, with or without a port, in any case.
+    /// Whether a host — a `Host` header, or an address to listen on — names this machine's
+    /// loopback: `localhost`, `127.x.x.x`, `[::1]` or `::1`, with or without a port, in any case.
     public static func isLoopback(host header: String) -> Bool {
         var name = header.trimmingCharacters(in: .whitespaces).lowercased()
+        if name == "::1" { return true }
         if name.hasPrefix("[") {
             guard let close = name.firstIndex(of: "]") else { return false }
             let rest = name[name.index(after: close)...]

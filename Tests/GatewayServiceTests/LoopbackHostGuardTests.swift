@@ -13,7 +13,7 @@ import TestSupport
 struct LoopbackHostGuardTests {
     @Test("loopback names, with or without a port, in any case", arguments: [
         ("127.0.0.1", true), ("127.0.0.1:8080", true), ("127.1.2.3:80", true), ("localhost", true),
-        ("LOCALHOST:8080", true), ("localhost.:8080", true), ("[::1]", true), ("[::1]:8080", true),
+        ("LOCALHOST:8080", true), ("localhost.:8080", true), ("[::1]", true), ("[::1]:8080", true), ("::1", true),
         ("evil.example", false), ("evil.example:8080", false), ("127.0.0.1.evil.example", false),
         ("localhost.evil.example:8080", false), ("128.0.0.1:8080", false), ("[::2]:8080", false),
         ("127.0.0.1:80x", false), ("[::1]x", false), ("", false), ("0.0.0.0:8080", false),

@@ -128,10 +128,9 @@ struct GatewayServeCommand: TapemuCommand {
         return line
     }
 
-    /// True for an address only this machine reaches.
-    static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
-    }
+    /// True for an address only this machine reaches (the rule the loopback server applies to
+    /// the `Host` of its requests).
+    static func isLoopback(_ host: String) -> Bool { LoopbackHostGuard.isLoopback(host: host) }
 
     /// Every route the server answers. To serve another handler (GraphQL, webhooks admin, the
     /// dashboard), mount it here — one line each, e.g. `router.mount("/graphql", handler)`.
