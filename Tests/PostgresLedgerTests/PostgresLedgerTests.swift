@@ -18,7 +18,7 @@ struct PostgresLedgerTests {
         }
         #expect(secrets.count == 8 && Set(secrets).count == 1)
         let c = try PostgresConnection(url: url)
-        #expect(try c.query("SELECT version FROM tapemu_schema_migrations").rows.map { $0[0] } == ["1"])
+        #expect(try c.query("SELECT version FROM tapemu_schema_migrations").rows.map { $0[0] } == ["1", "2"])
     }
 
     @Test("a database migrated by a newer tapemu is refused, not written")
