@@ -1,5 +1,5 @@
 import Foundation
-import PaymentGateway
+@testable import PaymentGateway
 import Testing
 import TestSupport
 @testable import tapemu
@@ -58,6 +58,31 @@ struct WebhookCommandTests {
                                 "--tolerance", "600s"])
         #expect(bad.status == 1)
         #expect(bad.out.contains("noMatchingSignature"))
+    }
+
+    @Test("an earlier tapemu's ledger (version 2, no API key): read only, gateway secret says so (exit 1) and --legacy prints the old secret; the next payment migrates it and gateway secret prints the API key")
+    func earlierLedger() async throws {
+        let (dir, _) = try await paidOrder()
+        let c = try SQLiteConnection(path: dir + "/" + Ledger.fileName, busyTimeout: .seconds(1), mode: .readWrite)
+        try c.execute("""
+            ALTER TABLE payments DROP COLUMN captured; ALTER TABLE payments DROP COLUMN last_refund_amount;
+            ALTER TABLE payments DROP COLUMN last_refund_reason; ALTER TABLE payments DROP COLUMN cancellation_reason;
+            DELETE FROM settings WHERE key = 'merchant_api_key';
+            PRAGMA user_version = 2;
+            """)
+        let none = await runCLI(["gateway", "secret", "--data-dir", dir])
+        #expect(none.status == 1 && none.err.contains("no merchant API key yet"), "\(none.err)")
+        let legacy = await runCLI(["gateway", "secret", "--legacy", "--data-dir", dir])
+        #expect(legacy.status == 0 && legacy.out.trimmingCharacters(in: .whitespacesAndNewlines).count == 64)
+        let charges = await runCLI(["charges", "--order-id", "wh-1", "--data-dir", dir, "--json"])
+        #expect(charges.status == 0 && charges.out.contains("wh-1"))
+        #expect(try c.userVersion == 2)   // queries never migrate
+        #expect(await runCLI(["pay", "--amount", "1000", "--order-id", "wh-2", "--data-dir", dir]).status == 0)
+        #expect(try c.userVersion == Ledger.schemaVersion)
+        let key = await runCLI(["gateway", "secret", "--data-dir", dir])
+        #expect(key.status == 0 && key.out.hasPrefix("tpk_test_"))
+        let legacyAfter = await runCLI(["gateway", "secret", "--legacy", "--data-dir", dir])
+        #expect(legacyAfter.out == legacy.out)
     }
 
     @Test("gateway webhooks shows the delivery state: attempts, next try, last error")

@@ -17,7 +17,9 @@ struct GatewaySecretCommand: TapemuCommand {
             signatures of webhooks recorded then; `webhook verify --secret` checks those). \
             With --json: `apiKey`, `legacySecret`, `algorithm` and `header`.
             """,
-        exitCodes: GatewayOptions.exitCodes)
+        exitCodes: GatewayOptions.exitCodes + [
+            (ExitCode.failure, "an earlier tapemu's ledger that has no API key yet (read only): a payment or `gateway serve` on it makes one"),
+        ])
 
     static let legacy = Flag("--legacy", help: "Print the secret that signed webhooks before ledger schema version 3.")
 
