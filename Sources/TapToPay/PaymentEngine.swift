@@ -84,6 +84,8 @@ extension AuthorisationResponse {
 struct CardSummary: Sendable, Hashable {
     var maskedPAN: String
     var brand: String
+    /// The last four digits (the masked PAN keeps them).
+    var last4: String { String(maskedPAN.suffix(4)) }
 }
 
 /// What one sale did, whichever way it ended: the faces learn the card from here, not from the
@@ -94,6 +96,8 @@ struct SaleAttempt: Sendable {
     /// The card, once read whole or sent with an early authorisation (also when the sale failed
     /// afterwards): the card of this attempt's request.
     var card: CardSummary?
+    /// The authorisation request started leaving (the submission point was passed).
+    var submitted: Bool
     var result: Result<SaleOutcome, SaleFailure>
 }
 
@@ -112,13 +116,30 @@ struct PaymentEngine: Sendable {
         } catch {
             result = .failure(error)
         }
-        let (presented, card) = progress.state.withLock { ($0.presented, $0.card) }
-        return SaleAttempt(cardPresented: presented, card: card, result: result)
+        let (presented, card, submitted) = progress.state.withLock { ($0.presented, $0.card, $0.submitted) }
+        return SaleAttempt(cardPresented: presented, card: card, submitted: submitted, result: result)
     }
 
     /// What a sale has got to, for ``SaleAttempt``.
     private final class Progress: Sendable {
-        let state = Mutex<(presented: Bool, card: CardSummary?)>((false, nil))
+        let state = Mutex<(presented: Bool, card: CardSummary?, submitted: Bool)>((false, nil, false))
+    }
+
+    /// Writes the record of an attempt that ends unclear although its request never left (the
+    /// MONEI face's `outcomeUnknown` for a card read error, a PIN entry error, a lost reader
+    /// session or a cancellation before the submission point): the app is told what it would be
+    /// told after the submission point, so the device keeps what it keeps then — a `pending`
+    /// record without an answer, for the same recovery (the charges query finds nothing; seed 000's
+    /// step 4, then `pending close`). Never sent, it cannot be charged; nothing here sends.
+    /// Durable when it returns.
+    func keepUnsentAttempt(_ sale: SaleRequest, card: CardSummary?) async throws(DeviceStoreError) -> PendingPayment {
+        let config = configuration
+        let pending = PendingPayment(orderId: sale.orderId, origin: sale.origin, amount: sale.amount, currency: sale.currency,
+                                     maskedPAN: card?.maskedPAN, last4: card?.last4, cardBrand: card?.brand,
+                                     callbackUrl: sale.callbackUrl, createdAt: config.now(), sale: sale.saleDictionary)
+        let store = config.pendingStore
+        try await withBlockingCall { () throws(DeviceStoreError) in try store.save(pending) }
+        return pending
     }
 
     private func run(_ sale: SaleRequest, progress: Progress) async throws(SaleFailure) -> SaleOutcome {
@@ -147,7 +168,10 @@ struct PaymentEngine: Sendable {
         let submission = Submission()
         // Whatever way the sale ends, a lease not handed to the caller is let go: the record
         // stays for recovery (an unclear outcome) — or was already completed or discarded.
-        defer { submission.takeLease()?.release() }
+        defer {
+            progress.state.withLock { $0.submitted = submission.started }
+            submission.takeLease()?.release()
+        }
         let reader = EMVReader(configuration: config.terminal)
         let read: CardRead
         do throws(KernelError) {
