@@ -272,7 +272,7 @@ public final class TapToPay: Sendable {
         case .beforeSubmission(.reader(let e)): "\(e)"
         case .beforeSubmission(.kernel(let e)), .afterSubmission(_, .read(let e)): "\(e)"
         case .beforeSubmission(.storage(let e)), .afterSubmission(_, .answerNotKept(let e)): "\(e)"
-        case .beforeSubmission(.gateway(let e)), .afterSubmission(_, .gateway(let e)): "\(e)"
+        case .beforeSubmission(.gateway(let e)), .afterSubmission(_, .gateway(let e)), .afterSubmission(_, .refused(let e)): "\(e)"
         case .beforeSubmission(.pinCancelled): "the cardholder cancelled the PIN entry"
         case .beforeSubmission(.pinTimeout): "no PIN was entered within the PIN-entry timeout"
         case .beforeSubmission(.pinFailed): "the PIN entry failed (the PIN pad reported an error)"
