@@ -14,6 +14,14 @@ import Synchronization
 /// let result = try await tapToPay.acceptPayment(amount: 1250, orderId: "order-1042", callbackUrl: webhookURL)
 /// ```
 ///
+/// or, as seed 000 writes it, on the type over the shared instance (`SharedTapToPay.swift`):
+///
+/// ```swift
+/// TapToPay.configure(config)            // or from the environment: TAPEMU_GATEWAY, TAPEMU_DATA_DIR, TAPEMU_CARD
+/// try await TapToPay.prepare(token: token)
+/// let result = try await TapToPay.acceptPayment(amount: 1250, orderId: "order-1042", callbackUrl: webhookURL)
+/// ```
+///
 /// The errors are seed `000`'s. The SDK cannot tell a reader error before the request left from
 /// one after it, so during `acceptPayment` every card read error, PIN entry error and lost reader
 /// session is `outcomeUnknown(orderId:)`, before the submission point (the moment the
