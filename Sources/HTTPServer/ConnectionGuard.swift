@@ -36,6 +36,10 @@ final class ConnectionGuard: @unchecked Sendable {
         var shed = false
         /// The raw request target's path holds a NUL or `%00`.
         var pathHoldsNUL = false
+        /// Where the raw request target's C string ends (its address plus its strlen): libmicrohttpd
+        /// ends the target with a NUL just before the HTTP version, so an earlier end is a raw NUL
+        /// byte inside it (``headersIn(_:version:)``).
+        var rawTargetEnd: UInt = 0
     }
 
     let configuration: HTTPServerConfiguration
@@ -116,22 +120,32 @@ final class ConnectionGuard: @unchecked Sendable {
         lock.unlock()
     }
 
-    func requestLine(_ connection: OpaquePointer, holdsNUL: Bool) {
-        guard holdsNUL else { return }
+    func requestLine(_ connection: OpaquePointer, holdsNUL: Bool, targetEnd: UInt) {
         let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
         lock.lock()
-        entries[key]?.pathHoldsNUL = true
+        if holdsNUL { entries[key]?.pathHoldsNUL = true }
+        entries[key]?.rawTargetEnd = targetEnd
         lock.unlock()
     }
 
     /// At the headers: whether the connection is to be shed, and whether its path held a NUL.
-    func headersIn(_ connection: OpaquePointer) -> (shed: Bool, pathHoldsNUL: Bool) {
+    /// `version` is the HTTP version libmicrohttpd hands the access handler: it starts just
+    /// past the NUL that ends the raw request target.
+    func headersIn(_ connection: OpaquePointer, version: UnsafePointer<CChar>?) -> (shed: Bool, pathHoldsNUL: Bool) {
         let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
         lock.lock()
         defer { lock.unlock() }
-        guard let e = entries[key] else { return (false, false) }
+        guard var e = entries[key] else { return (false, false) }
         if e.shed { shedAtHeaders += 1 }
-        return (e.shed, e.pathHoldsNUL)
+        if let version, e.rawTargetEnd != 0, UInt(bitPattern: Int(bitPattern: version)) &- 1 != e.rawTargetEnd {
+            e.pathHoldsNUL = true
+        }
+        // One request's facts; a keep-alive connection's next request brings its own.
+        let answer = (e.shed, e.pathHoldsNUL)
+        e.pathHoldsNUL = false
+        e.rawTargetEnd = 0
+        entries[key] = e
+        return answer
     }
 
     /// The request is read: handling begins, unless the guard already answered the connection

@@ -398,7 +398,7 @@ private func queue(_ response: HTTPResponse, _ ctx: RequestContext, _ connection
     return MHD_queue_response(connection, UInt32(clamping: response.status), r)
 }
 
-private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadSize, conCls in
+private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, version, uploadData, uploadSize, conCls in
     let core = Unmanaged<ServerCore>.fromOpaque(cls!).takeUnretainedValue()
     guard let conCls, let uploadSize else { return .NO }
     // First call: the request line and headers are in.
@@ -412,7 +412,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         ctx.requestId = newRequestId(clientGiven: ctx.headers.first { $0.name.lowercased() == "x-request-id" }?.value)
         conCls.pointee = Unmanaged.passRetained(ctx).toOpaque()
         core.requestStarted()
-        let admission = connection.map { core.connections.headersIn($0) } ?? (shed: false, pathHoldsNUL: false)
+        let admission = connection.map { core.connections.headersIn($0, version: version) } ?? (shed: false, pathHoldsNUL: false)
         if admission.shed {
             // No room and no idle or slow connection to close for it: an answer, not a reset.
             var r = HTTPResponse.jsonError(status: 503, code: "serviceUnavailable",
@@ -500,7 +500,8 @@ private let connectionNotice: MHD_NotifyConnectionCallback = { cls, connection, 
 }
 
 /// The raw request target, before libmicrohttpd decodes it: a `%00` in its path would end
-/// the decoded C string (the query keeps its lengths, ``collect(_:_:)``).
+/// the decoded C string (the query keeps its lengths, ``collect(_:_:)``); a raw NUL byte ends
+/// this C string early, which the access handler sees from where the HTTP version starts.
 private let requestLineNotice: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?)
     -> UnsafeMutableRawPointer? = { cls, uri, connection in
     guard let cls, let uri, let connection else { return nil }
@@ -514,7 +515,8 @@ private let requestLineNotice: @convention(c) (UnsafeMutableRawPointer?, UnsafeP
             holdsNUL = true
         }
     }
-    core.connections.requestLine(connection, holdsNUL: holdsNUL)
+    core.connections.requestLine(connection, holdsNUL: holdsNUL,
+                                 targetEnd: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(uri))) &+ UInt(raw.count))
     return nil
 }
 

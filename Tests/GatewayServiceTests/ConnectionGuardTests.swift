@@ -101,8 +101,18 @@ struct ConnectionGuardTests {
             #expect(answer.hasPrefix("HTTP/1.1 400"), "\(path): \(answer.prefix(80))")
             #expect(!answer.contains("ok /"), "\(path) reached the handler")
         }
-        // Not yet: a raw NUL byte in the request line (not %00) — libmicrohttpd 0.9.75 hands the
-        // path over as a C string cut at it, and its request-line callback gets the same cut text.
+        // A raw NUL byte in the request target (libmicrohttpd hands the path over as a C string
+        // cut at it), in the path or in the query, and one that mimics the version after it.
+        for target in ["/hello\0.html", "/hello\0", "/a?q=1\0x", "/hello\0HTTP/1.1"] {
+            let raw = try RawConnection.request(port: server.port, "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            #expect(raw.hasPrefix("HTTP/1.1 400"), "raw NUL in \(target.debugDescription): \(raw.prefix(80))")
+            #expect(!raw.contains("ok /"))
+        }
+        // Keep-alive: the next request on the connection is judged on its own.
+        let c = try RawConnection(port: server.port)
+        c.send("GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        let two = String(decoding: c.readAll() ?? [], as: UTF8.self)
+        #expect(two.components(separatedBy: "HTTP/1.1 200").count == 3, "\(two)")
         // %2500 is a percent sign and 00, not a NUL.
         let escaped = try RawConnection.request(port: server.port, "GET /hello%2500 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         #expect(escaped.hasPrefix("HTTP/1.1 200"), "\(escaped.prefix(80))")
