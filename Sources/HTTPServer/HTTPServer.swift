@@ -27,8 +27,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// connection's accept (or from its previous answer): not restarted by each byte as
     /// ``connectionTimeout`` is. Past it: `408` and the connection is closed.
     public var requestTimeout: Duration
-    /// The most connections from one client address that may be reading a request at once; past
-    /// it that address's oldest reader is answered `503` and closed.
+    /// The most connections from one client address (other than loopback, unless
+    /// ``limitLoopbackPerAddress``); past it that address's oldest connection still reading a
+    /// request is answered `503` with `Retry-After` and closed.
     public var maxConnectionsPerAddress: Int
     /// The `Retry-After` (seconds) of a `503` that sheds a connection.
     public var retryAfterSeconds: Int
