@@ -27,6 +27,8 @@ var postgres: String?
 var hostile = false
 var hostileSeconds = 20
 var tapemuPath: String?
+var hostileSlow = 300
+var hostileIdle = 300
 var args = Array(CommandLine.arguments.dropFirst())
 while !args.isEmpty {
     let a = args.removeFirst()
@@ -37,6 +39,8 @@ while !args.isEmpty {
     case "--hostile": hostile = true
     case "--seconds" where !args.isEmpty: hostileSeconds = max(1, min(600, Int(args.removeFirst()) ?? 20))
     case "--tapemu" where !args.isEmpty: tapemuPath = args.removeFirst()
+    case "--slow" where !args.isEmpty: hostileSlow = max(0, min(2000, Int(args.removeFirst()) ?? 300))
+    case "--idle" where !args.isEmpty: hostileIdle = max(0, min(2000, Int(args.removeFirst()) ?? 300))
     case "--count" where !args.isEmpty:
         guard let n = Int(args.removeFirst()), n >= 32 else {
             FileHandle.standardError.write(Data("tapemu-gateway-bench: --count takes 32 or more\n".utf8))
@@ -44,7 +48,7 @@ while !args.isEmpty {
         }
         count = n
     default:
-        FileHandle.standardError.write(Data("usage: tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|health] [--postgres postgres://USER@HOST:PORT/DB] [--hostile [--seconds N] [--tapemu PATH]]\n".utf8))
+        FileHandle.standardError.write(Data("usage: tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|health] [--postgres postgres://USER@HOST:PORT/DB] [--hostile [--seconds N] [--slow N] [--idle N] [--tapemu PATH]]\n".utf8))
         exit(64)
     }
 }
@@ -117,7 +121,7 @@ func fresh(in directory: String) -> String {
 
 if hostile {
     do {
-        try await HostileBench.run(tapemu: tapemuPath, seconds: hostileSeconds)
+        try await HostileBench.run(tapemu: tapemuPath, seconds: hostileSeconds, slowCount: hostileSlow, idleCount: hostileIdle)
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("tapemu-gateway-bench: \(error)\n".utf8))
