@@ -45,6 +45,9 @@ final class ConnectionGuard: @unchecked Sendable {
     let configuration: HTTPServerConfiguration
     private let lock = NSCondition()
     private var entries: [UInt: Entry] = [:]
+    /// Entries not evicted, in all and by address.
+    private var held = 0
+    private var heldByAddress: [String: Int] = [:]
     private var stopping = false
     private var watchdog: Thread?
     /// Counters for tests and benchmarks.
@@ -76,7 +79,7 @@ final class ConnectionGuard: @unchecked Sendable {
     var counts: (held: Int, evictedForRoom: Int, timedOut: Int, shed: Int) {
         lock.lock()
         defer { lock.unlock() }
-        return (entries.values.filter { !$0.evicted }.count, evictedForRoom, timedOut, shedAtHeaders)
+        return (held, evictedForRoom, timedOut, shedAtHeaders)
     }
 
     // MARK: Events (libmicrohttpd's threads)
@@ -89,22 +92,23 @@ final class ConnectionGuard: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         entries[key] = Entry(fd: fd, address: address, readingSince: now)
-        // One address past its share: its own oldest reader makes room.
-        let fromAddress = entries.filter { !$0.value.evicted && $0.value.address == address }
+        held += 1
+        heldByAddress[address, default: 0] += 1
+        // Counts kept as they change, and a scan only to pick whom to close: this runs on
+        // libmicrohttpd's accepting thread, where a burst of hundreds of connections arrives.
         // Not on loopback unless asked: every local process shares 127.0.0.1, so there the
         // limit only churns (a burst of reconnects would close an honest client's fresh
         // connection before its headers are read); the global limit keeps the room there.
         let limited = configuration.limitLoopbackPerAddress || !(address.hasPrefix("127.") || address == "::1")
-        if limited && fromAddress.count > configuration.maxConnectionsPerAddress {
-            if let oldest = Self.oldestReader(fromAddress) {
+        if limited && heldByAddress[address, default: 0] > configuration.maxConnectionsPerAddress {
+            if let oldest = oldestReader(address: address) {
                 evict(oldest, status: 503)
                 evictedForRoom += 1
             }
         }
         // The server past its limit: the oldest reader anywhere makes room, or the newcomer is shed.
-        let held = entries.filter { !$0.value.evicted }
-        if held.count > configuration.maxConnections {
-            if let oldest = Self.oldestReader(held), oldest != key {
+        if held > configuration.maxConnections {
+            if let oldest = oldestReader(address: nil), oldest != key {
                 evict(oldest, status: 503)
                 evictedForRoom += 1
             } else {
@@ -116,8 +120,15 @@ final class ConnectionGuard: @unchecked Sendable {
     func closed(_ connection: OpaquePointer) {
         let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
         lock.lock()
-        entries[key] = nil
+        if let e = entries.removeValue(forKey: key), !e.evicted { release(e) }
         lock.unlock()
+    }
+
+    /// A connection no longer held (closed, or answered and shut down by the guard).
+    private func release(_ e: Entry) {
+        held -= 1
+        let n = heldByAddress[e.address, default: 1] - 1
+        heldByAddress[e.address] = n > 0 ? n : nil
     }
 
     func requestLine(_ connection: OpaquePointer, holdsNUL: Bool, targetEnd: UInt) {
@@ -170,15 +181,22 @@ final class ConnectionGuard: @unchecked Sendable {
 
     // MARK: Internals (under the lock)
 
-    private static func oldestReader(_ candidates: [UInt: Entry]) -> UInt? {
-        candidates.filter { !$0.value.evicted && $0.value.readingSince != nil }
-            .min { $0.value.readingSince! < $1.value.readingSince! }?.key
+    /// The held connection that has been reading a request the longest (of `address`, when
+    /// given); no allocation.
+    private func oldestReader(address: String?) -> UInt? {
+        var best: (key: UInt, since: ContinuousClock.Instant)?
+        for (key, e) in entries where !e.evicted {
+            guard let since = e.readingSince, address == nil || e.address == address else { continue }
+            if best == nil || since < best!.since { best = (key, since) }
+        }
+        return best?.key
     }
 
     private func evict(_ key: UInt, status: Int) {
         guard var e = entries[key], !e.evicted, e.fd >= 0 else { return }
         e.evicted = true
         entries[key] = e
+        release(e)
         let response = status == 408
             ? HTTPResponse.jsonError(status: 408, code: "requestTimeout",
                                      message: "the request was not complete within \(configuration.requestTimeout)", requestId: "")
