@@ -44,7 +44,7 @@ struct ConnectionGuardTests {
         let shed = String(decoding: idle[0].readAll() ?? [], as: UTF8.self)
         #expect(shed.hasPrefix("HTTP/1.1 503"), "the oldest idle connection got: \(shed.prefix(80))")
         #expect(shed.contains("Retry-After: 1\r\n"))
-        #expect(shed.contains(#""code":"serviceUnavailable""#) && shed.contains(#""status":"ERROR""#))
+        #expect(shed.contains(#""code":"serviceUnavailable""#) && shed.contains(#""statusCode":503"#))
         // The youngest idle one still holds its slot.
         #expect(!idle[held - 1].readable(within: 0))
         #expect(server.connectionCounts.evictedForRoom >= 1)
