@@ -193,9 +193,11 @@ do {
                                     handler: GatewayService(dataDirectory: fresh(in: directory)).routes())
         struct Health: Gateway {
             let url: String
+            /// One client for every request: kept connections, as a terminal keeps its own.
+            let client = HTTPClient()
             func authorize(_ request: AuthorisationRequest, options: GatewayRequestOptions) async throws(GatewayError) -> AuthorisationResponse {
                 do {
-                    _ = try await HTTPClient().send(HTTPClientRequest(url: url + "/health"))
+                    _ = try await client.send(HTTPClientRequest(url: url + "/health"))
                 } catch {
                     throw GatewayError(.connectionLost, error.reason)
                 }
