@@ -264,7 +264,7 @@ final class Exchange: @unchecked Sendable {
         let error: HTTPClientError
         switch code {
         case _ where requestBytes > 0 && (code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST
-                              || code == CURLE_COULDNT_RESOLVE_PROXY || (code == CURLE_OPERATION_TIMEDOUT && connectTime == 0)):
+                                           || code == CURLE_COULDNT_RESOLVE_PROXY):
             // A kept connection that died after the request went out makes libcurl connect
             // again; that connect failing says nothing about the first try.
             error = HTTPClientError(.connectionClosed, "a kept connection to \(Self.shown(request.url)) ended and a new one could not be made: \(message); the request may have left on the kept one")
@@ -272,7 +272,9 @@ final class Exchange: @unchecked Sendable {
             error = HTTPClientError(.couldNotConnect, "could not connect to \(Self.shown(request.url)): \(message); the request never left")
         case CURLE_ABORTED_BY_CALLBACK:
             error = HTTPClientError(.cancelled, "cancelled while the request was under way")
-        case CURLE_OPERATION_TIMEDOUT where connectTime == 0:
+        case CURLE_OPERATION_TIMEDOUT where connectTime == 0 && requestBytes == 0:
+            // (Over a kept connection there is no connect: the connect time is 0 there too, but
+            // the request was written.)
             error = HTTPClientError(.couldNotConnect, "could not connect to \(Self.shown(request.url)) within \(timeout); the request never left")
         case CURLE_OPERATION_TIMEDOUT:
             error = HTTPClientError(.timedOut,

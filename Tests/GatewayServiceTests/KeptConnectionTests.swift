@@ -1,4 +1,8 @@
 import Foundation
+@testable import GatewayService
+import PaymentGateway
+import BERTLV
+import TestSupport
 import HTTPClient
 import HTTPServer
 import Synchronization
@@ -166,5 +170,52 @@ struct KeptConnectionTests {
             #expect(error.kind == .couldNotConnect)
             #expect(!error.requestMayHaveLeft)
         }
+    }
+}
+
+/// The same over the whole stack: RemoteGateway's authorisation over a kept connection, the
+/// server's injected faults at each point (before the commit, after it with an error, after it
+/// with the connection closed, mid-body), on the first try only or on the resend too.
+@Suite("Kept connections: RemoteGateway's authorisation, the server's faults", .temporaryDirectories)
+struct KeptConnectionGatewayTests {
+    @Test("the outcome is the stored answer or a communication failure (outcomeUnknown), never a second charge",
+          arguments: [ServerFault.errorBeforeCommit, .errorAfterCommit, .closeAfterCommit, .stallMidBody], [1, 2])
+    func faultOnKeptConnection(fault: ServerFault, tries: Int) async throws {
+        let live = try LiveService()
+        let remote = RemoteGateway(baseURL: live.url)
+        let card = CardData(pan: PAN("4012888888881881")!, expiry: "2812")
+        // A GET first: the authorisation goes over the connection it left open.
+        _ = try await remote.charges(orderId: "warm")
+        live.service.armFault(fault, count: tries)
+        let order = "kept-\(fault.name)-\(tries)"
+        let outcome: Result<AuthorisationResponse, GatewayError>
+        do throws(GatewayError) {
+            outcome = .success(try await remote.authorize(AuthorisationRequest(orderId: order, amount: 1000, card: card)))
+        } catch {
+            outcome = .failure(error)
+        }
+        let sales = try live.service.gateway.ledger.sales(orderId: order)
+        #expect(sales.count <= 1)
+        switch outcome {
+        case .success(let answer):
+            // Only a resend answers: the stored answer of the one recorded sale.
+            #expect(answer.isReplay)
+            #expect(sales.count == 1)
+            #expect(answer.status == .approved)
+        case .failure(let error):
+            #expect(error.isCommunicationFailure, "\(error)")
+        }
+        if fault == .closeAfterCommit && tries == 1 {
+            // The connection died after the commit; libcurl's resend got the stored answer.
+            #expect((try? outcome.get())?.isReplay == true)
+        }
+        // And the order asked again: the stored answer, still one sale.
+        if !sales.isEmpty {
+            live.service.faults.clear()   // a fault the resend did not use
+            let again = try await remote.authorize(AuthorisationRequest(orderId: order, amount: 1000, card: card))
+            #expect(again.isReplay)
+            #expect(try live.service.gateway.ledger.sales(orderId: order).count == 1)
+        }
+        await live.server.stop()
     }
 }
