@@ -132,8 +132,8 @@ struct MerchantAPI {
 
     func register(_ r: inout Router) {
         let service = self.service
-        r.add("GET", "/v1/payments") { req, _ in
-            await service.authorised(req) { () throws(RouteError) in
+        r.add("GET", "/v1/payments", .apiKey) { req, _ in
+            await service.respond(req) { () throws(RouteError) in
                 guard let orderId = req.queryValue("orderId"), !orderId.isEmpty else {
                     throw RouteError(400, "invalidRequest", "filter the list with ?orderId=")
                 }
@@ -145,13 +145,13 @@ struct MerchantAPI {
                 return Wire.json(PaymentList(items: items, total: sales.count))
             }
         }
-        r.add("GET", "/v1/payments/{id}") { req, params in
-            await service.authorised(req) { () throws(RouteError) in
+        r.add("GET", "/v1/payments/{id}", .apiKey) { req, params in
+            await service.respond(req) { () throws(RouteError) in
                 Wire.json(try await shapeRead(try await sale(params["id"])))
             }
         }
-        r.add("POST", "/v1/payments/{id}/refund") { req, params in
-            await service.authorised(req) { () throws(RouteError) in
+        r.add("POST", "/v1/payments/{id}/refund", .apiKey) { req, params in
+            await service.respond(req) { () throws(RouteError) in
                 let body = req.body.isEmpty ? RefundBody() : try req.decode(RefundBody.self)
                 try Self.checkReason(body.refundReason, "refundReason")
                 let p = try await sale(params["id"])
@@ -163,8 +163,8 @@ struct MerchantAPI {
                 return Wire.json(Self.shape(after, lastRefund: (refund.amount, body.refundReason)))
             }
         }
-        r.add("POST", "/v1/payments/{id}/cancel") { req, params in
-            await service.authorised(req) { () throws(RouteError) in
+        r.add("POST", "/v1/payments/{id}/cancel", .apiKey) { req, params in
+            await service.respond(req) { () throws(RouteError) in
                 let body = req.body.isEmpty ? CancelBody() : try req.decode(CancelBody.self)
                 try Self.checkReason(body.cancellationReason, "cancellationReason")
                 let p = try await sale(params["id"])

@@ -185,6 +185,8 @@ enum Wire {
         var issuedAt: Int64?
         var expiresAt: Int64?
         var tokenId: String?
+        var pointOfSaleId: String?
+        var storeId: String?
         var reason: String?
     }
 

@@ -21,6 +21,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var connectionTimeout: Duration
     /// The most connections at once; more are refused at accept.
     public var maxConnections: Int
+    /// Serve HTTPS with this certificate and key (nil: plain HTTP).
+    public var tls: HTTPServerTLS? = nil
 
     public init(host: String = "127.0.0.1", port: UInt16 = 0, maxBodySize: Int = 1 << 20,
                 maxHeaderCount: Int = 64, maxHeaderBytes: Int = 32 * 1024,
@@ -33,6 +35,36 @@ public struct HTTPServerConfiguration: Sendable {
         self.connectionTimeout = connectionTimeout
         self.maxConnections = maxConnections
     }
+}
+
+/// The certificate (chain) and private key of an HTTPS server, as PEM text.
+public struct HTTPServerTLS: Sendable {
+    public var certificatePEM: String
+    public var privateKeyPEM: String
+
+    public init(certificatePEM: String, privateKeyPEM: String) {
+        self.certificatePEM = certificatePEM
+        self.privateKeyPEM = privateKeyPEM
+    }
+
+    /// Reads both PEM files; a file that cannot be read or holds no PEM block of its kind throws.
+    public init(certificateFile: String, privateKeyFile: String) throws(HTTPServerError) {
+        func read(_ path: String, _ what: String, _ marker: String) throws(HTTPServerError) -> String {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw HTTPServerError("cannot read the TLS \(what) \(path)")
+            }
+            let text = String(decoding: data, as: UTF8.self)
+            guard text.contains("-----BEGIN ") && text.contains(marker) else {
+                throw HTTPServerError("the TLS \(what) \(path) is not PEM (no -----BEGIN …\(marker) block)")
+            }
+            return text
+        }
+        certificatePEM = try read(certificateFile, "certificate", "CERTIFICATE-----")
+        privateKeyPEM = try read(privateKeyFile, "key", "PRIVATE KEY-----")
+    }
+
+    /// Whether this machine's libmicrohttpd serves TLS at all.
+    public static var isSupported: Bool { tapemu_mhd_supports_tls() != 0 }
 }
 
 /// Why a server could not start.
@@ -67,8 +99,10 @@ public final class HTTPServer: Sendable {
     /// The port the server listens on (the ephemeral one when the configuration asked for 0).
     public let port: UInt16
 
-    /// `http://HOST:PORT`.
-    public var url: String { "http://\(configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host):\(port)" }
+    /// `http://HOST:PORT`, or `https://…` when it serves TLS.
+    public var url: String {
+        "\(configuration.tls == nil ? "http" : "https")://\(configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host):\(port)"
+    }
 
     /// Binds the address and starts serving `handler`.
     public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
@@ -85,11 +119,26 @@ public final class HTTPServer: Sendable {
             | MHD_USE_ITC.rawValue | MHD_USE_POLL.rawValue
         let timeout = max(1, UInt32(clamping: configuration.connectionTimeout.components.seconds))
         let cls = Unmanaged.passUnretained(core).toOpaque()
-        guard let d = tapemu_mhd_start(flags, fd, accessHandler, cls, completedHandler, cls, timeout,
+        let started: OpaquePointer?
+        if let tls = configuration.tls {
+            guard HTTPServerTLS.isSupported else {
+                close(fd)
+                throw HTTPServerError("this libmicrohttpd was built without TLS (MHD_FEATURE_TLS)")
+            }
+            started = tapemu_mhd_start_tls(flags, fd, accessHandler, cls, completedHandler, cls, timeout,
+                                           max(4096, configuration.maxHeaderBytes),
+                                           UInt32(clamping: max(1, configuration.maxConnections)),
+                                           tls.certificatePEM, tls.privateKeyPEM)
+        } else {
+            started = tapemu_mhd_start(flags, fd, accessHandler, cls, completedHandler, cls, timeout,
                                        max(4096, configuration.maxHeaderBytes),
-                                       UInt32(clamping: max(1, configuration.maxConnections))) else {
+                                       UInt32(clamping: max(1, configuration.maxConnections)))
+        }
+        guard let d = started else {
             close(fd)
-            throw HTTPServerError("libmicrohttpd could not start on \(configuration.host):\(bound)")
+            throw HTTPServerError(configuration.tls == nil
+                ? "libmicrohttpd could not start on \(configuration.host):\(bound)"
+                : "libmicrohttpd could not start TLS on \(configuration.host):\(bound) (does the key match the certificate?)")
         }
         daemon = Mutex(DaemonHandle(daemon: d, listenSocket: fd))
     }

@@ -20,8 +20,9 @@ import VirtualCard
 public final class Ledger: Sendable {
     /// The file name inside the data directory.
     public static let fileName = "gateway.sqlite3"
-    /// The schema version this code writes (2: webhook delivery state, ``migrationV2``).
-    public static let schemaVersion = 2
+    /// The schema version this code writes (2: webhook delivery state, ``migrationV2``; 4:
+    /// which terminal sent each order, ``migrationV4``).
+    public static let schemaVersion = 4
 
     /// The database file.
     public let path: String
@@ -68,7 +69,7 @@ public final class Ledger: Sendable {
         fileName: fileName, applicationId: applicationId, holds: "the gateway's payments, webhooks and secrets",
         create: { conn, id throws(GatewayError) in
             try conn.execute(schemaV1)
-            try conn.execute(migrationV2)
+            for step in migrations { try conn.execute(step.sql) }
             try conn.execute("PRAGMA user_version = \(schemaVersion)")
             for name in ["webhook_secret", "token_secret", "fingerprint_key"] {
                 try conn.run("INSERT INTO settings (key, value) VALUES (?, ?)", [.text(name), .blob(Crypto.randomBytes(32))])

@@ -22,8 +22,8 @@ public import PostgresClient
 /// under way throws ``GatewayError/Code/serverError`` (it may be recorded: the terminal's
 /// outcome is unknown). Each connection reconnects on its next use once the database is back.
 public final class PostgresLedger: LedgerStore, Sendable {
-    /// The schema version this code writes.
-    public static let schemaVersion = 1
+    /// The schema version this code writes (one per entry of ``migrations``).
+    public static let schemaVersion = migrations.count
     /// The advisory lock key migrations hold ("TPML").
     static let migrationLock: Int64 = 0x5450_4D4C
 
@@ -139,7 +139,7 @@ public final class PostgresLedger: LedgerStore, Sendable {
         """,
         "CREATE TABLE blocked_sdk_versions (version TEXT PRIMARY KEY NOT NULL)",
         "CREATE TABLE settings (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)",
-    ]]
+    ], terminalOrdersMigration]
 
     /// Brings the database to ``schemaVersion`` under an advisory lock (one server migrates;
     /// the others wait, then find it done), makes the secrets if none, and reads them.
