@@ -18,9 +18,9 @@ final class ServeProcess: @unchecked Sendable {
     /// The built `tapemu` (TestSupport's ``tapemuExecutable()``).
     static func binary() throws -> URL { try tapemuExecutable() }
 
-    init(_ args: [String]) throws {
+    init(_ args: [String], listen: String = "127.0.0.1:0") throws {
         process.executableURL = try Self.binary()
-        process.arguments = ["gateway", "serve", "--listen", "127.0.0.1:0"] + args
+        process.arguments = ["gateway", "serve", "--listen", listen] + args
         process.standardOutput = outPipe
         // stderr too: the access log (`--access-log`) says when a request is under way.
         process.standardError = outPipe
