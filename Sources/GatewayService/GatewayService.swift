@@ -51,7 +51,8 @@ public final class GatewayService: Sendable {
         self.gateway = gateway
         self.accountId = accountId
         self.noAnswerGrace = noAnswerGrace
-        apiKey = "tpk_test_" + Wire.hex(try gateway.ledger.secret(named: "merchant_api_key"))
+        // The ledger's key (``MerchantAPIKey``): it also signs the webhooks.
+        apiKey = gateway.ledger.merchantAPIKey
         faults = FaultInjector(standing: fault)
         // `kill-mid-batch`: dies inside a group commit of two or more, before its COMMIT.
         gateway.setBeforeBatchCommit { [faults] orderIds in

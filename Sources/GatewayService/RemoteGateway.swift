@@ -1,6 +1,16 @@
 public import Foundation
 public import HTTPClient
 public import PaymentGateway
+import Synchronization
+
+/// The token a ``RemoteGateway`` found valid last (its terminal's credential when none was given).
+final class PreparedToken: Sendable {
+    private let value = Mutex<String?>(nil)
+    var token: String? {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
+}
 
 /// A ``Gateway`` that talks to `tapemu gateway serve` over HTTP (its terminal API).
 ///
@@ -28,9 +38,13 @@ public struct RemoteGateway: Gateway {
     /// How long a request waits when its options do not say.
     public var requestTimeout: Duration
     /// The terminal's token, sent as `Authorization: Bearer` on every terminal and CoreAPI
-    /// request (the service acts on this terminal's own orders only). nil: none is sent (the
-    /// service answers 401 where one is needed).
+    /// request (the service acts on this terminal's own orders only). nil: the token this
+    /// gateway (or a copy of it) last found valid in ``validateToken(_:options:)`` — the one the
+    /// app prepared with (`prepare(token:)`, CoreAPI's terminal) — else none (the service
+    /// answers 401 where one is needed).
     public var deviceToken: String?
+    /// The token `prepare(token:)` validated, shared by this gateway's copies.
+    let prepared = PreparedToken()
     let client: HTTPClient
 
     /// `caCertificateFile`: the CA (PEM) an `https://` gateway's certificate must chain to.
@@ -75,7 +89,7 @@ public struct RemoteGateway: Gateway {
             ("Accept", "application/json"),
             ("X-Tapemu-Timeout-Ms", String(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)),
         ]
-        if let credential = authorization ?? deviceToken.map({ "Bearer \($0)" }) {
+        if let credential = authorization ?? (deviceToken ?? prepared.token).map({ "Bearer \($0)" }) {
             headers.append(("Authorization", credential))
         }
         if let fault = options.fault {
@@ -233,7 +247,10 @@ public struct RemoteGateway: Gateway {
                                tokenId: id, pointOfSaleId: a.pointOfSaleId, storeId: a.storeId)
         }
         switch a.result {
-        case "valid": return .valid(try claims())
+        case "valid":
+            let c = try claims()
+            prepared.token = token
+            return .valid(c)
         case "expired": return .expired(try claims())
         case "invalid": return .invalid(reason: a.reason ?? "not a token of this gateway")
         default: throw GatewayError(.serverError, "the gateway's token answer is not valid, expired or invalid")

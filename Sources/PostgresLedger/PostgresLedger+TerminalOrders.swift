@@ -2,7 +2,7 @@ public import Foundation
 public import PaymentGateway
 import PostgresClient
 
-/// Which terminal sent each order: the same contract as the SQLite ledger's (schema version 2
+/// Which terminal sent each order: the same contract as the SQLite ledger's (schema version 3
 /// here, ``PostgresLedger/migrations``). Two servers claiming one orderId at once: the primary
 /// key lets one insert in; both read the winner back.
 extension PostgresLedger {

@@ -17,14 +17,16 @@ struct GatewayServeCommand: TapemuCommand {
                     Self.accessLog, Self.ledger] + GatewayOptions.arguments,
         discussion: """
             Prints its URL, the merchant API key (kept in the ledger: the same on every run \
-            on this --data-dir) and the dashboard's URL, which carries the key once (opening it \
-            sets an HttpOnly, SameSite=Strict session cookie). Every route that reads payments or \
-            moves money takes a credential: the API key (merchant REST, GraphQL, admin, \
-            POST /v1/pos/auth-token) or a terminal's token from POST /v1/pos/auth-token (terminal \
-            and CoreAPI routes; a terminal acts on its own orders only). Listens on loopback \
-            unless --listen names another address: then it serves HTTPS with --tls-cert and \
-            --tls-key, or plain HTTP only with --insecure-listen (said on every start); the \
-            dashboard is served on loopback only. Delivers each webhook of the \
+            on this --data-dir; it also signs every webhook, as MONEI signs with the API key) and \
+            the dashboard's URL, which carries the key once (opening it sets an HttpOnly, \
+            SameSite=Strict session cookie). The merchant REST under /v1 is MONEI's as its official \
+            SDKs call it (payments get, create with SALE or AUTH, refund, capture, cancel). Every \
+            route that reads payments or moves money takes a credential: the API key (merchant \
+            REST, GraphQL, admin, POST /v1/pos/auth-token) or a terminal's token from \
+            POST /v1/pos/auth-token (terminal and CoreAPI routes; a terminal acts on its own orders \
+            only). Listens on loopback unless --listen names another address: then it serves HTTPS \
+            with --tls-cert and --tls-key, or plain HTTP only with --insecure-listen (said on every \
+            start); the dashboard is served on loopback only. Delivers each webhook of the \
             outbox to its callbackUrl, signed, retried with backoff (also those a previous run left), \
             one stderr line per attempt. SIGINT or SIGTERM stops accepting, lets the requests under \
             way finish, stops delivering (what is undelivered stays in the ledger for the next run), \
