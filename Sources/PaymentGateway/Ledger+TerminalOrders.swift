@@ -11,7 +11,7 @@ extension Ledger {
     /// Version 4: one row per orderId a terminal sent, additive (no row of an older table
     /// changes). Applied after version 3.
     static let migrationV4 = """
-        CREATE TABLE terminal_orders (
+        CREATE TABLE IF NOT EXISTS terminal_orders (
             order_id TEXT PRIMARY KEY NOT NULL,
             account_id TEXT NOT NULL,
             point_of_sale_id TEXT NOT NULL,

@@ -8,7 +8,7 @@ import PostgresClient
 extension PostgresLedger {
     static let terminalOrdersMigration = [
         """
-        CREATE TABLE terminal_orders (
+        CREATE TABLE IF NOT EXISTS terminal_orders (
             order_id TEXT PRIMARY KEY NOT NULL,
             account_id TEXT NOT NULL,
             point_of_sale_id TEXT NOT NULL,

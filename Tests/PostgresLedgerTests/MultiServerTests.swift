@@ -139,7 +139,7 @@ struct MultiServerTests {
         // One terminal's token (the servers share the ledger's token key): the 4 sends of an
         // order id are one terminal's retries, not 4 terminals (another terminal's would be 403).
         let token = try EmbeddedGateway.shared(ledgerURL: ledgerURL)
-            .issueToken(accountId: GatewayService.defaultAccountId, pointOfSaleId: "pos-multi")
+            .issueToken(accountId: "acct_test", pointOfSaleId: "pos-multi")
         let callback = hooks.url + "/hooks"
         let answered = Progress()
         let total = orders * 4
@@ -228,7 +228,7 @@ struct MultiServerTests {
         let server = try ServerProcess(ledger: ledgerURL)
         let gw = RemoteGateway(baseURL: try #require(await server.url()), requestTimeout: .seconds(30),
                                deviceToken: try EmbeddedGateway.shared(ledgerURL: ledgerURL)
-                                   .issueToken(accountId: GatewayService.defaultAccountId, pointOfSaleId: "pos-outage"))
+                                   .issueToken(accountId: "acct_test", pointOfSaleId: "pos-outage"))
         _ = try await gw.authorize(Card.request("up-1", callbackUrl: nil))
         try TestPostgres.cutConnections(to: ledgerURL, refuse: true)
         do throws(GatewayError) {
