@@ -87,7 +87,8 @@ struct PayCommand: TapemuCommand {
         let gateway = payment.gateway
         // The card source first: a --trace or --card that cannot be used creates no data directory.
         let cardSource = try payment.source.makeSource()
-        let gw = try payment.remote.open(gateway, .create, timeout: payment.gatewayTimeout)
+        let (gw, token) = try await payment.remote.terminal(payment.remote.open(gateway, .create, timeout: payment.gatewayTimeout),
+                                                            token: payment.token)
         let store = try gateway.openPendingStore(.create)
         let json = payment.output.json
         let pinProvider: any PINProvider = payment.pin.map { ScriptedPINProvider(.pin($0)) }
@@ -103,7 +104,6 @@ struct PayCommand: TapemuCommand {
                 console.printError("tapemu: \(PayCommand.describe(event))")
             })
         let tapToPay = TapToPay(configuration: config)
-        let token = if let t = payment.token { t } else { try await RemoteGatewayOption.token(gw) }
         // Ctrl-C during prepare (its location fix) cancels it: `cancelled`. During acceptPayment it
         // is the user's cancel on the payment sheet (TapToPay.cancel()): `cancelled` while waiting
         // for a card, `outcomeUnknown` once the card is being read. The payment runs in a task of
