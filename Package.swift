@@ -72,8 +72,11 @@ let package = Package(
         // SQLite wrapper, FileLock and the data directory's layout with the ledger: those stay in
         // PaymentGateway with `package` access, and their errors become DeviceStoreError here.
         .target(name: "DeviceStore", dependencies: ["PaymentGateway", "BERTLV"], swiftSettings: swiftSettings),
+        // GatewayService and VirtualCard: the shared instance of the seed's static API
+        // (TapToPay.acceptPayment) reads a virtual card and, with TAPEMU_GATEWAY, a served gateway.
         .target(name: "TapToPay",
-                dependencies: ["EMVKernel", "PaymentGateway", "DeviceStore", "CardChannel", "Timing", "BERTLV", "ISO7816"],
+                dependencies: ["EMVKernel", "PaymentGateway", "DeviceStore", "CardChannel", "Timing", "BERTLV", "ISO7816",
+                               "GatewayService", "VirtualCard"],
                 swiftSettings: swiftSettings),
         // HTTP messages and the server (the only module that imports libmicrohttpd).
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: swiftSettings),
@@ -168,6 +171,12 @@ let package = Package(
         .testTarget(name: "GatewayWebTests",
                     dependencies: ["GatewayWeb", "GatewayGraphQL", "GraphQL", "HTTPServer", "PaymentGateway", "BERTLV",
                                    "TestSupport"],
+                    swiftSettings: swiftSettings),
+        // Seed 000's "Handle errors in code" sample, verbatim, against the static API (the app's
+        // helpers stubbed), as a package that depends on the TapToPay product compiles it.
+        .testTarget(name: "SeedSampleTests",
+                    dependencies: ["TapToPay", "PaymentGateway", "DeviceStore", "VirtualCard", "CardChannel", "Timing",
+                                   "GatewayService", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapToPayTests",
                     dependencies: ["TapToPay", "PaymentGateway", "DeviceStore", "EMVKernel", "CardChannel", "APDUTrace", "Timing",

@@ -265,6 +265,7 @@ enum Wire {
                 emvData: unhex(i.emvData) ?? [], cryptogram: i.cryptogram, callbackUrl: i.callbackUrl,
                 accountId: i.accountId, sdkVersion: i.sdkVersion, reversed: i.reversed,
                 refundedAmount: i.refundedAmount, createdAt: date(i.createdAt), updatedAt: date(i.updatedAt))
+            .withCaptured(i.state != .authorized)
     }
 
     static func transaction(_ t: TransactionSummary) -> TransactionItem {
@@ -295,7 +296,7 @@ enum Wire {
         case .invalidRequest: return 400
         case .notFound: return 404
         case .orderConflict, .alreadyReversed: return 409
-        case .notReversible, .notRefundable, .refundExceedsRemaining: return 422
+        case .notReversible, .notRefundable, .refundExceedsRemaining, .notCapturable, .notCancelable: return 422
         case .sdkUpgradeRequired: return 426
         case .busy, .cancelled: return 503
         case .timeout: return 504

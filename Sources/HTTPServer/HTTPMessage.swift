@@ -72,13 +72,23 @@ public protocol HTTPHandler: Sendable {
 }
 
 extension HTTPResponse {
+    /// MONEI's name of an error status: its reason phrase without spaces, ending in `Error`
+    /// (`BadRequestError`, `UnauthorizedError`, `NotFoundError`, `UnprocessableEntityError`,
+    /// `InternalServerError`, `ServiceUnavailableError`, as MONEI's OpenAPI document names them).
+    public static func errorName(_ status: Int) -> String {
+        let name = HTTPStatus.reason(status).split(separator: " ").joined()
+        return name.hasSuffix("Error") ? name : name + "Error"
+    }
+
     /// An error in the one shape every route of `tapemu gateway serve` answers with (README, "The
     /// gateway over the network"), and the server itself for what it refuses before a handler:
-    /// `{"status":"ERROR","statusCode":…,"message":…,"code":…,"requestId":…,"requestTime":…}`
-    /// (keys sorted; `code` and `requestId` left out when nil or empty).
+    /// `{"status":"BadRequestError","statusCode":400,"message":…,"code":…,"requestId":…,"requestTime":…}`
+    /// (keys sorted; `code` and `requestId` left out when nil or empty): MONEI's `ApiException`
+    /// (its OpenAPI document; the official SDK's `BadRequestError`, `UnauthorizedError`, …),
+    /// whose `status` is the error's name (``errorName(_:)``). tapemu adds `code`.
     public static func jsonError(status: Int, code: String?, message: String, requestId: String) -> HTTPResponse {
         struct Body: Encodable {
-            var status = "ERROR"
+            var status: String
             var statusCode: Int
             var message: String
             var code: String?
@@ -87,7 +97,7 @@ extension HTTPResponse {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let body = Body(statusCode: status, message: message, code: code,
+        let body = Body(status: errorName(status), statusCode: status, message: message, code: code,
                         requestId: requestId.isEmpty ? nil : requestId, requestTime: Date().formatted(.iso8601))
         let data = (try? encoder.encode(body)) ?? Data("{}".utf8)
         return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(data))

@@ -16,7 +16,9 @@ struct GatewayServeCommand: TapemuCommand {
         arguments: [Self.listen, Self.fault, Self.webhookFault, Self.maxBody, Self.accessLog, Self.ledger] + GatewayOptions.arguments,
         discussion: """
             Prints its URL, the merchant API key (kept in the ledger: the same on every run \
-            on this --data-dir) and the dashboard's URL. Listens on loopback unless --listen names \
+            on this --data-dir; it also signs every webhook, as MONEI signs with the API key) and \
+            the dashboard's URL. The merchant REST under /v1 is MONEI's as its official SDKs call it \
+            (payments get, create with SALE or AUTH, refund, capture, cancel). Listens on loopback unless --listen names \
             another address; the dashboard (no key) is served on loopback only, GraphQL at \
             POST /graphql takes the API key like the merchant REST. Delivers each webhook of the \
             outbox to its callbackUrl, signed, retried with backoff (also those a previous run left), \
