@@ -69,11 +69,30 @@ struct EnvironmentOptionTests {
         #expect(used.err.contains("127.0.0.1:9"), "\(used.err)")
     }
 
+    @Test("TAPEMU_API_KEY is webhook verify's --api-key; --secret on the command line wins over it")
+    func apiKey() async throws {
+        let body = try temporaryFile("body.json", "{}")
+        let now = "1700000000"
+        let header = "t=\(now),v1=" + String(repeating: "0", count: 64)
+        let args = ["webhook", "verify", "--header", header, "--body-file", body, "--now", now]
+        let none = await runCLI(args, environment: [:])
+        #expect(none.status == 64 && none.err.contains("--api-key is required"), "\(none.err)")
+        // The key is read from the environment: the signature is checked (and does not match).
+        let fromEnv = await runCLI(args, environment: ["TAPEMU_API_KEY": "tpk_test_x"])
+        #expect(fromEnv.status == 1, "\(fromEnv.err)")
+        #expect((fromEnv.out + fromEnv.err).contains("noMatchingSignature"), "\(fromEnv.out)\(fromEnv.err)")
+        let secret = await runCLI(args + ["--secret", "s"], environment: ["TAPEMU_API_KEY": "tpk_test_x"])
+        #expect(secret.status == 1, "\(secret.err)")
+        #expect(!secret.err.contains("not both"))
+        let both = await runCLI(args + ["--secret", "s", "--api-key", "k"], environment: [:])
+        #expect(both.status == 64)
+    }
+
     @Test("help lists each variable, and each option's help names its variable")
     func help() async {
         let root = await runCLI(["--help"])
         #expect(root.out.contains("ENVIRONMENT"))
-        for variable in ["TAPEMU_DATA_DIR", "TAPEMU_GATEWAY"] { #expect(root.out.contains(variable)) }
+        for variable in ["TAPEMU_API_KEY", "TAPEMU_DATA_DIR", "TAPEMU_GATEWAY"] { #expect(root.out.contains(variable)) }
         let pay = await runCLI(["help", "pay"])
         #expect(pay.out.contains("[env: TAPEMU_GATEWAY]") && pay.out.contains("[env: TAPEMU_DATA_DIR]"))
     }

@@ -256,10 +256,12 @@ struct WithDependents: CommandArgument {
 
 extension Arguments {
     /// The option's value, parsed; nil when it is absent. Given twice is a usage error.
-    mutating func value<V>(_ option: Option<V>) throws(UsageError) -> V? {
+    /// With `environment` false, only the command line counts (an option that yields to
+    /// another one given on the command line: `webhook verify --secret` over TAPEMU_API_KEY).
+    mutating func value<V>(_ option: Option<V>, environment: Bool = true) throws(UsageError) -> V? {
         let given = try takeSpelledOption(option.names, valueName: option.valueName)
         guard given.count <= 1 else { throw UsageError("\(option.name) given \(given.count) times") }
-        guard let (name, text) = given.first else { return try environmentValue(option) }
+        guard let (name, text) = given.first else { return environment ? try environmentValue(option) : nil }
         return try option.parse(text, name)
     }
 

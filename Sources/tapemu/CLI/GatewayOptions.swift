@@ -2,6 +2,7 @@ import DeviceStore
 import Foundation
 import GatewayService
 import PaymentGateway
+import TapToPay
 
 /// Options for the embedded gateway shared by `pay`, `charges`, `sale`, `pending`, `resolve` and
 /// `gateway`, and the one rule for opening a data directory from the command line:
@@ -21,7 +22,7 @@ struct GatewayOptions: Sendable {
         text, _ throws(UsageError) in
         guard !text.isEmpty else { throw UsageError("--data-dir needs a directory path") }
         return text
-    }.environment("TAPEMU_DATA_DIR")
+    }.environment(TapToPay.dataDirectoryEnvironmentVariable)
     static let arguments: [any CommandArgument] = [dataDir]
 
     /// What opening the data directory can end with, for the commands that do not create it.
@@ -128,7 +129,7 @@ struct RemoteGatewayOption: Sendable {
         text, name throws(UsageError) in
         if let problem = RemoteGateway.validate(url: text) { throw UsageError("\(name): \(problem)") }
         return text
-    }.environment("TAPEMU_GATEWAY")
+    }.environment(TapToPay.gatewayEnvironmentVariable)
     static let arguments: [any CommandArgument] = [gatewayURL]
 
     /// What ``token(_:accountId:)`` ends with when the --gateway cannot be reached for a token
