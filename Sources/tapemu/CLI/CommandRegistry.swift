@@ -28,6 +28,7 @@ enum CommandRegistry {
             TransmitCommand.self,
             EmulateCommand.self,
             BenchCommand.self,
+            CompletionCommand.self,
         ]
     }
 }

@@ -2,6 +2,7 @@ import DeviceStore
 import Foundation
 import GatewayService
 import PaymentGateway
+import TapToPay
 
 /// Options for the embedded gateway shared by `pay`, `charges`, `sale`, `pending`, `resolve` and
 /// `gateway`, and the one rule for opening a data directory from the command line:
@@ -21,7 +22,7 @@ struct GatewayOptions: Sendable {
         text, _ throws(UsageError) in
         guard !text.isEmpty else { throw UsageError("--data-dir needs a directory path") }
         return text
-    }
+    }.environment(TapToPay.dataDirectoryEnvironmentVariable)
     static let arguments: [any CommandArgument] = [dataDir]
 
     /// What opening the data directory can end with, for the commands that do not create it.
@@ -131,14 +132,14 @@ struct RemoteGatewayOption: Sendable {
         text, name throws(UsageError) in
         if let problem = RemoteGateway.validate(url: text) { throw UsageError("\(name): \(problem)") }
         return text
-    }
+    }.environment(TapToPay.gatewayEnvironmentVariable)
     static let apiKeyOption = Option<String>(
         "--api-key", value: "<key>",
         help: "The merchant API key of the --gateway (gateway serve prints it): the terminal gets its token with it (POST /v1/pos/auth-token).") {
         text, name throws(UsageError) in
         guard !text.isEmpty else { throw UsageError("\(name) needs the merchant API key") }
         return text
-    }
+    }.environment("TAPEMU_API_KEY")
     static let cacert = Option<String>(
         "--cacert", value: "<file>",
         help: "The CA certificate(s) (PEM) an https:// --gateway's certificate must chain to (default: the system's).") {

@@ -4,6 +4,7 @@ import Foundation
 import PaymentGateway
 import Synchronization
 import TapToPay
+import Timing
 
 /// `tapemu pay`: one payment through the MONEI-style API on any card source and the embedded gateway.
 struct PayCommand: TapemuCommand {
@@ -183,7 +184,11 @@ struct PayCommand: TapemuCommand {
 
     static func describe(_ event: PaymentEvent) -> String {
         switch event {
-        case .waitingForLocation: "waiting for a location fix"
+        case .waitingForLocation:
+            // Why it waits (seed 000): Tap to Pay needs the device's location before a payment,
+            // and gives up after the location timeout with paymentFailed(locationTimeout).
+            "waiting for a location fix (Tap to Pay needs the device's location before the first payment; "
+                + "at most \(PaymentTimeouts.default.locationFix.readable), then locationTimeout)"
         case .waitingForCard(let source): "waiting for a card (\(source))"
         case .reading: "reading the card"
         case .cardRead(let brand, let masked, let cvm): "card read: \(brand) \(masked), CVM \(cvm)"
