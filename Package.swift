@@ -102,7 +102,7 @@ let package = Package(
         .executableTarget(
             name: "tapemu",
             dependencies: ["TapToPay", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "DeviceStore", "CardChannel",
-                           "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb", "PostgresClient", "PostgresLedger"],
+                           "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb", "PostgresClient", "PostgresLedger", "HTTPClient"],
             swiftSettings: swiftSettings + [.define("TAPEMU_TEST_HOOKS", .when(configuration: .debug))]),
         // The benchmark's baseline: a plain C SCardTransmit loop (no Swift module but PCSC imports
         // libpcsclite).

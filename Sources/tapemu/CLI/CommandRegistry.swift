@@ -28,6 +28,8 @@ enum CommandRegistry {
             TransmitCommand.self,
             EmulateCommand.self,
             BenchCommand.self,
+            ScenariosListCommand.self,
+            ScenariosRunCommand.self,
         ]
     }
 }
