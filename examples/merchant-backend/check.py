@@ -110,6 +110,22 @@ def main():
             if problems:
                 problems.append(out.stdout[-4000:] + out.stderr[-2000:])
             check(f"{label}: fails exactly {sorted(expected) or 'nothing'}", "; ".join(problems))
+        # A small load run: 3 terminals at once, each playing four scenarios twice; every payment graded.
+        load = ["approved", "unknown-lost-answer-approved", "approved+webhook-duplicated", "unknown-no-answer"]
+        proc, url = start_backend(workdir, None)
+        try:
+            out, junit = run_scenarios(args.tapemu, workdir, url, "load", extra + ["--terminals", "3", "--repeat", "2"] + load)
+        finally:
+            proc.kill()
+            proc.wait()
+        problems = []
+        if not os.path.exists(junit):
+            problems.append(f"no JUnit file (exit {out.returncode}): {out.stderr[-2000:]}")
+        else:
+            cases = [(case.name, case.result) for suite in JUnitXml.fromfile(junit) for case in suite]
+            if len(cases) != 3 * 2 * len(load) or any(r for _, r in cases) or out.returncode != 0:
+                problems.append(f"{len(cases)} cases, failing {[n for n, r in cases if r]}, exit {out.returncode}: {out.stdout[-3000:]}")
+        check("load: --terminals 3 --repeat 2, every payment graded and passed", "; ".join(problems))
     print(f"scenario kit: {passed} passed, {failed} failed", flush=True)
     return 1 if failed else 0
 

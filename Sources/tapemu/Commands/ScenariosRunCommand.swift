@@ -9,7 +9,7 @@ struct ScenariosRunCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenarios run",
         abstract: "Play the scenarios against your merchant backend and grade what it concluded against the truth.",
-        arguments: [Self.names, Self.callbackUrl, Self.backendCheck, Self.settle, Self.junit, Self.listen]
+        arguments: [Self.names, Self.callbackUrl, Self.backendCheck, Self.settle, Self.junit, Self.listen, Self.apiKeyOption, Self.terminals, Self.repeats]
             + RemoteGatewayOption.arguments + GatewayOptions.arguments.map { ($0 as? Option<String>)?.withHelp(
                 "Where the embedded gateway keeps its ledger and the terminals their pending payments (default: a new temporary directory)") ?? $0 }
             + OutputOptions.arguments,
@@ -43,7 +43,21 @@ struct ScenariosRunCommand: TapemuCommand {
     static let listen = GatewayServeCommand.listen.withHelp(
         "Where the embedded gateway is served for the backend (default 127.0.0.1:0, a free port).")
 
+    /// The merchant API key of a --gateway: the run's one credential (it signs the stale
+    /// webhooks of the `+webhook-stale` crosses; without it they are skipped).
+    static let apiKeyOption = Option<String>(
+        "--api-key", value: "<key>", help: "The --gateway's merchant API key (gateway serve prints it); the embedded gateway's is known.")
+
+    static let terminals = Option<Int>.integer(
+        "--terminals", value: "<n>", help: "A load run: N terminals at once, each playing the scenarios --repeat times in turn (default: each scenario on its own terminal, once).",
+        in: 1...1024)
+    static let repeats = Option<Int>.integer(
+        "--repeat", value: "<k>", help: "How many times each terminal plays the scenarios (default 1).", in: 1...100_000)
+
     var names: [String]
+    var apiKeyGiven: String?
+    var terminalCount: Int?
+    var repeatCount: Int
     var callbackUrl: String
     var backendCheck: String
     var settle: Duration
@@ -62,11 +76,15 @@ struct ScenariosRunCommand: TapemuCommand {
         settle = try arguments.value(Self.settle, default: .seconds(10))
         junit = try arguments.value(Self.junit)
         listen = try arguments.value(Self.listen, default: .init(host: "127.0.0.1", port: 0))
+        apiKeyGiven = try arguments.value(Self.apiKeyOption)
+        terminalCount = try arguments.value(Self.terminals)
+        repeatCount = try arguments.value(Self.repeats, default: 1)
         names = arguments.remainingPositionals()
         try arguments.finish()
     }
 
     func validate() throws(UsageError) {
+        if apiKeyGiven != nil && remote.url == nil { throw UsageError("--api-key goes with --gateway (the embedded gateway's key is known)") }
         for name in names where ScenarioCatalogue.named(name) == nil {
             throw UsageError("unknown scenario '\(name)' (tapemu scenarios list)")
         }
@@ -83,7 +101,7 @@ struct ScenariosRunCommand: TapemuCommand {
         let runId = "sc-\(UUID().uuidString.prefix(8).lowercased())"
 
         var server: HTTPServer?
-        var apiKey: String? = nil
+        var apiKey: String? = apiKeyGiven
         var delivery: Task<Void, Never>?
         let player: ScenarioPlayer
         if let url = remote.url {
@@ -138,14 +156,7 @@ struct ScenariosRunCommand: TapemuCommand {
         }
         let runner = ScenarioRunner(player: player, backend: backend, settle: settle, embedded: remote.url == nil, runId: runId,
                                     apiKey: apiKey, callbackUrl: callbackUrl, relayURL: relay.url)
-        let grades = await withTaskGroup(of: (Int, ScenarioGrade).self) { group in
-            for (i, s) in scenarios.enumerated() {
-                group.addTask { (i, await runner.run(s, repetition: 1, terminal: i + 1)) }
-            }
-            var all = [(Int, ScenarioGrade)]()
-            for await g in group { all.append(g) }
-            return all.sorted { $0.0 < $1.0 }.map(\.1)
-        }
+        let grades = await Self.play(scenarios, runner: runner, terminals: terminalCount, repeats: repeatCount)
         if let server { await server.stop() }
         await relay.stop()
         delivery?.cancel()
@@ -161,8 +172,54 @@ struct ScenariosRunCommand: TapemuCommand {
         if output.json {
             try JSONOutput.print(ScenarioReport.json(grades), to: console)
         } else {
-            for line in ScenarioReport.table(grades) { console.print(line) }
+            let lines = terminalCount == nil && repeatCount == 1 ? ScenarioReport.table(grades) : ScenarioReport.summary(grades)
+            for line in lines { console.print(line) }
         }
         return grades.allSatisfy { $0.passed || $0.skipped != nil } ? ExitCode.success : ExitCode.failure
     }
+}
+
+extension ScenariosRunCommand {
+    /// Plays every scenario: each on its own terminal, all at once (`terminals` nil), or on
+    /// `terminals` terminals at once, each playing them `repeats` times in turn. A progress bar
+    /// on stderr when it is a terminal. Grades come back in a stable order (terminal, repetition,
+    /// catalogue).
+    static func play(_ scenarios: [Scenario], runner: ScenarioRunner, terminals: Int?, repeats: Int) async -> [ScenarioGrade] {
+        let lanes: [[(Int, Int, Scenario)]]
+        if let terminals {
+            lanes = (1...terminals).map { t in (1...repeats).flatMap { r in scenarios.map { (t, r, $0) } } }
+        } else {
+            lanes = scenarios.enumerated().map { i, s in (1...repeats).map { r in (i + 1, r, s) } }
+        }
+        let progress = SharedProgress(BenchProgress(total: lanes.reduce(0) { $0 + $1.count }, label: "scenarios"))
+        let indexed = await withTaskGroup(of: [(Int, ScenarioGrade)].self) { group in
+            var offset = 0
+            for lane in lanes {
+                let base = offset
+                offset += lane.count
+                group.addTask {
+                    var out = [(Int, ScenarioGrade)]()
+                    for (i, (t, r, s)) in lane.enumerated() {
+                        out.append((base + i, await runner.run(s, repetition: r, terminal: t)))
+                        progress.advance()
+                    }
+                    return out
+                }
+            }
+            var all = [(Int, ScenarioGrade)]()
+            for await part in group { all += part }
+            return all
+        }
+        progress.finish()
+        return indexed.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+}
+
+/// ``BenchProgress`` advanced from several terminals' tasks, one at a time.
+final class SharedProgress: @unchecked Sendable {
+    private let lock = NSLock()
+    private let bar: BenchProgress
+    init(_ bar: BenchProgress) { self.bar = bar }
+    func advance() { lock.withLock { bar.advance() } }
+    func finish() { lock.withLock { bar.finish() } }
 }

@@ -29,6 +29,32 @@ enum ScenarioReport {
         return lines
     }
 
+    /// A load run's table: one line per scenario with its counts, and each distinct failure once.
+    static func summary(_ grades: [ScenarioGrade]) -> [String] {
+        var order = [String]()
+        var byName = [String: [ScenarioGrade]]()
+        for g in grades {
+            if byName[g.scenario.name] == nil { order.append(g.scenario.name) }
+            byName[g.scenario.name, default: []].append(g)
+        }
+        let width = max(8, order.map(\.count).max() ?? 8)
+        func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
+        var lines = [pad("SCENARIO", width) + "  PAYMENTS  PASSED  FAILED  SKIPPED"]
+        for name in order {
+            let gs = byName[name]!
+            let failed = gs.filter { $0.failure != nil }, skipped = gs.filter { $0.skipped != nil }.count
+            lines.append(pad(name, width) + "  " + pad("\(gs.count)", 8) + "  " + pad("\(gs.count - failed.count - skipped)", 6)
+                         + "  " + pad("\(failed.count)", 6) + "  \(skipped)")
+            for f in Set(failed.compactMap(\.failure)).sorted() {
+                lines.append("    \(failed.first { $0.failure == f }!.orderId): \(f)")
+            }
+        }
+        let failed = grades.filter { $0.failure != nil }.count
+        let skipped = grades.filter { $0.skipped != nil }.count
+        lines.append("\(grades.count) payments graded: \(grades.count - failed - skipped) passed, \(failed) failed, \(skipped) skipped")
+        return lines
+    }
+
     static func json(_ grades: [ScenarioGrade]) -> JSONValue {
         let items: [JSONValue] = grades.map { g in
             .object([
