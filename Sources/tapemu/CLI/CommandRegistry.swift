@@ -30,6 +30,7 @@ enum CommandRegistry {
             BenchCommand.self,
             ScenariosListCommand.self,
             ScenariosRunCommand.self,
+            SupportAskCommand.self,
         ]
     }
 }
