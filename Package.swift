@@ -109,7 +109,7 @@ let package = Package(
             name: "tapemu",
             dependencies: ["TapToPay", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "DeviceStore", "CardChannel",
                            "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb", "PostgresClient", "PostgresLedger", "StrictJSON",
-                           "CLibEdit"],
+                           "CLibEdit", "HTTPClient"],
             swiftSettings: swiftSettings + [.define("TAPEMU_TEST_HOOKS", .when(configuration: .debug))]),
         // The benchmark's baseline: a plain C SCardTransmit loop (no Swift module but PCSC imports
         // libpcsclite).

@@ -29,6 +29,9 @@ enum CommandRegistry {
             EmulateCommand.self,
             BenchCommand.self,
             CompletionCommand.self,
+            ScenariosListCommand.self,
+            ScenariosRunCommand.self,
+            SupportAskCommand.self,
         ]
     }
 }
