@@ -104,12 +104,16 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
 public struct HTTPClient: Sendable {
     /// The timeout of requests that do not give one.
     public var defaultTimeout: Duration
+    /// The CA certificates (a PEM file) an `https://` server's certificate must chain to; nil:
+    /// the system's. The server's name is always checked against its certificate.
+    public var caCertificateFile: String?
 
     /// The idle handles of this client and its copies.
     let pool = HandlePool()
 
-    public init(defaultTimeout: Duration = .seconds(30)) {
+    public init(defaultTimeout: Duration = .seconds(30), caCertificateFile: String? = nil) {
         self.defaultTimeout = defaultTimeout
+        self.caCertificateFile = caCertificateFile
         _ = Self.globalInit
     }
 
@@ -117,7 +121,8 @@ public struct HTTPClient: Sendable {
 
     /// Sends `request` and returns the complete answer, whatever its status.
     public func send(_ request: HTTPClientRequest) async throws(HTTPClientError) -> HTTPClientResponse {
-        let exchange = Exchange(request: request, timeout: request.timeout ?? defaultTimeout, pool: pool)
+        let exchange = Exchange(request: request, timeout: request.timeout ?? defaultTimeout, caFile: caCertificateFile,
+                                pool: pool)
         let result: Result<HTTPClientResponse, HTTPClientError> = await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
                 let thread = Thread { c.resume(returning: exchange.perform()) }
@@ -161,15 +166,17 @@ final class HandlePool: Sendable {
 final class Exchange: @unchecked Sendable {
     let request: HTTPClientRequest
     let timeout: Duration
+    let caFile: String?
     let cancelled = Atomic<Bool>(false)
     var body: [UInt8] = []
     var headerLines: [String] = []
 
     let pool: HandlePool
 
-    init(request: HTTPClientRequest, timeout: Duration, pool: HandlePool) {
+    init(request: HTTPClientRequest, timeout: Duration, caFile: String? = nil, pool: HandlePool) {
         self.request = request
         self.timeout = timeout
+        self.caFile = caFile
         self.pool = pool
     }
 
@@ -231,6 +238,11 @@ final class Exchange: @unchecked Sendable {
         _ = tapemu_curl_setopt_long(h, CURLOPT_NOPROGRESS, 0)
         _ = tapemu_curl_setopt_xferinfo(h, progress)
         _ = tapemu_curl_setopt_pointer(h, CURLOPT_XFERINFODATA, me)
+        // TLS: the peer's certificate and name are always verified (libcurl's defaults, set
+        // again so no environment turns them off); --cacert names the CA to trust.
+        _ = tapemu_curl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1)
+        _ = tapemu_curl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2)
+        if let caFile { _ = tapemu_curl_setopt_string(h, CURLOPT_CAINFO, caFile) }
         let method = request.method.uppercased()
         if method == "HEAD" {
             _ = tapemu_curl_setopt_long(h, CURLOPT_NOBODY, 1)
@@ -264,10 +276,18 @@ final class Exchange: @unchecked Sendable {
         let error: HTTPClientError
         switch code {
         case _ where requestBytes > 0 && (code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST
-                                           || code == CURLE_COULDNT_RESOLVE_PROXY):
+                                           || code == CURLE_COULDNT_RESOLVE_PROXY || code == CURLE_PEER_FAILED_VERIFICATION
+                                           || code == CURLE_SSL_CONNECT_ERROR):
             // A kept connection that died after the request went out makes libcurl connect
             // again; that connect failing says nothing about the first try.
             error = HTTPClientError(.connectionClosed, "a kept connection to \(Self.shown(request.url)) ended and a new one could not be made: \(message); the request may have left on the kept one")
+        case CURLE_PEER_FAILED_VERIFICATION:
+            // Refused before a byte of the request was sent.
+            error = HTTPClientError(.couldNotConnect, "the TLS certificate of \(Self.shown(request.url)) is not trusted (\(message)); give the CA that signed it with --cacert FILE; the request never left")
+        case CURLE_SSL_CACERT_BADFILE:
+            error = HTTPClientError(.invalidRequest, "the CA file \(caFile ?? "(system)") cannot be read as PEM certificates (\(message)); nothing was sent")
+        case CURLE_SSL_CONNECT_ERROR:
+            error = HTTPClientError(.couldNotConnect, "the TLS handshake with \(Self.shown(request.url)) failed (\(message)); is it an https:// server? The request never left")
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             error = HTTPClientError(.couldNotConnect, "could not connect to \(Self.shown(request.url)): \(message); the request never left")
         case CURLE_ABORTED_BY_CALLBACK:

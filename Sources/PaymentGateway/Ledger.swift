@@ -21,8 +21,9 @@ public final class Ledger: Sendable {
     /// The file name inside the data directory.
     public static let fileName = "gateway.sqlite3"
     /// The schema version this code writes (2: webhook delivery state, ``migrationV2``; 3:
-    /// MONEI's AUTHORIZED state and the refund and cancellation reasons, ``migrationV3``).
-    public static let schemaVersion = 3
+    /// MONEI's AUTHORIZED state and the refund and cancellation reasons, ``migrationV3``; 4:
+    /// which terminal sent each order, ``migrationV4``).
+    public static let schemaVersion = 4
 
     /// The database file.
     public let path: String
