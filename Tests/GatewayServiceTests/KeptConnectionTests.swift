@@ -182,7 +182,7 @@ struct KeptConnectionGatewayTests {
           arguments: [ServerFault.errorBeforeCommit, .errorAfterCommit, .closeAfterCommit, .stallMidBody], [1, 2])
     func faultOnKeptConnection(fault: ServerFault, tries: Int) async throws {
         let live = try LiveService()
-        let remote = RemoteGateway(baseURL: live.url)
+        let remote = live.remote   // one client: its kept connection
         let card = CardData(pan: PAN("4012888888881881")!, expiry: "2812")
         // A GET first: the authorisation goes over the connection it left open.
         _ = try await remote.charges(orderId: "warm")
