@@ -128,6 +128,13 @@ struct PayUnclearOutcomeTests {
         #expect(doc["code"] as? String == "outcomeUnknown", "\(r.stdout)")
         let truth = try #require(doc["groundTruth"] as? [String: Any], "\(r.stdout)")
         #expect(truth["submitted"] as? Bool == true && truth["charged"] as? Bool == false, "\(r.stdout)")
+        // Recovery does not take the merchant's authorisation for this attempt's sale: the
+        // record stays, reported as another payment (it was removed as "authorized").
+        let recovery = await runCLI(["charges", "--pending", "--json", "--data-dir", dir])
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(recovery.out.utf8)) as? [[String: Any]], "\(recovery.out) \(recovery.err)")
+        #expect(rows.map { $0["finding"] as? String } == ["otherPayment"], "\(recovery.out)")
+        let pending = await runCLI(["pending", "--all", "--json", "--data-dir", dir])
+        #expect(pending.out.contains("u-5"), "\(pending.out)")
         let ledger = try Ledger(directory: dir, access: .readOnly)
         #expect(try ledger.sales(orderId: "u-5").map(\.state) == [.authorized])
     }
