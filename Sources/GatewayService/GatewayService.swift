@@ -269,7 +269,7 @@ public final class GatewayService: Sendable {
     /// cooperative pool; its refusal becomes a typed route error.
     func call<T>(_ body: () async throws(GatewayError) -> T) async throws(RouteError) -> T {
         do {
-            return try await withTaskExecutorPreference(BlockingExecutor.ledger) { () async throws(GatewayError) -> T in
+            return try await BlockingExecutor.ledger.run { () async throws(GatewayError) -> T in
                 try await body()
             }
         } catch {
@@ -464,6 +464,6 @@ extension Wire {
 struct OnLedgerThreads: HTTPHandler {
     let inner: any HTTPHandler
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        await withTaskExecutorPreference(BlockingExecutor.ledger) { await inner.handle(request) }
+        await BlockingExecutor.ledger.run { await inner.handle(request) }
     }
 }

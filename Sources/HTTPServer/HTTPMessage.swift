@@ -33,6 +33,20 @@ public struct HTTPRequest: Sendable {
         return headers.first { $0.name.lowercased() == wanted }?.value
     }
 
+    /// Whether the body came as `application/json` or `application/<something>+json` (any case,
+    /// parameters allowed): the one type every JSON route of the gateway takes (415 otherwise).
+    /// A web page can make a browser POST across sites without asking first only as text/plain,
+    /// a form or untyped, so a route that needs this cannot be driven by such a page.
+    public var hasJSONContentType: Bool { Self.isJSONContentType(header("Content-Type")) }
+
+    /// See ``hasJSONContentType``.
+    public static func isJSONContentType(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let type = contentType.split(separator: ";", maxSplits: 1).first
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
+    }
+
     /// The first query item with this name.
     public func queryValue(_ name: String) -> String? {
         query.first { $0.name == name }?.value

@@ -367,6 +367,11 @@ public final class EmbeddedGateway: Gateway {
             if let amount, amount <= 0 {
                 throw GatewayError(.invalidRequest, "the refund amount must be a positive number of minor units (got \(amount))")
             }
+            // Past 12 digits no sale can have it to give back: malformed (400), not "more than
+            // is left" (422), the same limit as an authorisation's.
+            if let amount, amount > Int(EMVAmount.maximum) {
+                throw GatewayError(.invalidRequest, "the refund amount does not fit 12 digits (at most \(EMVAmount.maximum) minor units)")
+            }
             let (sale, refund) = try ledger.storeRefund(uniqueRef: uniqueRef, amount: amount, reason: reason,
                                                         at: configuration.now())
             return RefundResponse(uniqueRef: refund.uniqueRef, refundPaymentId: refund.paymentId,

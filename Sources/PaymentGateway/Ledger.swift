@@ -64,6 +64,7 @@ public final class Ledger: Sendable {
             }
             secrets[name] = v
         }
+        if access != .readOnly { conn.holdReserve(at: path + Self.reserveSuffix, bytes: Self.reserveBytes) }
         self.path = path
         legacyWebhookSecret = secrets["webhook_secret"]!
         // Made by migration 3 (or by a service on a version-2 ledger); never made read only.
@@ -81,6 +82,11 @@ public final class Ledger: Sendable {
         fingerprintKey = secrets["fingerprint_key"]!
         connection = Mutex(conn)
     }
+
+    /// The reserve beside the ledger (`gateway.sqlite3-reserve`): given back when a write meets
+    /// a full disk so the WAL can always be checkpointed (``SQLiteConnection/holdReserve(at:bytes:)``).
+    public static let reserveSuffix = "-reserve"
+    public static let reserveBytes = 512 * 1024
 
     static let layoutStore = DataDirectoryLayout.Store(
         fileName: fileName, applicationId: applicationId, holds: "the gateway's payments, webhooks and secrets",

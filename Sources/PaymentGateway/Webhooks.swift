@@ -67,6 +67,9 @@ public struct WebhookSignatureError: Error, Hashable, Sendable, CustomStringConv
         public static let staleTimestamp = Code("staleTimestamp")
         /// No `v1` signature matches the body under the secret (or the header has none).
         public static let noMatchingSignature = Code("noMatchingSignature")
+        /// The signature holds, but the body is not strict JSON (a key named twice in one
+        /// object, which parsers read differently): `tapemu webhook verify` refuses it.
+        public static let malformedBody = Code("malformedBody")
     }
 
     public var code: Code

@@ -45,7 +45,10 @@ public final class PostgresLedger: LedgerStore, Sendable {
         do {
             pool = try PostgresPool(url: url, size: connections)
         } catch {
-            throw GatewayError(.storage, "cannot open the ledger database: \(error.reason)")
+            // Not there (nothing listens, no route): `connectionLost`, which `gateway serve`
+            // waits out at start; anything else (a refused login, no such database) is storage.
+            throw GatewayError(error.code == .connect ? .connectionLost : .storage,
+                               "cannot open the ledger database: \(error.reason)")
         }
         let secrets = try Self.migrate(pool, url: url)
         legacyWebhookSecret = secrets["webhook_secret"]!

@@ -75,15 +75,18 @@ public final class TapToPay: Sendable {
         guard isSupported else { throw .notSupported }
         let gateway = configuration.gateway
         let options = GatewayRequestOptions(timeout: configuration.timeouts.gatewayRequest)
+        // Each failure says what the gateway answered (the seed's errors do not carry it).
         do {
             try await gateway.checkSDKVersion(configuration.sdkVersion, options: options)
         } catch {
+            configuration.onEvent(.failed(reason: "the SDK version check failed: \(error.code): \(error.reason)"))
             throw error.code == .sdkUpgradeRequired ? .sdkUpgradeRequired : .paymentFailed(code: .unknown)
         }
         let validation: TokenValidation
         do {
             validation = try await gateway.validateToken(token, options: options)
         } catch {
+            configuration.onEvent(.failed(reason: "the token could not be checked: \(error.code): \(error.reason)"))
             throw .paymentFailed(code: .unknown)
         }
         switch validation {
@@ -94,9 +97,11 @@ public final class TapToPay: Sendable {
             try await ensureLocation()
         case .expired:
             session.withLock { $0.claims = nil }
+            configuration.onEvent(.failed(reason: "the gateway says the token has expired"))
             throw .tokenExpired
-        case .invalid:
+        case .invalid(let reason):
             session.withLock { $0.claims = nil }
+            configuration.onEvent(.failed(reason: "the gateway refused the token: \(reason)"))
             throw .invalidToken
         }
     }

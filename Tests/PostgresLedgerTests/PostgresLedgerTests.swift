@@ -55,10 +55,10 @@ struct PostgresLedgerTests {
         }
     }
 
-    @Test("a database that is not there: a clear storage error")
+    @Test("a database that is not there: connectionLost (gateway serve waits it out at start), not storage")
     func unreachable() {
         #expect { try EmbeddedGateway.shared(ledgerURL: "postgres://tapemu@127.0.0.1:1/none?connect_timeout=2") } throws: {
-            ($0 as? GatewayError)?.code == .storage
+            ($0 as? GatewayError)?.code == .connectionLost
         }
         #expect { try EmbeddedGateway.shared(ledgerURL: "/var/lib/tapemu") } throws: {
             ($0 as? GatewayError)?.code == .invalidRequest

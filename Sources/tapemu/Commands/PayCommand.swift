@@ -150,8 +150,9 @@ struct PayCommand: TapemuCommand {
             return result.status == .approved ? ExitCode.success : Self.declined
         case .failure(let error):
             if json {
+                // Never null: the cause an event named, else the error's own words.
                 try JSONOutput.print(PayErrorOutput(error: error, orderId: orderId,
-                                                    reason: failureReason.withLock { $0 }, groundTruth: truth), to: console)
+                                                    reason: failureReason.withLock { $0 } ?? error.description, groundTruth: truth), to: console)
             } else {
                 console.printError("tapemu: \(error.code): \(error)")
                 console.printError("tapemu: \(truth.line)")

@@ -1,5 +1,6 @@
 import Foundation
 import PaymentGateway
+import StrictJSON
 
 /// `tapemu webhook verify`: checks a received webhook as a merchant's endpoint must.
 struct WebhookVerifyCommand: TapemuCommand {
@@ -15,7 +16,8 @@ struct WebhookVerifyCommand: TapemuCommand {
             `gateway secret --legacy`; other text: its UTF-8 bytes). Give one of the two. Other \
             schemes such as v0 are ignored. \
             Exit 1 when it is not, with the reason (missingHeader, malformedHeader, staleTimestamp, \
-            noMatchingSignature). The body is read as raw bytes: verify exactly what was received.
+            noMatchingSignature, malformedBody: a signed body that is not strict JSON, such as one \
+            naming a key twice). The body is read as raw bytes: verify exactly what was received.
             """,
         exitCodes: [
             (ExitCode.failure, "the webhook does not verify (the reason is printed)"),
@@ -99,13 +101,25 @@ struct WebhookVerifyCommand: TapemuCommand {
                 throw CommandFailure.unreadable(bodyFile, "\(bodyFile): cannot read the body")
             }
         }
-        let result: Result<Int64, WebhookSignatureError>
+        var result: Result<Int64, WebhookSignatureError>
         do throws(WebhookSignatureError) {
             result = .success(try WebhookSignature.verify(header: header, body: body,
                                                           secret: key,
                                                           tolerance: tolerance, now: now ?? Date()))
         } catch {
             result = .failure(error)
+        }
+        // A signed body is still read by the merchant's JSON parser: one that names a key twice
+        // means one thing to a first-wins reader and another to a last-wins one. The one strict
+        // reader (StrictJSON) refuses it, like every body the gateway takes.
+        if case .success = result {
+            do throws(JSONParseError) {
+                try StrictJSONReader.check(body)
+            } catch {
+                let why = error.duplicateKey.map { "the body names the key \"\($0)\" more than once in one object (at byte \(error.offset))" }
+                    ?? "the body is not JSON: \(error)"
+                result = .failure(WebhookSignatureError(.malformedBody, why))
+            }
         }
         switch result {
         case .success(let t):
