@@ -485,7 +485,9 @@ public struct EMVKernel: Sendable {
         }
         // ODA before GENERATE AC: SDA whole, CDA's certificates; the TVR it leaves goes in CDOL1.
         let (oda, cdaKey) = authenticateBeforeGenerateAC(r, pan: card.pan)
-        terminalValues[.terminalVerificationResults]![0] |= oda.tvrByte1
+        // "Not performed" (set from the start) gives way to the method's own bits.
+        terminalValues[.terminalVerificationResults]![0] = terminalValues[.terminalVerificationResults]![0] & ~TVR1.notPerformed
+            | oda.tvrByte1
         if cvm.cvm == .failed { terminalValues[.terminalVerificationResults]![2] |= 0x80 }  // CVM not successful
         guard let cdolBytes = r.data[.cdol1] else {
             throw KernelError(.missingMandatoryData, step: .generateAC,
@@ -519,7 +521,8 @@ public struct EMVKernel: Sendable {
         var oda = r.oda
         if let key = r.cdaKey {
             oda = verifyCDA(answer, key: key, request: r, data: &data)
-            terminalValues[.terminalVerificationResults]![0] |= oda.tvrByte1
+            terminalValues[.terminalVerificationResults]![0] = terminalValues[.terminalVerificationResults]![0] & ~TVR1.notPerformed
+                | oda.tvrByte1
             if case .failed(let reason) = oda.signature, !data.contains(.applicationCryptogram) {
                 // The AC is inside a signature that failed: there is no cryptogram to send online.
                 var error = KernelError(.cardDeclinedOffline, step: .generateAC, "the reader declined offline: CDA failed: \(reason)")

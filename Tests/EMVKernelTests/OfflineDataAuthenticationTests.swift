@@ -25,6 +25,8 @@ import VirtualCard
         }
     }
 
+    func card(_ name: String) throws -> CardProfile { try #require(CardProfiles.named(name)) }
+
     struct Case: Sendable, CustomTestStringConvertible {
         var card: String
         var method: ODAMethod
@@ -47,7 +49,7 @@ import VirtualCard
     @Test("each card authenticates by its method, or sets its TVR byte 1 bit and gets its book's outcome",
           arguments: cases)
     func builtInCards(c: Case) async throws {
-        let r = await read(try #require(CardProfiles.named(c.card)))
+        let r = await read(try card(c.card))
         let oda = try #require(r.oda)
         #expect(oda.method == c.method)
         #expect(oda.tvrByte1 == c.tvrByte1)
@@ -65,21 +67,21 @@ import VirtualCard
     func revocationList() async throws {
         var configuration = TerminalConfiguration.default
         configuration.revocationList = try CertificateRevocationList.parse("# revoked\nA000000003 E7 0BAD01\n")
-        let r = await read(try #require(CardProfiles.named("oda-revoked-certificate")), configuration: configuration)
+        let r = await read(try card("oda-revoked-certificate"), configuration: configuration)
         let oda = try #require(r.oda)
         #expect(oda.tvrByte1 == TVR1.ddaFailed)
         #expect(oda.issuerCertificate.failure?.contains("revocation") == true)
         // Another serial under the same key: the card passes.
         configuration.revocationList = try CertificateRevocationList.parse("A000000003 E7 0BAD02")
-        #expect(await read(try #require(CardProfiles.named("oda-revoked-certificate")), configuration: configuration).oda?.succeeded == true)
+        #expect(await read(try card("oda-revoked-certificate"), configuration: configuration).oda?.succeeded == true)
     }
 
     @Test("CDA is asked for in GENERATE AC (P1 90) when certificates recover; after a certificate failure the TVR bit goes in CDOL1 and CDA is not asked for")
     func cdaRequestAndTVRInCDOL() async throws {
-        let good = await read(try #require(CardProfiles.named("mastercard-mchip")))
+        let good = await read(try card("mastercard-mchip"))
         let goodGenAC = try #require(good.exchanges.last?.command)
         #expect(goodGenAC.instructionCode == 0xAE && goodGenAC.p1Parameter == 0x90)
-        let bad = await read(try #require(CardProfiles.named("oda-wrong-hash")))
+        let bad = await read(try card("oda-wrong-hash"))
         let badGenAC = try #require(bad.exchanges.last?.command)
         #expect(badGenAC.p1Parameter == 0x80)
         // CDOL1 of mastercard-mchip: 9F02 6, 9F03 6, 9F1A 2, then TVR 95 (5 bytes) at offset 14.
@@ -91,14 +93,14 @@ import VirtualCard
     func unknownCAKey() async throws {
         var configuration = TerminalConfiguration.default
         configuration.caPublicKeys = CAPublicKeyList()
-        let oda = try #require(await read(try #require(CardProfiles.named("mastercard-mchip")), configuration: configuration).oda)
+        let oda = try #require(await read(try card("mastercard-mchip"), configuration: configuration).oda)
         #expect(oda.tvrByte1 == TVR1.cdaFailed)
         #expect(oda.issuerCertificate.failure == "the terminal has no CA public key A000000004/E7")
     }
 
     @Test("SDA: verified when card and terminal support it; a changed 93 sets SDA failed; a terminal without SDA leaves ODA not performed")
     func sda() async throws {
-        let mc = try #require(CardProfiles.named("mastercard-mchip"))
+        let mc = try card("mastercard-mchip")
         var sdaTerminal = TerminalConfiguration.default
         sdaTerminal.terminalCapabilities[2] = 0x80
         let good = try #require(await read(mc.withODA(CardODA(method: .sda)), configuration: sdaTerminal).oda)
@@ -113,7 +115,7 @@ import VirtualCard
 
     @Test("a card without ODA data reads as 'not performed' (TVR byte 1 bit 8), in CDOL1 too")
     func notPerformed() async throws {
-        var mc = try #require(CardProfiles.named("mastercard-mchip"))
+        var mc = try card("mastercard-mchip")
         mc.applications[0].oda = nil
         let r = await read(mc)
         #expect(r.oda == .notPerformed)
@@ -162,12 +164,12 @@ import VirtualCard
 
     @Test("every prefix and every one-byte change of a real issuer certificate is a typed failure, never a trap")
     func hostileCertificates() async throws {
-        let card = EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc")))
+        let card = EmulatedCard(profile: try card("visa-qvsdc"))
         let r = await read(card.profile)
         #expect(r.oda?.succeeded == true)
         // The certificate as the card gave it: from the last record read.
         let recordData = try #require(r.exchanges.last(where: { $0.command.instructionCode == 0xB2 })?.response?.data)
-        let record = try TLV.parseSingle(recordData)
+        let record = try BERTLV.parseSingle(recordData)
         let certificate = try #require(record.child(.issuerPublicKeyCertificate)?.valueBytes)
         let ca = try #require(CAPublicKeyList.builtIn.key(rid: bytes("A000000003"), index: 0xE7))
         func recover(_ c: [UInt8]) -> Bool {

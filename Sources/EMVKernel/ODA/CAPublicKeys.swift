@@ -47,6 +47,9 @@ public struct CAPublicKeyList: Hashable, Sendable {
         do { return try parse(builtInText) } catch { preconditionFailure("the built-in CA key list is broken: \(error)") }
     }()
 
+    /// The built-in list as a `--ca-keys` file says it.
+    public static var builtInFile: String { builtInText }
+
     public func key(rid: [UInt8], index: UInt8) -> CAPublicKey? {
         keys.first { $0.rid == rid && $0.index == index }
     }

@@ -39,7 +39,9 @@ struct TraceReplayer: Sendable {
         var configuration = setup.configuration
         configuration.caPublicKeys = caPublicKeys
         configuration.revocationList = revocationList
-        let reader = EMVReader(configuration: configuration)
+        // The recorded date and unpredictable number too: a card's dynamic signature (fDDA, CDA)
+        // was made over them.
+        let reader = EMVReader(configuration: configuration, environment: setup.environment ?? .system)
         var result = ReplayResult(file: file, passed: false, played: 0, total: 0, mode: mode)
         let endedOnRecordedEvent: Bool
         do throws(KernelError) {
