@@ -42,6 +42,9 @@ let package = Package(
         .target(name: "EMVDisplay", dependencies: ["BERTLV"], swiftSettings: swiftSettings),
         // One clock type, deadlines, the one resume-once primitive (no dependencies).
         .target(name: "Timing", swiftSettings: swiftSettings),
+        // The one strict JSON reader (duplicate keys, integer amounts, valid numbers) and a
+        // Decoder over it: every request body, card profile and webhook body is read with it.
+        .target(name: "StrictJSON", swiftSettings: swiftSettings),
         // The channel: one protocol, the session (timing, deadlines, GET RESPONSE / resend-with-Le
         // in one place), its errors, and the card-side responder every in-process card plays through.
         .target(name: "CardChannel", dependencies: ["ISO7816", "Timing"], swiftSettings: swiftSettings),
@@ -51,7 +54,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // Emulated EMV cards (pure: bytes in, bytes out), their channel, and the crypto they share
         // with the issuer.
-        .target(name: "VirtualCard", dependencies: ["ISO7816", "BERTLV", "Cryptography", "CardChannel", "Timing"],
+        .target(name: "VirtualCard", dependencies: ["ISO7816", "BERTLV", "Cryptography", "CardChannel", "Timing", "StrictJSON"],
                 swiftSettings: swiftSettings),
         // The only module that imports libpcsclite.
         .target(name: "PCSC", dependencies: ["CPCSCLite", "CardChannel", "ISO7816", "Timing"],
@@ -71,8 +74,11 @@ let package = Package(
         // SQLite wrapper, FileLock and the data directory's layout with the ledger: those stay in
         // PaymentGateway with `package` access, and their errors become DeviceStoreError here.
         .target(name: "DeviceStore", dependencies: ["PaymentGateway"], swiftSettings: swiftSettings),
+        // GatewayService and VirtualCard: the shared instance of the seed's static API
+        // (TapToPay.acceptPayment) reads a virtual card and, with TAPEMU_GATEWAY, a served gateway.
         .target(name: "TapToPay",
-                dependencies: ["EMVKernel", "PaymentGateway", "DeviceStore", "CardChannel", "Timing", "BERTLV", "ISO7816"],
+                dependencies: ["EMVKernel", "PaymentGateway", "DeviceStore", "CardChannel", "Timing", "BERTLV", "ISO7816",
+                               "GatewayService", "VirtualCard"],
                 swiftSettings: swiftSettings),
         // HTTP messages and the server (the only module that imports libmicrohttpd).
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: swiftSettings),
@@ -80,14 +86,14 @@ let package = Package(
         .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: swiftSettings),
         // A GraphQL lexer, parser, validator and executor (pure Swift), and the gateway's
         // `charges` schema over it (no server library: the fuzz harness links it).
-        .target(name: "GraphQL", swiftSettings: swiftSettings),
+        .target(name: "GraphQL", dependencies: ["StrictJSON"], swiftSettings: swiftSettings),
         .target(name: "GatewayGraphQL", dependencies: ["GraphQL", "PaymentGateway"], swiftSettings: swiftSettings),
         // The gateway's web handlers: /graphql and the dashboard.
         .target(name: "GatewayWeb", dependencies: ["HTTPServer", "GraphQL", "GatewayGraphQL", "PaymentGateway"],
                 swiftSettings: swiftSettings),
         // The gateway as a network service (router, terminal API, merchant REST, CoreAPI REST,
         // faults, webhook delivery over HTTP) and RemoteGateway, the `Gateway` that talks to it.
-        .target(name: "GatewayService", dependencies: ["HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV", "Timing"],
+        .target(name: "GatewayService", dependencies: ["HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV", "Timing", "StrictJSON"],
                 swiftSettings: swiftSettings),
         // A PostgreSQL client over libpq (the only module that imports it): parameterised
         // queries, transactions, typed errors with SQLSTATE, connections on their own threads.
@@ -101,7 +107,7 @@ let package = Package(
         .executableTarget(
             name: "tapemu",
             dependencies: ["TapToPay", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "DeviceStore", "CardChannel",
-                           "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb", "PostgresClient", "PostgresLedger"],
+                           "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb", "PostgresClient", "PostgresLedger", "StrictJSON"],
             swiftSettings: swiftSettings + [.define("TAPEMU_TEST_HOOKS", .when(configuration: .debug))]),
         // The benchmark's baseline: a plain C SCardTransmit loop (no Swift module but PCSC imports
         // libpcsclite).
@@ -157,6 +163,7 @@ let package = Package(
                                    "BERTLV", "VirtualCard", "CardChannel", "EMVKernel", "Timing", "tapemu", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "GraphQLTests", dependencies: ["GraphQL"], swiftSettings: swiftSettings),
+        .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"], swiftSettings: swiftSettings),
         // PostgreSQL: the client, the ledger contract on both backends, several servers on one
         // ledger (needs TAPEMU_TEST_POSTGRES; `scripts/dev test` starts a private cluster).
         .testTarget(name: "PostgresLedgerTests",
@@ -166,6 +173,12 @@ let package = Package(
         .testTarget(name: "GatewayWebTests",
                     dependencies: ["GatewayWeb", "GatewayGraphQL", "GraphQL", "HTTPServer", "PaymentGateway", "BERTLV",
                                    "TestSupport"],
+                    swiftSettings: swiftSettings),
+        // Seed 000's "Handle errors in code" sample, verbatim, against the static API (the app's
+        // helpers stubbed), as a package that depends on the TapToPay product compiles it.
+        .testTarget(name: "SeedSampleTests",
+                    dependencies: ["TapToPay", "PaymentGateway", "DeviceStore", "VirtualCard", "CardChannel", "Timing",
+                                   "GatewayService", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapToPayTests",
                     dependencies: ["TapToPay", "PaymentGateway", "DeviceStore", "EMVKernel", "CardChannel", "APDUTrace", "Timing",

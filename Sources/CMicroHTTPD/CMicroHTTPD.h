@@ -11,12 +11,31 @@ static inline struct MHD_Daemon *tapemu_mhd_start(unsigned int flags, int listen
                                                   MHD_RequestCompletedCallback completed, void *completed_cls,
                                                   unsigned int connection_timeout_seconds,
                                                   size_t connection_memory_limit,
-                                                  unsigned int connection_limit) {
+                                                  unsigned int connection_limit,
+                                                  MHD_NotifyConnectionCallback notify_connection,
+                                                  void *notify_connection_cls,
+                                                  void *(*uri_log)(void *cls, const char *uri,
+                                                                   struct MHD_Connection *connection),
+                                                  void *uri_log_cls) {
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
                             MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
                             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                            MHD_OPTION_NOTIFY_CONNECTION, notify_connection, notify_connection_cls,
+                            MHD_OPTION_URI_LOG_CALLBACK, uri_log, uri_log_cls,
                             MHD_OPTION_END);
+}
+
+/* MHD_get_connection_info is variadic too: the connection's socket, -1 when unknown. */
+static inline int tapemu_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : (int)info->connect_fd;
+}
+
+/* The client's address; NULL when unknown. */
+static inline const struct sockaddr *tapemu_mhd_client_address(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info == NULL ? NULL : info->client_addr;
 }

@@ -33,8 +33,8 @@ import Foundation
 /// enum ChargeStatus { SUCCEEDED PENDING PENDING_PROCESSING FAILED CANCELED REFUNDED PARTIALLY_REFUNDED AUTHORIZED EXPIRED PAID_OUT }
 /// type Charge {
 ///   id: ID!  accountId: ID  orderId: ID  amount: Int  currency: String!  status: ChargeStatus!
-///   statusCode: String  statusMessage: String  authorizationCode: String
-///   refundedAmount: Int  lastRefundAmount: Int  createdAt: AWSTimestamp (Int)  updatedAt: AWSTimestamp (Int)
+///   statusCode: String  statusMessage: String  issuerResponseCode: String  authorizationCode: String
+///   refundedAmount: Int  lastRefundAmount: Int  lastRefundReason: RefundReason  cancellationReason: CancellationReason  createdAt: AWSTimestamp (Int)  updatedAt: AWSTimestamp (Int)
 ///   description: String  paymentMethod: PaymentMethod
 ///   # tapemu's own (the ledger holds them; MONEI's Charge does not have them):
 ///   callbackUrl: String  uniqueRef: String!  transactionCode: String!  cryptogram: String!  reversed: Boolean!
@@ -51,9 +51,13 @@ import Foundation
 ///
 /// Timestamps are unix seconds (MONEI's `AWSTimestamp`). `description` is always null: a
 /// tapemu payment has none. The status of a charge maps the ledger's state: approved →
-/// `SUCCEEDED`, declined → `FAILED`, reversed → `CANCELED`, refunded → `REFUNDED`, refunded
-/// in part → `PARTIALLY_REFUNDED`. MONEI's other values (`PENDING`, `AUTHORIZED`, `EXPIRED`,
-/// `PENDING_PROCESSING`, `PAID_OUT`) are in the enum and never appear.
+/// `SUCCEEDED`, declined → `FAILED`, reversed (a cancelled authorisation too) → `CANCELED`,
+/// refunded → `REFUNDED`, refunded in part → `PARTIALLY_REFUNDED`, authorised and not captured
+/// (MONEI `transactionType: AUTH`) → `AUTHORIZED`. MONEI's other values (`PENDING`, `EXPIRED`,
+/// `PENDING_PROCESSING`, `PAID_OUT`) are in the enum and never appear. `statusCode` and
+/// `statusMessage` are MONEI's E-code and its message (``MoneiStatusCode``); tapemu adds
+/// `issuerResponseCode`, the emulated issuer's ISO 8583 answer. `lastRefundReason` and
+/// `cancellationReason` are MONEI's `RefundReason` and `CancellationReason` enums.
 ///
 /// Absence is not proof: an empty `items` means the ledger holds no such sale now, not that the
 /// card was not charged (seed 000, step 4).
@@ -99,11 +103,13 @@ public enum ChargesSchema {
                 leaf("amount", TypeReference.named("Int").required) { .int($0.amount) },
                 leaf("currency", TypeReference.named("String").required) { .string($0.currency) },
                 leaf("uniqueRef", TypeReference.named("String").required) { .string($0.uniqueRef) },
-                leaf("statusCode", "String") { .string($0.statusCode) },
-                leaf("statusMessage", "String") { .string($0.statusMessage) },
+                leaf("statusCode", "String") { .string(MoneiStatusCode.of($0.statusCode).code) },
+                leaf("statusMessage", "String") { .string(MoneiStatusCode.of($0.statusCode).message) },
                 leaf("authorizationCode", "String") { p in p.authorisationCode.map { .string($0) } ?? .null },
                 leaf("createdAt", "Int") { .int(seconds($0.createdAt)) },
             ])),
+            .enumeration(EnumType("RefundReason", values: MoneiCard.cancellationReasons)),
+            .enumeration(EnumType("CancellationReason", values: MoneiCard.cancellationReasons)),
             .enumeration(EnumType("ChargeStatus", values: ["SUCCEEDED", "PENDING", "PENDING_PROCESSING", "FAILED",
                                                            "CANCELED", "REFUNDED", "PARTIALLY_REFUNDED", "AUTHORIZED",
                                                            "EXPIRED", "PAID_OUT"])),
@@ -154,12 +160,16 @@ public enum ChargesSchema {
         leaf("amount", "Int") { .int($0.amount) },
         leaf("currency", TypeReference.named("String").required) { .string($0.currency) },
         leaf("status", TypeReference.named("ChargeStatus").required) { .string(status($0)) },
-        leaf("statusCode", "String") { .string($0.statusCode) },
-        leaf("statusMessage", "String") { .string($0.statusMessage) },
+        leaf("statusCode", "String") { .string(MoneiStatusCode.of($0.statusCode).code) },
+        leaf("statusMessage", "String") { .string(MoneiStatusCode.of($0.statusCode).message) },
+        leaf("issuerResponseCode", "String") { .string($0.statusCode) },
         leaf("authorizationCode", "String") { p in p.authorisationCode.map { .string($0) } ?? .null },
         leaf("refundedAmount", "Int") { .int($0.refundedAmount) },
+        leaf("lastRefundReason", "RefundReason") { p in p.lastRefundReason.map { .string($0) } ?? .null },
+        leaf("cancellationReason", "CancellationReason") { p in p.cancellationReason.map { .string($0) } ?? .null },
         FieldDefinition("lastRefundAmount", "Int") { s, _ in
             let node = s as! ChargeNode
+            if let amount = node.sale.lastRefundAmount { return .value(.int(amount)) }
             guard let last = Payment.lastRefund(among: try node.source.children(ofPaymentId: node.sale.paymentId))
             else { return .null }
             return .value(.int(last.amount))

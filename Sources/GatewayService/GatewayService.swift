@@ -22,7 +22,9 @@ import Timing
 /// | GET | `/v1/payments/{id}` | API key | MONEI payment |
 /// | GET | `/v1/payments?orderId=` | API key | MONEI payments of an order |
 /// | POST | `/v1/payments/{id}/refund` | API key | MONEI refund `{amount?, refundReason?}` (minor units; none: all that is left) |
-/// | POST | `/v1/payments/{id}/cancel` | API key | MONEI cancel `{cancellationReason?}` (a void: the sale is reversed) |
+/// | POST | `/v1/payments` | API key | MONEI create `{amount, currency, orderId, transactionType?, paymentMethod.card}` (``MerchantAPI``) |
+/// | POST | `/v1/payments/{id}/cancel` | API key | MONEI cancel `{cancellationReason?}`: an AUTHORIZED payment only |
+/// | POST | `/v1/payments/{id}/capture` | API key | MONEI capture `{amount?}`: an AUTHORIZED payment, in full |
 /// | GET, POST, DELETE | `/admin/faults` | API key | the armed server faults (``ServerFault``) |
 /// | GET, POST, DELETE | `/admin/webhook-faults` | API key | the running deliverer's ``WebhookFaults`` `{faults: "duplicate,extra-v0"}` |
 /// | GET | `/health` | — | `{"status":"ok"}` |
@@ -54,7 +56,8 @@ public final class GatewayService: Sendable {
                 noAnswerGrace: Duration = .milliseconds(500)) throws(GatewayError) {
         self.gateway = gateway
         self.noAnswerGrace = noAnswerGrace
-        apiKey = "tpk_test_" + Wire.hex(try gateway.ledger.secret(named: "merchant_api_key"))
+        // The ledger's key (``MerchantAPIKey``): it also signs the webhooks.
+        apiKey = gateway.ledger.merchantAPIKey
         faults = FaultInjector(standing: fault)
         // `kill-mid-batch`: dies inside a group commit of two or more, before its COMMIT.
         gateway.setBeforeBatchCommit { [faults] orderIds in
@@ -266,7 +269,7 @@ public final class GatewayService: Sendable {
     /// cooperative pool; its refusal becomes a typed route error.
     func call<T>(_ body: () async throws(GatewayError) -> T) async throws(RouteError) -> T {
         do {
-            return try await withTaskExecutorPreference(BlockingExecutor.ledger) { () async throws(GatewayError) -> T in
+            return try await BlockingExecutor.ledger.run { () async throws(GatewayError) -> T in
                 try await body()
             }
         } catch {
@@ -461,6 +464,6 @@ extension Wire {
 struct OnLedgerThreads: HTTPHandler {
     let inner: any HTTPHandler
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        await withTaskExecutorPreference(BlockingExecutor.ledger) { await inner.handle(request) }
+        await BlockingExecutor.ledger.run { await inner.handle(request) }
     }
 }

@@ -44,7 +44,7 @@ extension GatewayService {
     /// Runs `deliverer` until the task is cancelled, its ledger work on the ledger's own threads
     /// (``Timing/BlockingExecutor/ledger``), never on the cooperative pool.
     public func runWebhookDelivery(_ deliverer: WebhookDeliverer) async {
-        await withTaskExecutorPreference(BlockingExecutor.ledger) {
+        await BlockingExecutor.ledger.run {
             await deliverer.run()
         }
     }

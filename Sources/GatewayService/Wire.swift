@@ -1,6 +1,7 @@
 public import Foundation
 public import HTTPServer
 public import PaymentGateway
+import StrictJSON
 
 /// The JSON the gateway service and ``RemoteGateway`` exchange (the terminal API), and the
 /// merchant REST shapes. Amounts are minor units; times are milliseconds since 1970 in the
@@ -265,6 +266,7 @@ enum Wire {
                 emvData: unhex(i.emvData) ?? [], cryptogram: i.cryptogram, callbackUrl: i.callbackUrl,
                 accountId: i.accountId, sdkVersion: i.sdkVersion, reversed: i.reversed,
                 refundedAmount: i.refundedAmount, createdAt: date(i.createdAt), updatedAt: date(i.updatedAt))
+            .withCaptured(i.state != .authorized)
     }
 
     static func transaction(_ t: TransactionSummary) -> TransactionItem {
@@ -295,7 +297,7 @@ enum Wire {
         case .invalidRequest: return 400
         case .notFound: return 404
         case .orderConflict, .alreadyReversed: return 409
-        case .notReversible, .notRefundable, .refundExceedsRemaining: return 422
+        case .notReversible, .notRefundable, .refundExceedsRemaining, .notCapturable, .notCancelable: return 422
         case .sdkUpgradeRequired: return 426
         case .busy, .cancelled: return 503
         case .timeout: return 504
@@ -335,20 +337,25 @@ struct RouteError: Error {
         self.init(Wire.httpStatus(error.code), error.code.description, error.reason)
     }
 
-    static func badJSON(_ error: any Error) -> RouteError {
+    /// A body that ``StrictJSON`` refused: not JSON, a name repeated in one object, or JSON that
+    /// is not the route's shape (a missing field, a wrong type, a number that is not an integer
+    /// where one is needed). Names the field; an integer amount field says what it takes.
+    static func badJSON(_ error: StrictJSONError) -> RouteError {
         let detail: String
         switch error {
-        case DecodingError.keyNotFound(let key, _): detail = "the field \(key.stringValue) is missing"
-        case DecodingError.typeMismatch(_, let c) where c.codingPath.isEmpty,
-             DecodingError.valueNotFound(_, let c) where c.codingPath.isEmpty:
-            // `[]`, `"x"`, `1`, `null`: JSON, but not the object every route takes.
-            detail = "the body must be a JSON object"
-        case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c):
-            detail = "the field \(c.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type"
-        case DecodingError.dataCorrupted(let c):
-            detail = c.codingPath.isEmpty ? "the body is not valid JSON"
-                : "the field \(c.codingPath.map(\.stringValue).joined(separator: ".")) is not valid"
-        default: detail = "the body is not valid JSON"
+        case .syntax(let e) where e.duplicateKey != nil:
+            detail = "the key \"\(e.duplicateKey!)\" appears more than once in one object (at byte \(e.offset))"
+        case .syntax(let e):
+            detail = "the body is not valid JSON: \(e)"
+        case .shape(.typeMismatch(let type, let c)) where type is any FixedWidthInteger.Type && !c.codingPath.isEmpty:
+            let path = StrictJSONReader.path(c.codingPath)
+            detail = path.lowercased().hasSuffix("amount")
+                ? "the field \(path) must be an integer number of minor units (a JSON integer such as 1250, no fraction or exponent)"
+                : "the field \(path) \(c.debugDescription)"
+        case .shape(.dataCorrupted(let c)) where !c.codingPath.isEmpty && StrictJSONReader.path(c.codingPath).lowercased().hasSuffix("amount"):
+            detail = "the field \(StrictJSONReader.path(c.codingPath)) \(c.debugDescription): an amount is an integer number of minor units of at most 12 digits"
+        case .shape(let e):
+            detail = StrictJSONReader.describe(e)
         }
         return RouteError(400, "invalidRequest", "malformed JSON body: \(detail)")
     }
@@ -361,23 +368,18 @@ extension HTTPRequest {
     /// so a page open in the tester's browser cannot refund, reverse or authorise through it.
     func decode<T: Decodable>(_ type: T.Type) throws(RouteError) -> T {
         guard !body.isEmpty else { throw RouteError(400, "invalidRequest", "the request needs a JSON body") }
-        guard Self.isJSON(header("Content-Type")) else {
+        guard hasJSONContentType else {
             let given = header("Content-Type").map { "Content-Type: \($0)" } ?? "no Content-Type"
             throw RouteError(415, "unsupportedMediaType",
                              "the body must be sent as Content-Type: application/json (the request has \(given))")
         }
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(body))
+        // The one strict reader (StrictJSON), not Foundation's JSONDecoder: that one keeps one
+        // copy of a repeated key without a word, reads 12.0 or 1e3 into an Int amount and calls
+        // 12.50, 1e400 and 2^63 "not valid JSON".
+        do throws(StrictJSONError) {
+            return try StrictJSONReader.decode(T.self, from: body)
         } catch {
             throw RouteError.badJSON(error)
         }
-    }
-
-    /// `application/json` or `application/<something>+json`, any case, parameters allowed.
-    static func isJSON(_ contentType: String?) -> Bool {
-        guard let contentType else { return false }
-        let type = contentType.split(separator: ";", maxSplits: 1).first
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
     }
 }

@@ -22,6 +22,17 @@ public struct GraphQLHandler: HTTPHandler {
             return JSONResponse.make(401, .object([("errors", .array([
                 GraphQLError("missing or wrong API key in the Authorization header").json]))]), requestId: request.requestId)
         }
+        // A POST's body is JSON, sent as such (GraphQL over HTTP: application/json): 415
+        // otherwise, as every JSON route of the gateway — a text/plain or form POST is what a
+        // page on another site can make a browser send without asking. A GET carries its query
+        // in the query string (GraphQL over HTTP allows it for queries, never mutations) and has
+        // no body to type.
+        if request.method == "POST" && !request.hasJSONContentType {
+            let given = request.header("Content-Type").map { "Content-Type: \($0)" } ?? "no Content-Type"
+            return JSONResponse.make(415, .object([("errors", .array([
+                GraphQLError("the body must be sent as Content-Type: application/json (the request has \(given))").json]))]),
+                requestId: request.requestId)
+        }
         let answer = service.respond(method: request.method, query: request.query, body: request.body)
         var response = JSONResponse.make(answer.status, answer.body, requestId: request.requestId)
         if let allow = answer.allow { response.headers.append(("Allow", allow)) }

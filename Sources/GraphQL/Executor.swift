@@ -1,3 +1,5 @@
+public import StrictJSON
+
 /// Validates and executes a request against a ``Schema`` (GraphQL spec, October 2021, §5
 /// Validation for the rules that apply to this subset, §6 Execution).
 ///

@@ -1,3 +1,5 @@
+public import StrictJSON
+
 /// An error in GraphQL's response shape (spec §7.1.2): a message, the locations in the
 /// document it is about, and for a field error the path of the field in the response.
 public struct GraphQLError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+public import StrictJSON
+
 /// A schema defined in code: object types whose fields resolve from a parent value, input
 /// objects, enums and the built-in scalars (`Int`, `Float`, `String`, `Boolean`, `ID`).
 /// No interfaces, unions or introspection (`__schema`, `__type`); `__typename` works on every

@@ -1,3 +1,5 @@
+public import StrictJSON
+
 /// The validation rules of GraphQL spec §5 that apply to this subset (no abstract types, no
 /// subscriptions to run): unique operation and fragment names, a lone anonymous operation,
 /// known fields on their type (§5.3.1), leaf and composite selections (§5.3.3), field merging

@@ -33,6 +33,20 @@ public struct HTTPRequest: Sendable {
         return headers.first { $0.name.lowercased() == wanted }?.value
     }
 
+    /// Whether the body came as `application/json` or `application/<something>+json` (any case,
+    /// parameters allowed): the one type every JSON route of the gateway takes (415 otherwise).
+    /// A web page can make a browser POST across sites without asking first only as text/plain,
+    /// a form or untyped, so a route that needs this cannot be driven by such a page.
+    public var hasJSONContentType: Bool { Self.isJSONContentType(header("Content-Type")) }
+
+    /// See ``hasJSONContentType``.
+    public static func isJSONContentType(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let type = contentType.split(separator: ";", maxSplits: 1).first
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
+    }
+
     /// The first query item with this name.
     public func queryValue(_ name: String) -> String? {
         query.first { $0.name == name }?.value
@@ -72,13 +86,23 @@ public protocol HTTPHandler: Sendable {
 }
 
 extension HTTPResponse {
+    /// MONEI's name of an error status: its reason phrase without spaces, ending in `Error`
+    /// (`BadRequestError`, `UnauthorizedError`, `NotFoundError`, `UnprocessableEntityError`,
+    /// `InternalServerError`, `ServiceUnavailableError`, as MONEI's OpenAPI document names them).
+    public static func errorName(_ status: Int) -> String {
+        let name = HTTPStatus.reason(status).split(separator: " ").joined()
+        return name.hasSuffix("Error") ? name : name + "Error"
+    }
+
     /// An error in the one shape every route of `tapemu gateway serve` answers with (README, "The
     /// gateway over the network"), and the server itself for what it refuses before a handler:
-    /// `{"status":"ERROR","statusCode":…,"message":…,"code":…,"requestId":…,"requestTime":…}`
-    /// (keys sorted; `code` and `requestId` left out when nil or empty).
+    /// `{"status":"BadRequestError","statusCode":400,"message":…,"code":…,"requestId":…,"requestTime":…}`
+    /// (keys sorted; `code` and `requestId` left out when nil or empty): MONEI's `ApiException`
+    /// (its OpenAPI document; the official SDK's `BadRequestError`, `UnauthorizedError`, …),
+    /// whose `status` is the error's name (``errorName(_:)``). tapemu adds `code`.
     public static func jsonError(status: Int, code: String?, message: String, requestId: String) -> HTTPResponse {
         struct Body: Encodable {
-            var status = "ERROR"
+            var status: String
             var statusCode: Int
             var message: String
             var code: String?
@@ -87,7 +111,7 @@ extension HTTPResponse {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let body = Body(statusCode: status, message: message, code: code,
+        let body = Body(status: errorName(status), statusCode: status, message: message, code: code,
                         requestId: requestId.isEmpty ? nil : requestId, requestTime: Date().formatted(.iso8601))
         let data = (try? encoder.encode(body)) ?? Data("{}".utf8)
         return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(data))

@@ -19,12 +19,29 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxHeaderBytes: Int
     /// A connection idle this long (a slow client, a stalled answer) is closed.
     public var connectionTimeout: Duration
-    /// The most connections at once; more are refused at accept.
+    /// The most connections held at once. Past it, the oldest connection still reading a request
+    /// (idle or slow) is answered `503` with `Retry-After` and closed to make room; when every
+    /// connection is handling a request, the newcomer gets that `503` (``ConnectionGuard``).
     public var maxConnections: Int
+    /// The total time a request's headers and body may take to arrive, counted from the
+    /// connection's accept (or from its previous answer): not restarted by each byte as
+    /// ``connectionTimeout`` is. Past it: `408` and the connection is closed.
+    public var requestTimeout: Duration
+    /// The most connections from one client address (other than loopback, unless
+    /// ``limitLoopbackPerAddress``); past it that address's oldest connection still reading a
+    /// request is answered `503` with `Retry-After` and closed.
+    public var maxConnectionsPerAddress: Int
+    /// The `Retry-After` (seconds) of a `503` that sheds a connection.
+    public var retryAfterSeconds: Int
+    /// Whether ``maxConnectionsPerAddress`` also holds for loopback clients (off: every local
+    /// process shares 127.0.0.1, where only the global limit keeps room).
+    public var limitLoopbackPerAddress = false
 
     public init(host: String = "127.0.0.1", port: UInt16 = 0, maxBodySize: Int = 1 << 20,
                 maxHeaderCount: Int = 64, maxHeaderBytes: Int = 32 * 1024,
-                connectionTimeout: Duration = .seconds(10), maxConnections: Int = 256) {
+                connectionTimeout: Duration = .seconds(10), maxConnections: Int = 512,
+                requestTimeout: Duration = .seconds(10), maxConnectionsPerAddress: Int = 64,
+                retryAfterSeconds: Int = 1) {
         self.host = host
         self.port = port
         self.maxBodySize = maxBodySize
@@ -32,6 +49,9 @@ public struct HTTPServerConfiguration: Sendable {
         self.maxHeaderBytes = maxHeaderBytes
         self.connectionTimeout = connectionTimeout
         self.maxConnections = maxConnections
+        self.requestTimeout = requestTimeout
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
+        self.retryAfterSeconds = retryAfterSeconds
     }
 }
 
@@ -85,13 +105,16 @@ public final class HTTPServer: Sendable {
             | MHD_USE_ITC.rawValue | MHD_USE_POLL.rawValue
         let timeout = max(1, UInt32(clamping: configuration.connectionTimeout.components.seconds))
         let cls = Unmanaged.passUnretained(core).toOpaque()
+        let limit = max(1, configuration.maxConnections)
         guard let d = tapemu_mhd_start(flags, fd, accessHandler, cls, completedHandler, cls, timeout,
                                        max(4096, configuration.maxHeaderBytes),
-                                       UInt32(clamping: max(1, configuration.maxConnections))) else {
+                                       UInt32(clamping: limit + ConnectionGuard.headroom(limit)),
+                                       connectionNotice, cls, requestLineNotice, cls) else {
             close(fd)
             throw HTTPServerError("libmicrohttpd could not start on \(configuration.host):\(bound)")
         }
         daemon = Mutex(DaemonHandle(daemon: d, listenSocket: fd))
+        core.connections.start()
     }
 
     deinit {
@@ -99,6 +122,7 @@ public final class HTTPServer: Sendable {
             core.beginStopping()
             MHD_stop_daemon(d.daemon)
         }
+        core.connections.stop()
     }
 
     /// Stops accepting connections, lets every request under way finish (a stalled answer ends
@@ -117,6 +141,13 @@ public final class HTTPServer: Sendable {
             }
             t.start()
         }
+        core.connections.stop()
+    }
+
+    /// Connections held now, and how many the connection guard has closed to make room, closed
+    /// at the request deadline, and shed with 503 at their headers (for tests and benchmarks).
+    public var connectionCounts: (held: Int, evictedForRoom: Int, timedOut: Int, shed: Int) {
+        core.connections.counts
     }
 
     /// The number of requests under way (read, being handled or being answered).
@@ -168,6 +199,7 @@ struct DaemonHandle: @unchecked Sendable {
 final class ServerCore: @unchecked Sendable {
     let handler: any HTTPHandler
     let configuration: HTTPServerConfiguration
+    let connections: ConnectionGuard
     private struct State {
         var inFlight = 0
         var stopping = false
@@ -181,6 +213,7 @@ final class ServerCore: @unchecked Sendable {
     init(handler: any HTTPHandler, configuration: HTTPServerConfiguration) {
         self.handler = handler
         self.configuration = configuration
+        connections = ConnectionGuard(configuration: configuration)
     }
 
     var inFlight: Int { state.withLock { $0.inFlight } }
@@ -366,7 +399,7 @@ private func queue(_ response: HTTPResponse, _ ctx: RequestContext, _ connection
     return MHD_queue_response(connection, UInt32(clamping: response.status), r)
 }
 
-private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadSize, conCls in
+private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, version, uploadData, uploadSize, conCls in
     let core = Unmanaged<ServerCore>.fromOpaque(cls!).takeUnretainedValue()
     guard let conCls, let uploadSize else { return .NO }
     // First call: the request line and headers are in.
@@ -380,7 +413,21 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         ctx.requestId = newRequestId(clientGiven: ctx.headers.first { $0.name.lowercased() == "x-request-id" }?.value)
         conCls.pointee = Unmanaged.passRetained(ctx).toOpaque()
         core.requestStarted()
-        if headers.holdsNUL || query.holdsNUL {
+        let admission = connection.map { core.connections.headersIn($0, version: version) } ?? (shed: false, pathHoldsNUL: false)
+        if admission.shed {
+            // No room and no idle or slow connection to close for it: an answer, not a reset.
+            var r = HTTPResponse.jsonError(status: 503, code: "serviceUnavailable",
+                                           message: "the server is at its connection limit; try again",
+                                           requestId: ctx.requestId)
+            r.headers.append(("Retry-After", String(core.configuration.retryAfterSeconds)))
+            r.headers.append(("Connection", "close"))
+            ctx.rejection = r
+        } else if admission.pathHoldsNUL {
+            // libmicrohttpd hands the path over as a C string, cut at a decoded NUL:
+            // `/dashboard%00.html` would be served as `/dashboard`.
+            ctx.rejection = HTTPResponse.jsonError(status: 400, code: "invalidRequest", message: "the path holds a NUL byte (%00)",
+                                                   requestId: ctx.requestId)
+        } else if headers.holdsNUL || query.holdsNUL {
             // No handler sees a text cut at (or holding) a NUL: an order id, a last four.
             ctx.rejection = HTTPResponse.jsonError(status: 400, code: "invalidRequest", message: "a query item or header field holds a NUL byte (%00)",
                                                    requestId: ctx.requestId)
@@ -420,6 +467,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     }
     if ctx.answered { return .YES }
     if let rejection = ctx.rejection { return queue(rejection, ctx, connection, core) }
+    // The connection guard may have answered this connection (its deadline passed) meanwhile.
+    if let connection, !core.connections.beginHandling(connection) { return .NO }
     // The whole request is in: run the handler as a task and wait for its answer on this
     // (libmicrohttpd's) thread.
     let request = HTTPRequest(method: ctx.method, path: ctx.path, query: ctx.query, headers: ctx.headers,
@@ -430,12 +479,46 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     return queue(slot.take(), ctx, connection, core)
 }
 
-private let completedHandler: MHD_RequestCompletedCallback = { cls, _, conCls, _ in
+private let completedHandler: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in
     guard let cls, let conCls, let existing = conCls.pointee else { return }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    if let connection { core.connections.requestDone(connection) }
     Unmanaged<RequestContext>.fromOpaque(existing).release()
     conCls.pointee = nil
     core.requestEnded()
+}
+
+/// libmicrohttpd's connection notices: the connection guard's record of every connection.
+private let connectionNotice: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+    guard let cls, let connection else { return }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    // MHD_CONNECTION_NOTIFY_STARTED = 0, MHD_CONNECTION_NOTIFY_CLOSED = 1 (microhttpd.h).
+    switch code.rawValue {
+    case 0: core.connections.started(connection)
+    case 1: core.connections.closed(connection)
+    default: break
+    }
+}
+
+/// The raw request target, before libmicrohttpd decodes it: a `%00` in its path would end
+/// the decoded C string (the query keeps its lengths, ``collect(_:_:)``); a raw NUL byte ends
+/// this C string early, which the access handler sees from where the HTTP version starts.
+private let requestLineNotice: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?)
+    -> UnsafeMutableRawPointer? = { cls, uri, connection in
+    guard let cls, let uri, let connection else { return nil }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    let raw = Array(UnsafeBufferPointer(start: UnsafeRawPointer(uri).assumingMemoryBound(to: UInt8.self), count: strlen(uri)))
+    let path = raw.prefix { $0 != UInt8(ascii: "?") }
+    var holdsNUL = false
+    if path.count >= 3 {
+        for k in 0..<(path.count - 2) where path[k] == UInt8(ascii: "%") && path[k + 1] == UInt8(ascii: "0")
+            && path[k + 2] == UInt8(ascii: "0") {
+            holdsNUL = true
+        }
+    }
+    core.connections.requestLine(connection, holdsNUL: holdsNUL,
+                                 targetEnd: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(uri))) &+ UInt(raw.count))
+    return nil
 }
 
 /// Reason phrases of the statuses tapemu answers with.
@@ -451,6 +534,7 @@ public enum HTTPStatus {
         case 403: return "Forbidden"
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"
+        case 408: return "Request Timeout"
         case 409: return "Conflict"
         case 413: return "Payload Too Large"
         case 415: return "Unsupported Media Type"

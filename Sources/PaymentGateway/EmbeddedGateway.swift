@@ -240,7 +240,9 @@ public final class EmbeddedGateway: Gateway {
     /// The issuer's decision, in the documented order (see ``TestTriggers``).
     private func decide(_ r: AuthorisationRequest, emv: [TLV]) -> Decision {
         var check = CryptogramCheck.unverified
-        if let key = configuration.issuerKeys.issuerKey(for: r.card.pan, panSequenceNumber: r.card.panSequenceNumber) {
+        // A card keyed in by the merchant's backend brings no cryptogram: nothing to check.
+        if r.cardPresent,
+           let key = configuration.issuerKeys.issuerKey(for: r.card.pan, panSequenceNumber: r.card.panSequenceNumber) {
             check = configuration.cryptogramVerifier.verify(issuerKey: key, pan: r.card.pan,
                                                             panSequenceNumber: r.card.panSequenceNumber, emvData: emv)
                 ? .verified : .failed
@@ -284,7 +286,7 @@ public final class EmbeddedGateway: Gateway {
             maskedPAN: pan.masked, expiry: r.card.expiry, panSequenceNumber: r.card.panSequenceNumber,
             emvData: Self.redacted(emv).encoded, cryptogram: decision.cryptogram, callbackUrl: r.callbackUrl,
             accountId: r.accountId, sdkVersion: r.sdkVersion, reversed: false, refundedAmount: 0,
-            createdAt: now, updatedAt: now)
+            createdAt: now, updatedAt: now, captured: r.capture)
         let o = try await groupCommit.record(sale, fingerprint: ledger.cardFingerprint(of: pan.digits), in: ledger)
         return AuthorisationResponse(payment: o.payment, isReplay: o.isReplay)
     }
@@ -333,13 +335,45 @@ public final class EmbeddedGateway: Gateway {
 
     public func refund(uniqueRef: String, amount: Int?,
                        options: GatewayRequestOptions) async throws(GatewayError) -> RefundResponse {
+        try await refund(uniqueRef: uniqueRef, amount: amount, reason: nil, options: options)
+    }
+
+    /// MONEI's cancel (`POST /v1/payments/{id}/cancel`): only an AUTHORIZED payment
+    /// (``LedgerStore/storeCancel(uniqueRef:reason:at:)``). Returns the sale as it now stands.
+    public func cancel(uniqueRef: String, reason: String?,
+                       options: GatewayRequestOptions) async throws(GatewayError) -> Payment {
+        try await exchange(.reversal, options: options) { () throws(GatewayError) in
+            guard !uniqueRef.isEmpty else { throw GatewayError(.invalidRequest, "the uniqueRef is empty") }
+            return try ledger.storeCancel(uniqueRef: uniqueRef, reason: reason, at: configuration.now()).sale
+        }
+    }
+
+    /// MONEI's capture (`POST /v1/payments/{id}/capture`): an AUTHORIZED payment, in full
+    /// (``LedgerStore/storeCapture(uniqueRef:amount:at:)``). Returns the sale as it now stands.
+    public func capture(uniqueRef: String, amount: Int?,
+                        options: GatewayRequestOptions) async throws(GatewayError) -> Payment {
+        try await exchange(.capture, options: options) { () throws(GatewayError) in
+            guard !uniqueRef.isEmpty else { throw GatewayError(.invalidRequest, "the uniqueRef is empty") }
+            return try ledger.storeCapture(uniqueRef: uniqueRef, amount: amount, at: configuration.now())
+        }
+    }
+
+    /// A referenced refund whose `reason` (MONEI's `refundReason`) the sale keeps.
+    public func refund(uniqueRef: String, amount: Int?, reason: String?,
+                       options: GatewayRequestOptions) async throws(GatewayError) -> RefundResponse {
         try await exchange(.refund, options: options) { () throws(GatewayError) in
             guard !uniqueRef.isEmpty else { throw GatewayError(.invalidRequest, "the uniqueRef is empty") }
             // A malformed request, on every route alike (terminal, MONEI): not "more than is left".
             if let amount, amount <= 0 {
                 throw GatewayError(.invalidRequest, "the refund amount must be a positive number of minor units (got \(amount))")
             }
-            let (sale, refund) = try ledger.storeRefund(uniqueRef: uniqueRef, amount: amount, at: configuration.now())
+            // Past 12 digits no sale can have it to give back: malformed (400), not "more than
+            // is left" (422), the same limit as an authorisation's.
+            if let amount, amount > Int(EMVAmount.maximum) {
+                throw GatewayError(.invalidRequest, "the refund amount does not fit 12 digits (at most \(EMVAmount.maximum) minor units)")
+            }
+            let (sale, refund) = try ledger.storeRefund(uniqueRef: uniqueRef, amount: amount, reason: reason,
+                                                        at: configuration.now())
             return RefundResponse(uniqueRef: refund.uniqueRef, refundPaymentId: refund.paymentId,
                                   originalUniqueRef: sale.uniqueRef, paymentId: sale.paymentId, orderId: sale.orderId,
                                   amount: refund.amount, currency: sale.currency, refundedAmount: sale.refundedAmount,

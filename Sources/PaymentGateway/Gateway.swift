@@ -20,6 +20,8 @@ public enum GatewayOperation: String, Sendable, Hashable, CaseIterable {
     case transactionList
     case reversal
     case refund
+    /// MONEI's capture of an AUTHORIZED payment.
+    case capture
     case validateToken
     case checkSDKVersion
     case terms

@@ -41,6 +41,13 @@ public struct GatewayError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The refund asks for more than what is left of the sale (amount − refunds so far),
         /// or for 0 or less. Nothing was done.
         public static let refundExceedsRemaining = Code("refundExceedsRemaining")
+        /// A capture of a payment that is not AUTHORIZED (a sale captured at once, a capture
+        /// done before, a cancelled or declined one), or of another amount than the one
+        /// authorised (tapemu captures in full). Nothing was done.
+        public static let notCapturable = Code("notCapturable")
+        /// MONEI's cancel of a payment that is not AUTHORIZED: a captured sale is refunded (or
+        /// reversed through the CoreAPI), not cancelled. Nothing was done.
+        public static let notCancelable = Code("notCancelable")
 
         // Transport faults: the outcome is unknown to the caller.
 

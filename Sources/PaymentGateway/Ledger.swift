@@ -20,13 +20,20 @@ import VirtualCard
 public final class Ledger: Sendable {
     /// The file name inside the data directory.
     public static let fileName = "gateway.sqlite3"
-    /// The schema version this code writes (2: webhook delivery state, ``migrationV2``).
-    public static let schemaVersion = 2
+    /// The schema version this code writes (2: webhook delivery state, ``migrationV2``; 3:
+    /// MONEI's AUTHORIZED state and the refund and cancellation reasons, ``migrationV3``).
+    public static let schemaVersion = 3
 
     /// The database file.
     public let path: String
-    /// The key that signs webhooks (`MONEI-Signature`); receivers verify with it.
+    /// The key that signs webhooks (`MONEI-Signature`): the merchant API key's UTF-8 bytes
+    /// (``LedgerStore/webhookSecret``); receivers verify with the API key.
     public let webhookSecret: [UInt8]
+    /// The merchant API key (``MerchantAPIKey``); empty only on an unmigrated ledger opened
+    /// read only that never had one.
+    public let merchantAPIKey: String
+    /// The secret that signed webhooks before schema version 3.
+    public let legacyWebhookSecret: [UInt8]
     let tokenSecret: [UInt8]
     private let fingerprintKey: [UInt8]
     private let connection: Mutex<SQLiteConnection>
@@ -57,18 +64,36 @@ public final class Ledger: Sendable {
             }
             secrets[name] = v
         }
+        if access != .readOnly { conn.holdReserve(at: path + Self.reserveSuffix, bytes: Self.reserveBytes) }
         self.path = path
-        webhookSecret = secrets["webhook_secret"]!
+        legacyWebhookSecret = secrets["webhook_secret"]!
+        // Made by migration 3 (or by a service on a version-2 ledger); never made read only.
+        let keyRow = try conn.query("SELECT value FROM settings WHERE key = ?", [.text(MerchantAPIKey.settingName)])
+        if let key = keyRow.first?[0].bytes, key.count == 32 {
+            merchantAPIKey = MerchantAPIKey.text(key)
+            webhookSecret = Array(merchantAPIKey.utf8)
+        } else if access == .readOnly {
+            merchantAPIKey = ""
+            webhookSecret = legacyWebhookSecret
+        } else {
+            throw GatewayError(.corruptLedger, "\(path) is damaged: its \(MerchantAPIKey.settingName) is gone (tapemu never makes a new API key for a ledger that had one)")
+        }
         tokenSecret = secrets["token_secret"]!
         fingerprintKey = secrets["fingerprint_key"]!
         connection = Mutex(conn)
     }
 
+    /// The reserve beside the ledger (`gateway.sqlite3-reserve`): given back when a write meets
+    /// a full disk so the WAL can always be checkpointed (``SQLiteConnection/holdReserve(at:bytes:)``).
+    public static let reserveSuffix = "-reserve"
+    public static let reserveBytes = 512 * 1024
+
     static let layoutStore = DataDirectoryLayout.Store(
         fileName: fileName, applicationId: applicationId, holds: "the gateway's payments, webhooks and secrets",
         create: { conn, id throws(GatewayError) in
             try conn.execute(schemaV1)
-            try conn.execute(migrationV2)
+            for step in steps { try conn.execute(step.sql) }
+            try makeMerchantAPIKey(conn)
             try conn.execute("PRAGMA user_version = \(schemaVersion)")
             for name in ["webhook_secret", "token_secret", "fingerprint_key"] {
                 try conn.run("INSERT INTO settings (key, value) VALUES (?, ?)", [.text(name), .blob(Crypto.randomBytes(32))])
@@ -166,8 +191,14 @@ public final class Ledger: Sendable {
     private static let columns = """
         payment_id, kind, order_id, parent_id, amount, currency, status, status_code, status_message,
         authorisation_code, unique_ref, brand, last4, masked_pan, expiry, psn, emv_hex, cryptogram,
-        callback_url, account_id, sdk_version, reversed, refunded_amount, created_at, updated_at, card_fingerprint
+        callback_url, account_id, sdk_version, reversed, refunded_amount, created_at, updated_at, card_fingerprint,
+        captured, last_refund_amount, last_refund_reason, cancellation_reason
         """
+    /// ``columns`` of a ledger before version 3 (read only, unmigrated): its columns read as
+    /// their defaults.
+    private static let columnsV2 = columns.replacingOccurrences(
+        of: "captured, last_refund_amount, last_refund_reason, cancellation_reason",
+        with: "1, NULL, NULL, NULL")
 
     private static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(ms) / 1000) }
     static func millis(_ d: Date) -> Int64 { Int64((d.timeIntervalSince1970 * 1000).rounded(.down)) }
@@ -191,12 +222,14 @@ public final class Ledger: Sendable {
                         panSequenceNumber: r[15].int.flatMap { UInt8(exactly: $0) }, emvData: emv,
                         cryptogram: crypto, callbackUrl: r[18].string, accountId: r[19].string,
                         sdkVersion: r[20].string, reversed: reversed != 0, refundedAmount: refunded,
-                        createdAt: date(created), updatedAt: date(updated))
+                        createdAt: date(created), updatedAt: date(updated), captured: r[26].int != 0,
+                        lastRefundReason: r[28].string, lastRefundAmount: r[27].int,
+                        cancellationReason: r[29].string)
         return (p, fingerprint)
     }
 
     private static func insert(_ p: Payment, fingerprint: String, _ conn: SQLiteConnection) throws(GatewayError) {
-        try conn.run("INSERT INTO payments (\(columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", [
+        try conn.run("INSERT INTO payments (\(columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", [
             .text(p.paymentId), .text(p.kind.rawValue), .text(p.orderId), SQLValue(p.parentPaymentId),
             SQLValue(p.amount), .text(p.currency), .text(p.status.rawValue), .text(p.statusCode),
             .text(p.statusMessage), SQLValue(p.authorisationCode), .text(p.uniqueRef), .text(p.cardBrand.rawValue),
@@ -204,12 +237,14 @@ public final class Ledger: Sendable {
             .text(Encoding.hex(p.emvData)), .text(p.cryptogram.rawValue), SQLValue(p.callbackUrl),
             SQLValue(p.accountId), SQLValue(p.sdkVersion), SQLValue(p.reversed), SQLValue(p.refundedAmount),
             .integer(millis(p.createdAt)), .integer(millis(p.updatedAt)), .text(fingerprint),
+            SQLValue(p.captured), SQLValue(p.lastRefundAmount.map { Int64($0) }), SQLValue(p.lastRefundReason), SQLValue(p.cancellationReason),
         ])
     }
 
     static func select(_ conn: SQLiteConnection, _ whereClause: String,
                                _ bindings: [SQLValue]) throws(GatewayError) -> [Payment] {
-        try conn.query("SELECT \(columns) FROM payments \(whereClause)", bindings).map { (r) throws(GatewayError) in
+        let list = try conn.userVersion >= 3 ? columns : columnsV2
+        return try conn.query("SELECT \(list) FROM payments \(whereClause)", bindings).map { (r) throws(GatewayError) in
             try payment(r).0
         }
     }
@@ -254,7 +289,7 @@ public final class Ledger: Sendable {
             return SaleOutcome(payment: existing, isReplay: true)
         }
         try Self.insert(sale, fingerprint: fingerprint, conn)
-        try enqueueWebhook(for: sale, event: sale.status == .approved ? .approved : .declined, at: sale.createdAt, conn)
+        try enqueueWebhook(for: sale, event: WebhookEvent.ofNewSale(sale), at: sale.createdAt, conn)
         return SaleOutcome(payment: sale, isReplay: false)
     }
 
@@ -346,27 +381,77 @@ public final class Ledger: Sendable {
         }
     }
 
-    /// Refunds `amount` (nil: all that is left) of the sale with `uniqueRef`.
-    func recordRefund(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment) {
+    /// Refunds `amount` (nil: all that is left) of the sale with `uniqueRef`; `reason` becomes
+    /// its `lastRefundReason` (and the amount its `lastRefundAmount`).
+    func recordRefund(uniqueRef: String, amount: Int?, reason: String? = nil,
+                      at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment) {
+        try changeSale(uniqueRef: uniqueRef) { (sale, fingerprint, conn) throws(GatewayError) -> (sale: Payment, refund: Payment) in
+            var sale = sale
+            let value = try LedgerRules.refundValue(sale, uniqueRef: uniqueRef, amount: amount)
+            let changed = try conn.run("""
+                UPDATE payments SET refunded_amount = refunded_amount + ?, last_refund_amount = ?,
+                    last_refund_reason = ?, updated_at = ? WHERE payment_id = ? AND refunded_amount = ?
+                """, [SQLValue(value), SQLValue(value), SQLValue(reason), .integer(Self.millis(now)), .text(sale.paymentId),
+                      SQLValue(sale.refundedAmount)])
+            guard changed == 1 else { throw GatewayError(.busy, "the sale changed during the refund; nothing was done") }
+            sale.refundedAmount += value
+            sale.lastRefundAmount = value
+            sale.lastRefundReason = reason
+            sale.updatedAt = now
+            let refund = Self.child(of: sale, kind: .refund, amount: value, message: "Refunded", at: now)
+            try Self.insert(refund, fingerprint: fingerprint, conn)
+            try self.enqueueWebhook(for: sale, event: sale.remainingAmount == 0 ? .refunded : .partiallyRefunded,
+                                    at: now, conn)
+            return (sale, refund)
+        }
+    }
+
+    /// MONEI's cancel of an AUTHORIZED sale (``LedgerStore/storeCancel(uniqueRef:reason:at:)``).
+    func recordCancel(uniqueRef: String, reason: String?, at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment) {
+        try changeSale(uniqueRef: uniqueRef) { (sale, fingerprint, conn) throws(GatewayError) -> (sale: Payment, reversal: Payment) in
+            var sale = sale
+            try LedgerRules.checkCancelable(sale, id: sale.paymentId)
+            let changed = try conn.run(
+                "UPDATE payments SET reversed = 1, cancellation_reason = ?, updated_at = ? WHERE payment_id = ? AND reversed = 0 AND captured = 0",
+                [SQLValue(reason), .integer(Self.millis(now)), .text(sale.paymentId)])
+            guard changed == 1 else { throw GatewayError(.busy, "the payment changed during the cancel; nothing was done") }
+            sale.reversed = true
+            sale.cancellationReason = reason
+            sale.updatedAt = now
+            let reversal = Self.child(of: sale, kind: .reversal, amount: sale.amount, message: "Canceled", at: now)
+            try Self.insert(reversal, fingerprint: fingerprint, conn)
+            try self.enqueueWebhook(for: sale, event: .canceled, at: now, conn)
+            return (sale, reversal)
+        }
+    }
+
+    /// MONEI's capture of an AUTHORIZED sale (``LedgerStore/storeCapture(uniqueRef:amount:at:)``).
+    func recordCapture(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> Payment {
+        try changeSale(uniqueRef: uniqueRef) { (sale, _, conn) throws(GatewayError) -> Payment in
+            var sale = sale
+            try LedgerRules.checkCapturable(sale, id: sale.paymentId, amount: amount)
+            let changed = try conn.run(
+                "UPDATE payments SET captured = 1, updated_at = ? WHERE payment_id = ? AND captured = 0 AND reversed = 0",
+                [.integer(Self.millis(now)), .text(sale.paymentId)])
+            guard changed == 1 else { throw GatewayError(.busy, "the payment changed during the capture; nothing was done") }
+            sale.captured = true
+            sale.updatedAt = now
+            try self.enqueueWebhook(for: sale, event: .captured, at: now, conn)
+            return sale
+        }
+    }
+
+    /// `body` on the row with `uniqueRef` (and its card fingerprint), in one immediate transaction.
+    private func changeSale<T: Sendable>(uniqueRef: String,
+                               _ body: (Payment, String, SQLiteConnection) throws(GatewayError) -> T) throws(GatewayError) -> T {
         try withConnection { (conn) throws(GatewayError) in
-            try conn.transaction { () throws(GatewayError) -> (sale: Payment, refund: Payment) in
+            try conn.transaction { () throws(GatewayError) -> T in
                 guard let row = try conn.query("SELECT \(Self.columns) FROM payments WHERE unique_ref = ?",
                                                [.text(uniqueRef)]).first else {
                     throw GatewayError(.notFound, "no transaction has uniqueRef \(uniqueRef)")
                 }
-                var (sale, fingerprint) = try Self.payment(row)
-                let value = try LedgerRules.refundValue(sale, uniqueRef: uniqueRef, amount: amount)
-                let changed = try conn.run(
-                    "UPDATE payments SET refunded_amount = refunded_amount + ?, updated_at = ? WHERE payment_id = ? AND refunded_amount = ?",
-                    [SQLValue(value), .integer(Self.millis(now)), .text(sale.paymentId), SQLValue(sale.refundedAmount)])
-                guard changed == 1 else { throw GatewayError(.busy, "the sale changed during the refund; nothing was done") }
-                sale.refundedAmount += value
-                sale.updatedAt = now
-                let refund = Self.child(of: sale, kind: .refund, amount: value, message: "Refunded", at: now)
-                try Self.insert(refund, fingerprint: fingerprint, conn)
-                try self.enqueueWebhook(for: sale, event: sale.remainingAmount == 0 ? .refunded : .partiallyRefunded,
-                                        at: now, conn)
-                return (sale, refund)
+                let (sale, fingerprint) = try Self.payment(row)
+                return try body(sale, fingerprint, conn)
             }
         }
     }

@@ -18,8 +18,15 @@ import VirtualCard
 /// Calls block their thread (a lock, a disk flush, a network round trip): run them off
 /// Swift's cooperative pool.
 public protocol LedgerStore: Sendable {
-    /// The key that signs webhooks (`MONEI-Signature`).
+    /// The key that signs webhooks (`MONEI-Signature`): the UTF-8 bytes of ``merchantAPIKey``,
+    /// as MONEI signs with the account's API key (ledger schema version 3 on; an unmigrated
+    /// ledger opened read only, which has no API key yet, gives ``legacyWebhookSecret``).
     var webhookSecret: [UInt8] { get }
+    /// The merchant API key (``MerchantAPIKey``), made once per ledger and kept in it.
+    var merchantAPIKey: String { get }
+    /// The 32-byte secret that signed webhooks before version 3 (`tapemu gateway secret
+    /// --legacy`): only the stored signatures of webhooks an earlier tapemu recorded use it.
+    var legacyWebhookSecret: [UInt8] { get }
     /// The key that signs tokens.
     var tokenSigningSecret: [UInt8] { get }
     /// A keyed fingerprint of a PAN (never the PAN itself).
@@ -41,7 +48,16 @@ public protocol LedgerStore: Sendable {
     func storeSales(_ sales: [(sale: Payment, fingerprint: String)],
                     beforeCommit: (@Sendable ([String]) -> Void)?) -> [Result<SaleOutcome, GatewayError>]
     func storeReversal(uniqueRef: String, at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment)
-    func storeRefund(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment)
+    /// A refund of `amount` (nil: all that is left); `reason` (MONEI's `refundReason`) becomes
+    /// the sale's ``Payment/lastRefundReason``.
+    func storeRefund(uniqueRef: String, amount: Int?, reason: String?, at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment)
+    /// MONEI's cancel: only an AUTHORIZED sale (else ``GatewayError/Code/notCancelable``, or
+    /// `alreadyReversed` for one cancelled before); a reversal row, the sale CANCELED with its
+    /// ``Payment/cancellationReason``, webhook `canceled`.
+    func storeCancel(uniqueRef: String, reason: String?, at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment)
+    /// MONEI's capture: only an AUTHORIZED sale, in full (`amount` nil or the authorised
+    /// amount; else ``GatewayError/Code/notCapturable``); the sale SUCCEEDED, webhook `captured`.
+    func storeCapture(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> Payment
 
     // Reads.
     func payment(paymentId: String) throws(GatewayError) -> Payment?
@@ -101,6 +117,9 @@ extension LedgerStore {
         try claimDueWebhooks(now: now, owner: owner, lease: lease, limit: limit, firstAttemptDelay: .zero)
     }
     public func nextWebhookDue() throws(GatewayError) -> Date? { try nextWebhookDue(firstAttemptDelay: .zero) }
+    public func storeRefund(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment) {
+        try storeRefund(uniqueRef: uniqueRef, amount: amount, reason: nil, at: now)
+    }
 }
 
 /// The SQLite ledger as a ``LedgerStore``.
@@ -118,8 +137,14 @@ extension Ledger: LedgerStore {
     public func storeReversal(uniqueRef: String, at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment) {
         try recordReversal(uniqueRef: uniqueRef, at: now)
     }
-    public func storeRefund(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment) {
-        try recordRefund(uniqueRef: uniqueRef, amount: amount, at: now)
+    public func storeRefund(uniqueRef: String, amount: Int?, reason: String?, at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment) {
+        try recordRefund(uniqueRef: uniqueRef, amount: amount, reason: reason, at: now)
+    }
+    public func storeCancel(uniqueRef: String, reason: String?, at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment) {
+        try recordCancel(uniqueRef: uniqueRef, reason: reason, at: now)
+    }
+    public func storeCapture(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> Payment {
+        try recordCapture(uniqueRef: uniqueRef, amount: amount, at: now)
     }
 }
 
@@ -162,21 +187,59 @@ public enum LedgerRules {
     /// The amount a refund of `amount` (nil: all that is left) takes, or its refusal.
     public static func refundValue(_ sale: Payment, uniqueRef: String, amount: Int?) throws(GatewayError) -> Int {
         guard sale.kind == .sale else {
-            throw GatewayError(.notRefundable, "\(uniqueRef) is a \(sale.kind.rawValue), not a sale")
+            throw GatewayError(.notRefundable, "Refund not allowed: \(uniqueRef) is a \(sale.kind.rawValue), not a sale")
         }
         guard sale.status == .approved else {
-            throw GatewayError(.notRefundable, "\(uniqueRef) was declined; there is nothing to refund")
+            throw GatewayError(.notRefundable, "Refund not allowed: \(uniqueRef) was declined; there is nothing to refund")
         }
         guard !sale.reversed else {
-            throw GatewayError(.notRefundable, "\(uniqueRef) was reversed; there is nothing to refund")
+            throw GatewayError(.notRefundable, "Refund not allowed: \(uniqueRef) was reversed; there is nothing to refund")
+        }
+        guard sale.captured else {
+            throw GatewayError(.notRefundable, "Refund not allowed: \(uniqueRef) is authorised only, nothing was captured: capture it or cancel it")
         }
         let remaining = sale.remainingAmount
         let value = amount ?? remaining
         guard value > 0, value <= remaining else {
+            let r = remaining == 0 ? MoneiStatusCode.Refusal.fullyRefunded : MoneiStatusCode.Refusal.refundExceeds
             throw GatewayError(.refundExceedsRemaining,
-                               "a refund of \(value) but \(remaining) of \(sale.amount) is left to refund")
+                               "\(r.message): a refund of \(value) but \(remaining) of \(sale.amount) is left to refund")
         }
         return value
+    }
+
+    /// Throws the refusal of MONEI's cancel of `sale`, if any: only AUTHORIZED is cancelled
+    /// (`notCancelable`, MONEI's 422, also for one cancelled before).
+    public static func checkCancelable(_ sale: Payment, id: String) throws(GatewayError) {
+        guard sale.kind == .sale else { throw GatewayError(.notCancelable, "\(id) is a \(sale.kind.rawValue), not a payment") }
+        guard !sale.reversed else {
+            throw GatewayError(.notCancelable, "\(MoneiStatusCode.Refusal.alreadyCanceled.message): \(id) was cancelled (or reversed) before")
+        }
+        guard sale.state == .authorized else {
+            throw GatewayError(.notCancelable, "\(MoneiStatusCode.Refusal.notPreAuthorizedCancel.message): \(id) is \(MoneiStatus.of(sale)); only an AUTHORIZED payment is cancelled (refund a captured one)")
+        }
+    }
+
+    /// Throws the refusal of MONEI's capture of `amount` of `sale`, if any.
+    public static func checkCapturable(_ sale: Payment, id: String, amount: Int?) throws(GatewayError) {
+        guard sale.kind == .sale, sale.state == .authorized else {
+            let r: (code: String, message: String)
+            switch sale.state {
+            case .reversed: r = MoneiStatusCode.Refusal.alreadyCanceled
+            case .approved, .refunded, .partiallyRefunded: r = MoneiStatusCode.Refusal.alreadyCaptured
+            default: r = MoneiStatusCode.Refusal.notPreAuthorizedCapture
+            }
+            throw GatewayError(.notCapturable, "\(r.message): \(id) is \(MoneiStatus.of(sale)); only an AUTHORIZED payment is captured")
+        }
+        if let amount {
+            guard amount > 0 else { throw GatewayError(.invalidRequest, "the capture amount must be a positive number of minor units (got \(amount))") }
+            guard amount <= sale.amount else {
+                throw GatewayError(.notCapturable, "\(MoneiStatusCode.Refusal.captureExceeds.message): \(amount) of \(sale.amount) authorised")
+            }
+            guard amount == sale.amount else {
+                throw GatewayError(.notCapturable, "\(MoneiStatusCode.Refusal.partialCapture.message): tapemu captures the whole \(sale.amount) authorised, not \(amount)")
+            }
+        }
     }
 
     /// The reversal or refund row of `sale`.

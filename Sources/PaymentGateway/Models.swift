@@ -87,6 +87,14 @@ public struct AuthorisationRequest: Sendable, Hashable, CustomStringConvertible 
     public var sdkVersion: String?
     /// The merchant account (from the token), when known.
     public var accountId: String?
+    /// False for an authorisation only (MONEI `transactionType: AUTH`): an approval holds the
+    /// funds (``PaymentState/authorized``) until a capture or a cancel. True: a sale, captured at
+    /// once (every terminal payment).
+    public var capture: Bool = true
+    /// False for a card keyed in by the merchant's backend (MONEI `POST /v1/payments` with
+    /// `paymentMethod.card`): there is no EMV data and no cryptogram to check. True for a card
+    /// read by a terminal, whose cryptogram the gateway checks when it knows the card's key.
+    public var cardPresent: Bool = true
 
     public init(orderId: String, amount: Int, currency: String = "EUR", callbackUrl: String? = nil,
                 card: CardData, sdkVersion: String? = nil, accountId: String? = nil) {
@@ -137,6 +145,9 @@ public enum PaymentState: String, Sendable, Hashable, Codable {
     case refunded
     /// Approved, then refunded in part.
     case partiallyRefunded
+    /// Approved as an authorisation only (MONEI `transactionType: AUTH`): the funds are held,
+    /// not captured. Capture makes it ``approved``; cancel (a reversal) makes it ``reversed``.
+    case authorized
 }
 
 /// The one-letter response code of a transaction list (CoreAPI-style). Only ``approved`` is an
@@ -210,11 +221,24 @@ public struct Payment: Sendable, Hashable {
     public var refundedAmount: Int
     public var createdAt: Date
     public var updatedAt: Date
+    /// False for a sale authorised but not captured yet (MONEI `transactionType: AUTH`, state
+    /// ``PaymentState/authorized``); true for every other row (a terminal sale is authorised and
+    /// captured at once). Ledger schema version 3.
+    public var captured: Bool = true
+    /// MONEI's `lastRefundReason` of a sale: the reason given with its newest refund (nil when
+    /// none was given). Ledger schema version 3.
+    public var lastRefundReason: String? = nil
+    /// MONEI's `lastRefundAmount` of a sale: its newest refund's amount (nil when none, or on a
+    /// row refunded before version 3: then ``lastRefund(among:)`` of its children says it).
+    public var lastRefundAmount: Int? = nil
+    /// MONEI's `cancellationReason` of a sale cancelled (reversed) with a reason. Version 3.
+    public var cancellationReason: String? = nil
 
     /// The sale's state for the `charges` query.
     public var state: PaymentState {
         guard status == .approved else { return .declined }
         if reversed { return .reversed }
+        if !captured { return .authorized }
         if refundedAmount >= amount && refundedAmount > 0 { return .refunded }
         if refundedAmount > 0 { return .partiallyRefunded }
         return .approved

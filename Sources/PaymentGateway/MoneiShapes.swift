@@ -33,16 +33,20 @@ public enum MoneiCard {
         return Int64(start.timeIntervalSince1970) - 1
     }
 
-    /// MONEI's refund and cancellation reasons (`PaymentRefundReason`,
-    /// `PaymentCancellationReason` in monei-php-sdk lib/Model/).
-    public static let reasons = ["duplicated", "fraudulent", "requested_by_customer"]
+    /// MONEI's refund reasons: `RefundPaymentRequest.refundReason` is a `PaymentRefundReason`
+    /// (the official Python SDK 2.8.0, Monei/model/payment_refund_reason.py).
+    public static let refundReasons = ["duplicated", "fraudulent", "requested_by_customer"]
+    /// MONEI's cancellation reasons: `CancelPaymentRequest.cancellationReason` is a
+    /// `PaymentCancellationReason` (payment_cancellation_reason.py), which adds `order_canceled`.
+    public static let cancellationReasons = ["duplicated", "fraudulent", "requested_by_customer", "order_canceled"]
 }
 
 /// MONEI's `status` of a sale (`PaymentStatus` in monei-php-sdk lib/Model/PaymentStatus.php;
 /// `ChargeStatus` in MONEI/docs docs/apis/graphql/types/enums/charge-status.mdx): approved →
-/// `SUCCEEDED`, declined → `FAILED`, reversed → `CANCELED`, refunded → `REFUNDED`, refunded in
-/// part → `PARTIALLY_REFUNDED`. The merchant REST, GraphQL, the dashboard and the webhook
-/// body all say it this way.
+/// `SUCCEEDED`, declined → `FAILED`, reversed (a cancelled authorisation too) → `CANCELED`,
+/// refunded → `REFUNDED`, refunded in part → `PARTIALLY_REFUNDED`, authorised and not captured
+/// → `AUTHORIZED`. The merchant REST, GraphQL, the dashboard and the webhook body all say it
+/// this way.
 public enum MoneiStatus {
     public static func of(_ p: Payment) -> String {
         switch p.state {
@@ -51,6 +55,76 @@ public enum MoneiStatus {
         case .reversed: return "CANCELED"
         case .refunded: return "REFUNDED"
         case .partiallyRefunded: return "PARTIALLY_REFUNDED"
+        case .authorized: return "AUTHORIZED"
         }
     }
+}
+
+/// MONEI's `statusCode` of a payment: its E-codes (docs.monei.com/apis/rest/payments, "Payment
+/// Status Codes"; MONEI/docs docs/apis/rest/payments.tag.mdx), mapped from the ISO 8583 answer
+/// the emulated issuer gives (the ledger keeps that answer: the CoreAPI face and the transaction
+/// list speak it). The one table of the mapping; README shows it and `tapemu gateway triggers`
+/// prints both codes. Any decline code not listed is `E500`.
+public enum MoneiStatusCode {
+    public struct Entry: Sendable, Hashable {
+        /// The emulated issuer's ISO 8583 response code (what the ledger stores).
+        public var isoCode: String
+        /// MONEI's code and its documented message.
+        public var code: String
+        public var message: String
+    }
+
+    public static let table: [Entry] = [
+        Entry(isoCode: "00", code: "E000", message: "Transaction approved"),
+        Entry(isoCode: "01", code: "E201", message: "Transaction declined by the card-issuing bank"),
+        Entry(isoCode: "05", code: "E514", message: "Transaction declined by card issuer"),
+        Entry(isoCode: "14", code: "E501", message: "Card rejected: invalid card number"),
+        Entry(isoCode: "41", code: "E509", message: "Card blocked temporarily or under suspicion of fraud"),
+        Entry(isoCode: "43", code: "E509", message: "Card blocked temporarily or under suspicion of fraud"),
+        Entry(isoCode: "51", code: "E221", message: "Transaction declined due to insufficient funds"),
+        Entry(isoCode: "54", code: "E505", message: "Card is expired"),
+        Entry(isoCode: "82", code: "E515", message: "Implausible card data"),
+        Entry(isoCode: "96", code: "E200", message: "Transaction failed during payment processing"),
+        Entry(isoCode: "Z1", code: "E500", message: "Transaction declined during card payment process"),
+    ]
+
+    /// The entry of an ISO code not in ``table`` (a decline the table does not name).
+    public static func fallback(_ isoCode: String) -> Entry {
+        Entry(isoCode: isoCode, code: "E500", message: "Transaction declined during card payment process")
+    }
+
+    /// MONEI's code and message for the issuer's `isoCode`.
+    public static func of(_ isoCode: String) -> Entry {
+        table.first { $0.isoCode == isoCode } ?? fallback(isoCode)
+    }
+
+    /// MONEI's messages of the refusals of the merchant REST (the same table's source).
+    public enum Refusal {
+        public static let notPreAuthorizedCapture = (code: "E215", message: "The transaction to be captured has not been pre-authorized yet")
+        public static let notPreAuthorizedCancel = (code: "E216", message: "The transaction to be canceled has not been pre-authorized yet")
+        public static let alreadyCaptured = (code: "E212", message: "Transaction has already been captured")
+        public static let alreadyCanceled = (code: "E213", message: "Transaction has already been canceled")
+        public static let captureExceeds = (code: "E214", message: "The amount to be captured cannot exceed the pre-authorized amount")
+        public static let partialCapture = (code: "E104", message: "Partial captures are not enabled in your account, please contact MONEI support")
+        public static let refundExceeds = (code: "E219", message: "Refund declined due to exceeded amount")
+        public static let fullyRefunded = (code: "E220", message: "Transaction has already been fully refunded")
+        public static let refundNotAllowed = (code: "E225", message: "Refund not allowed")
+    }
+}
+
+/// MONEI's `accountId` of a payment, which its `Payment` model requires: the account the
+/// terminal's token named, else `tapemu-test-account` (a payment made without a token).
+public enum MoneiAccount {
+    public static let defaultId = "tapemu-test-account"
+    public static func id(_ p: Payment) -> String { p.accountId ?? defaultId }
+}
+
+/// The merchant API key: `tpk_test_` and 64 hex digits of the ledger's `merchant_api_key`
+/// setting (made once per ledger). It authenticates the merchant REST and GraphQL, and its
+/// UTF-8 bytes are the HMAC key of every webhook signature (`MONEI-Signature`), as MONEI signs
+/// with the account's API key and its official SDKs' `verifySignature` check.
+public enum MerchantAPIKey {
+    /// The ledger setting that holds the key's 32 random bytes.
+    public static let settingName = "merchant_api_key"
+    public static func text(_ secret: [UInt8]) -> String { "tpk_test_" + Encoding.hex(secret) }
 }

@@ -38,3 +38,12 @@ extension Payment {
         self.updatedAt = updatedAt ?? createdAt
     }
 }
+
+extension Payment {
+    /// This row with ``captured`` set (a row rebuilt from a wire shape that says its state).
+    public func withCaptured(_ captured: Bool) -> Payment {
+        var p = self
+        p.captured = captured
+        return p
+    }
+}

@@ -102,7 +102,71 @@ package final class SQLiteConnection {
         }
         try execute("PRAGMA synchronous=FULL")
         try execute("PRAGMA foreign_keys=ON")
+        // A bounded WAL: SQLite checkpoints (passively) after the commit that takes the WAL past
+        // `walCheckpointPages`, and truncates the file back to `walSizeLimit` after a checkpoint
+        // — by default it lets the WAL reach 1000 pages (4 MB) and keeps that size for good, which
+        // filled a small volume by itself (issue 33).
+        try execute("PRAGMA wal_autocheckpoint=\(Self.walCheckpointPages)")
+        try execute("PRAGMA journal_size_limit=\(Self.walSizeLimit)")
     }
+
+    /// WAL pages after which a commit checkpoints (about 256 KiB with 4 KiB pages).
+    package static let walCheckpointPages = 64
+    /// The size the WAL file is truncated back to after a checkpoint.
+    package static let walSizeLimit = 256 * 1024
+
+    // MARK: Reserve space (a full disk never jams the WAL)
+
+    /// A file of `reserveBytes` beside the database, held while there is room and removed when a
+    /// write meets a full disk, so that the checkpoint that moves the WAL into the database (which
+    /// may need to grow) can run and the WAL be truncated: without it a WAL that filled the disk
+    /// could never be checkpointed, and every write failed for good, also after a restart.
+    package private(set) var reservePath: String?
+    package private(set) var reserveBytes = 0
+    /// How often a full disk released the reserve (tests).
+    package private(set) var reserveReleases = 0
+
+    /// Holds `bytes` of reserve in `path` (made now when there is room for twice that, else at
+    /// a later write when there is).
+    package func holdReserve(at path: String, bytes: Int) {
+        reservePath = path
+        reserveBytes = bytes
+        refillReserve()
+    }
+
+    /// Whether the reserve file is there (tests).
+    package var holdsReserve: Bool {
+        guard let reservePath else { return false }
+        var st = stat()
+        return stat(reservePath, &st) == 0 && Int(st.st_size) >= reserveBytes
+    }
+
+    /// Makes the reserve when it is missing and the volume has room for twice its size (never
+    /// the last free bytes a write needs).
+    private func refillReserve() {
+        guard let reservePath, reserveBytes > 0, !holdsReserve else { return }
+        var vfs = statvfs()
+        // The volume of the directory (the reserve file is not there yet).
+        let directory = reservePath.lastIndex(of: "/").map { String(reservePath[..<$0]) } ?? "."
+        guard statvfs(directory.isEmpty ? "/" : directory, &vfs) == 0, Int(vfs.f_bavail) * Int(vfs.f_frsize) >= 2 * reserveBytes else { return }
+        let fd = Glibc.open(reservePath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let rc = posix_fallocate(fd, 0, off_t(reserveBytes))
+        if rc == 0 { _ = fsync(fd) }
+        close(fd)
+        if rc != 0 { unlink(reservePath) }
+    }
+
+    /// A write met a full disk: gives the reserve back and checkpoints the WAL into the database
+    /// (truncating it), so the space the WAL held is free again. Best effort: the write that
+    /// failed is answered as failed ("nothing was written") either way.
+    private func reclaimAfterFullDisk() {
+        if let reservePath, unlink(reservePath) == 0 { reserveReleases += 1 }
+        _ = try? execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
+    /// The last failure was a full disk (SQLITE_FULL, or the system's ENOSPC).
+    private var lastFailureWasFull = false
 
     /// A `file:` URI for `path` (percent-encoding what a URI cannot hold as is).
     private static func fileURI(_ path: String, immutable: Bool) -> String {
@@ -132,7 +196,9 @@ package final class SQLiteConnection {
         defer { sqlite3_free(message) }
         guard rc == SQLITE_OK else {
             let text = message.map { String(cString: $0) } ?? lastMessage
-            throw Self.error(rc, text, systemErrno: db.map { sqlite3_system_errno($0) } ?? 0)
+            let errno = db.map { sqlite3_system_errno($0) } ?? 0
+            if rc & 0xFF == SQLITE_FULL || errno == ENOSPC { lastFailureWasFull = true }
+            throw Self.error(rc, text, systemErrno: errno)
         }
     }
 
@@ -170,6 +236,9 @@ package final class SQLiteConnection {
     /// processes never interleave a read-check-write). Commits when `body` returns; rolls
     /// back when it throws.
     package func transaction<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
+        refillReserve()
+        lastFailureWasFull = false
+        defer { if lastFailureWasFull { reclaimAfterFullDisk() } }
         try execute("BEGIN IMMEDIATE")
         let result: T
         do {
@@ -282,7 +351,9 @@ package final class SQLiteConnection {
 
     /// The SQLite error for `rc` on this connection, with the system's reason.
     private func failure(_ rc: Int32) -> GatewayError {
-        Self.error(rc, lastMessage, systemErrno: db.map { sqlite3_system_errno($0) } ?? 0)
+        let errno = db.map { sqlite3_system_errno($0) } ?? 0
+        if rc & 0xFF == SQLITE_FULL || errno == ENOSPC { lastFailureWasFull = true }
+        return Self.error(rc, lastMessage, systemErrno: errno)
     }
 
     /// `PRAGMA quick_check` (`full`: `integrity_check`): throws `corruptLedger` naming the

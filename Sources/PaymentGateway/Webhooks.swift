@@ -9,6 +9,20 @@ public enum WebhookEvent: String, Sendable, Hashable, Codable, CaseIterable {
     case refunded
     /// A refund that leaves part of the sale standing.
     case partiallyRefunded
+    /// An authorisation only (MONEI `transactionType: AUTH`) approved: the funds are held.
+    case authorized
+    /// An authorisation captured: the payment is now SUCCEEDED.
+    case captured
+    /// An authorisation cancelled through MONEI's cancel: the payment is now CANCELED.
+    case canceled
+}
+
+extension WebhookEvent {
+    /// The event of a sale just recorded: `approved`, `authorized` (an AUTH approved) or `declined`.
+    public static func ofNewSale(_ sale: Payment) -> WebhookEvent {
+        guard sale.status == .approved else { return .declined }
+        return sale.captured ? .approved : .authorized
+    }
 }
 
 /// One webhook in the gateway's outbox: the raw JSON body and its `MONEI-Signature` header,
@@ -53,6 +67,9 @@ public struct WebhookSignatureError: Error, Hashable, Sendable, CustomStringConv
         public static let staleTimestamp = Code("staleTimestamp")
         /// No `v1` signature matches the body under the secret (or the header has none).
         public static let noMatchingSignature = Code("noMatchingSignature")
+        /// The signature holds, but the body is not strict JSON (a key named twice in one
+        /// object, which parsers read differently): `tapemu webhook verify` refuses it.
+        public static let malformedBody = Code("malformedBody")
     }
 
     public var code: Code
@@ -153,10 +170,12 @@ public enum WebhookSignature {
 ///
 /// MONEI POSTs the payment to its `callbackUrl` and its SDKs' `verifySignature` returns that
 /// payment (https://docs.monei.com/guides/verify-signature: `payment.id`, `payment.status ===
-/// PaymentStatus.SUCCEEDED`), so the body has the fields and values of MONEI's `Payment`
-/// (monei-php-sdk lib/Model/Payment.php; ``MoneiStatus``, ``MoneiCard``). tapemu adds `event`
-/// (the final state announced: approved, declined, reversed, refunded, partiallyRefunded) and
-/// `uniqueRef` (the CoreAPI reference), which MONEI's Payment does not have. Never a full PAN.
+/// PaymentStatus.SUCCEEDED`), so the body has the fields and values of MONEI's `Payment` (the
+/// official Python SDK 2.8.0, Monei/model/payment.py; ``MoneiStatus``, ``MoneiStatusCode``,
+/// ``MoneiCard``): `statusCode` is MONEI's E-code. tapemu adds `event` (the final state
+/// announced: approved, authorized, declined, reversed, canceled, captured, refunded,
+/// partiallyRefunded), `uniqueRef` (the CoreAPI reference) and `issuerResponseCode` (the emulated
+/// issuer's ISO 8583 answer), which MONEI's Payment does not have. Never a full PAN.
 struct WebhookBody: Encodable {
     struct Card: Encodable {
         var brand: String
@@ -172,38 +191,47 @@ struct WebhookBody: Encodable {
     var amount: Int
     var currency: String
     var orderId: String
-    var accountId: String?
+    var accountId: String
     var authorizationCode: String?
     var livemode: Bool
     var status: String
     var statusCode: String
     var statusMessage: String
     var refundedAmount: Int
+    var lastRefundAmount: Int?
+    var lastRefundReason: String?
+    var cancellationReason: String?
     var paymentMethod: PaymentMethod
     var createdAt: Int64
     var updatedAt: Int64
     /// tapemu's own.
     var event: String
     var uniqueRef: String
+    var issuerResponseCode: String
 
     init(sale p: Payment, event: WebhookEvent) {
         id = p.paymentId
         amount = p.amount
         currency = p.currency
         orderId = p.orderId
-        accountId = p.accountId
+        accountId = MoneiAccount.id(p)
         authorizationCode = p.authorisationCode
         livemode = false
         status = MoneiStatus.of(p)
-        statusCode = p.statusCode
-        statusMessage = p.statusMessage
+        let code = MoneiStatusCode.of(p.statusCode)
+        statusCode = code.code
+        statusMessage = code.message
         refundedAmount = p.refundedAmount
+        lastRefundAmount = p.lastRefundAmount
+        lastRefundReason = p.lastRefundReason
+        cancellationReason = p.cancellationReason
         paymentMethod = PaymentMethod(method: "card", card: Card(brand: MoneiCard.brand(p.cardBrand), last4: p.last4,
                                                                  expiration: MoneiCard.expiration(p.expiry)))
         createdAt = Int64(p.createdAt.timeIntervalSince1970.rounded(.down))
         updatedAt = Int64(p.updatedAt.timeIntervalSince1970.rounded(.down))
         self.event = event.rawValue
         uniqueRef = p.uniqueRef
+        issuerResponseCode = p.statusCode
     }
 
     func json() -> String {

@@ -62,7 +62,7 @@ public final class PostgresPool: @unchecked Sendable {
 
     /// `withConnection` on the pool's own threads, for async callers.
     public func run<T: Sendable>(_ body: @Sendable (PostgresConnection) throws(PostgresError) -> T) async throws(PostgresError) -> T {
-        try await withTaskExecutorPreference(executor) { () async throws(PostgresError) -> T in
+        try await executor.run { () async throws(PostgresError) -> T in
             try self.withConnection(body)
         }
     }

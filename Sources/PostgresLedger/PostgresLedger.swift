@@ -22,14 +22,18 @@ public import PostgresClient
 /// under way throws ``GatewayError/Code/serverError`` (it may be recorded: the terminal's
 /// outcome is unknown). Each connection reconnects on its next use once the database is back.
 public final class PostgresLedger: LedgerStore, Sendable {
-    /// The schema version this code writes.
-    public static let schemaVersion = 1
+    /// The schema version this code writes (2: MONEI's AUTHORIZED state and the refund and
+    /// cancellation reasons, as the SQLite ledger's version 3).
+    public static let schemaVersion = 2
     /// The advisory lock key migrations hold ("TPML").
     static let migrationLock: Int64 = 0x5450_4D4C
 
     public let url: String
     public let pool: PostgresPool
+    /// The merchant API key's UTF-8 bytes (``LedgerStore/webhookSecret``).
     public let webhookSecret: [UInt8]
+    public let merchantAPIKey: String
+    public let legacyWebhookSecret: [UInt8]
     public let tokenSigningSecret: [UInt8]
     private let fingerprintKey: [UInt8]
 
@@ -41,10 +45,15 @@ public final class PostgresLedger: LedgerStore, Sendable {
         do {
             pool = try PostgresPool(url: url, size: connections)
         } catch {
-            throw GatewayError(.storage, "cannot open the ledger database: \(error.reason)")
+            // Not there (nothing listens, no route): `connectionLost`, which `gateway serve`
+            // waits out at start; anything else (a refused login, no such database) is storage.
+            throw GatewayError(error.code == .connect ? .connectionLost : .storage,
+                               "cannot open the ledger database: \(error.reason)")
         }
         let secrets = try Self.migrate(pool, url: url)
-        webhookSecret = secrets["webhook_secret"]!
+        legacyWebhookSecret = secrets["webhook_secret"]!
+        merchantAPIKey = MerchantAPIKey.text(secrets[MerchantAPIKey.settingName]!)
+        webhookSecret = Array(merchantAPIKey.utf8)
         tokenSigningSecret = secrets["token_secret"]!
         fingerprintKey = secrets["fingerprint_key"]!
     }
@@ -139,6 +148,12 @@ public final class PostgresLedger: LedgerStore, Sendable {
         """,
         "CREATE TABLE blocked_sdk_versions (version TEXT PRIMARY KEY NOT NULL)",
         "CREATE TABLE settings (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)",
+    ], [
+        // Version 2: as the SQLite ledger's version 3 (Ledger.migrationV3). Additive.
+        "ALTER TABLE payments ADD COLUMN captured INTEGER NOT NULL DEFAULT 1 CHECK (captured IN (0, 1))",
+        "ALTER TABLE payments ADD COLUMN last_refund_amount BIGINT",
+        "ALTER TABLE payments ADD COLUMN last_refund_reason TEXT",
+        "ALTER TABLE payments ADD COLUMN cancellation_reason TEXT",
     ]]
 
     /// Brings the database to ``schemaVersion`` under an advisory lock (one server migrates;
@@ -167,7 +182,7 @@ public final class PostgresLedger: LedgerStore, Sendable {
                         }
                     }
                     var secrets: [String: [UInt8]] = [:]
-                    for name in ["webhook_secret", "token_secret", "fingerprint_key"] {
+                    for name in ["webhook_secret", "token_secret", "fingerprint_key", MerchantAPIKey.settingName] {
                         try c.query("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
                                     [.text(name), .text(LedgerRules.hex(LedgerRules.randomSecret()))])
                         guard let hex = try c.query("SELECT value FROM settings WHERE key = $1", [.text(name)]).rows.first?[0],
@@ -249,7 +264,8 @@ public final class PostgresLedger: LedgerStore, Sendable {
     static let columns = """
         payment_id, kind, order_id, parent_id, amount, currency, status, status_code, status_message,
         authorisation_code, unique_ref, brand, last4, masked_pan, expiry, psn, emv_hex, cryptogram,
-        callback_url, account_id, sdk_version, reversed, refunded_amount, created_at, updated_at, card_fingerprint
+        callback_url, account_id, sdk_version, reversed, refunded_amount, created_at, updated_at, card_fingerprint,
+        captured, last_refund_amount, last_refund_reason, cancellation_reason
         """
 
     static func payment(_ r: PostgresRow) throws(PostgresError) -> (Payment, fingerprint: String) {
@@ -269,11 +285,16 @@ public final class PostgresLedger: LedgerStore, Sendable {
                         cryptogram: crypto, callbackUrl: r[18], accountId: r[19], sdkVersion: r[20],
                         reversed: reversed != 0, refundedAmount: refunded,
                         createdAt: LedgerRules.date(created), updatedAt: LedgerRules.date(updated))
-        return (p, fingerprint)
+        var q = p
+        q.captured = r.int(26) != 0
+        q.lastRefundAmount = r.int(27)
+        q.lastRefundReason = r[28]
+        q.cancellationReason = r[29]
+        return (q, fingerprint)
     }
 
     static func insert(_ p: Payment, fingerprint: String, onConflictOrder: Bool, _ c: PostgresConnection) throws(PostgresError) -> Bool {
-        let placeholders = (1...26).map { "$\($0)" }.joined(separator: ",")
+        let placeholders = (1...30).map { "$\($0)" }.joined(separator: ",")
         let conflict = onConflictOrder ? " ON CONFLICT (order_id) WHERE kind = 'sale' DO NOTHING" : ""
         let r = try c.query("INSERT INTO payments (\(columns)) VALUES (\(placeholders))\(conflict)", [
             .text(p.paymentId), .text(p.kind.rawValue), .text(p.orderId), PostgresValue(p.parentPaymentId),
@@ -284,6 +305,8 @@ public final class PostgresLedger: LedgerStore, Sendable {
             PostgresValue(p.accountId), PostgresValue(p.sdkVersion), .integer(p.reversed ? 1 : 0),
             .integer(Int64(p.refundedAmount)), .integer(LedgerRules.millis(p.createdAt)),
             .integer(LedgerRules.millis(p.updatedAt)), .text(fingerprint),
+            .integer(p.captured ? 1 : 0), PostgresValue(p.lastRefundAmount), PostgresValue(p.lastRefundReason),
+            PostgresValue(p.cancellationReason),
         ])
         return r.affectedRows == 1
     }
@@ -319,7 +342,7 @@ public final class PostgresLedger: LedgerStore, Sendable {
     private func writeSale(_ sale: Payment, fingerprint: String,
                            _ c: PostgresConnection) throws(PostgresError) -> Result<SaleOutcome, GatewayError> {
         if try Self.insert(sale, fingerprint: fingerprint, onConflictOrder: true, c) {
-            try enqueueWebhook(for: sale, event: sale.status == .approved ? .approved : .declined, at: sale.createdAt, c)
+            try enqueueWebhook(for: sale, event: WebhookEvent.ofNewSale(sale), at: sale.createdAt, c)
             return .success(SaleOutcome(payment: sale, isReplay: false))
         }
         // Another request (maybe another server, maybe earlier in this batch) holds this order:
@@ -407,7 +430,8 @@ public final class PostgresLedger: LedgerStore, Sendable {
         }
     }
 
-    public func storeRefund(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment) {
+    public func storeRefund(uniqueRef: String, amount: Int?, reason: String?,
+                            at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment) {
         try write { (c) throws(PostgresError) -> Result<(sale: Payment, refund: Payment), GatewayError> in
             guard let (found, fingerprint) = try Self.lockedSale(uniqueRef, c) else {
                 return .failure(GatewayError(.notFound, "no transaction has uniqueRef \(uniqueRef)"))
@@ -415,15 +439,55 @@ public final class PostgresLedger: LedgerStore, Sendable {
             var sale = found
             let value: Int
             do throws(GatewayError) { value = try LedgerRules.refundValue(sale, uniqueRef: uniqueRef, amount: amount) } catch { return .failure(error) }
-            try c.query("UPDATE payments SET refunded_amount = refunded_amount + $1, updated_at = $2 WHERE payment_id = $3",
-                        [.integer(Int64(value)), .integer(LedgerRules.millis(now)), .text(sale.paymentId)])
+            try c.query("""
+                UPDATE payments SET refunded_amount = refunded_amount + $1, last_refund_amount = $1,
+                    last_refund_reason = $2, updated_at = $3 WHERE payment_id = $4
+                """, [.integer(Int64(value)), PostgresValue(reason), .integer(LedgerRules.millis(now)), .text(sale.paymentId)])
             sale.refundedAmount += value
+            sale.lastRefundAmount = value
+            sale.lastRefundReason = reason
             sale.updatedAt = now
             let refund = LedgerRules.child(of: sale, kind: .refund, amount: value, message: "Refunded", at: now)
             _ = try Self.insert(refund, fingerprint: fingerprint, onConflictOrder: false, c)
             try self.enqueueWebhook(for: sale, event: sale.remainingAmount == 0 ? .refunded : .partiallyRefunded,
                                     at: now, c)
             return .success((sale, refund))
+        }
+    }
+
+    public func storeCancel(uniqueRef: String, reason: String?,
+                            at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment) {
+        try write { (c) throws(PostgresError) -> Result<(sale: Payment, reversal: Payment), GatewayError> in
+            guard let (found, fingerprint) = try Self.lockedSale(uniqueRef, c) else {
+                return .failure(GatewayError(.notFound, "no transaction has uniqueRef \(uniqueRef)"))
+            }
+            var sale = found
+            do throws(GatewayError) { try LedgerRules.checkCancelable(sale, id: sale.paymentId) } catch { return .failure(error) }
+            try c.query("UPDATE payments SET reversed = 1, cancellation_reason = $1, updated_at = $2 WHERE payment_id = $3",
+                        [PostgresValue(reason), .integer(LedgerRules.millis(now)), .text(sale.paymentId)])
+            sale.reversed = true
+            sale.cancellationReason = reason
+            sale.updatedAt = now
+            let reversal = LedgerRules.child(of: sale, kind: .reversal, amount: sale.amount, message: "Canceled", at: now)
+            _ = try Self.insert(reversal, fingerprint: fingerprint, onConflictOrder: false, c)
+            try self.enqueueWebhook(for: sale, event: .canceled, at: now, c)
+            return .success((sale, reversal))
+        }
+    }
+
+    public func storeCapture(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> Payment {
+        try write { (c) throws(PostgresError) -> Result<Payment, GatewayError> in
+            guard let (found, _) = try Self.lockedSale(uniqueRef, c) else {
+                return .failure(GatewayError(.notFound, "no transaction has uniqueRef \(uniqueRef)"))
+            }
+            var sale = found
+            do throws(GatewayError) { try LedgerRules.checkCapturable(sale, id: sale.paymentId, amount: amount) } catch { return .failure(error) }
+            try c.query("UPDATE payments SET captured = 1, updated_at = $1 WHERE payment_id = $2",
+                        [.integer(LedgerRules.millis(now)), .text(sale.paymentId)])
+            sale.captured = true
+            sale.updatedAt = now
+            try self.enqueueWebhook(for: sale, event: .captured, at: now, c)
+            return .success(sale)
         }
     }
 

@@ -294,12 +294,12 @@ public final class CoreAPI: Sendable {
                 authCode: r.authorisationCode, responseCode: r.statusCode, responseText: r.messageForTheApp,
                 paymentId: r.paymentId)), outcome.lease)
         case .failure(let failure):
-            return (outcome(for: failure, sale: stored, card: attempt.card), nil)
+            return (outcome(for: failure, sale: stored, card: attempt.card, attemptId: attempt.attemptId), nil)
         }
     }
 
     /// The callback for a failed sale.
-    private func outcome(for failure: SaleFailure, sale: CoreSale, card: CardSummary?) -> CoreSaleOutcome {
+    private func outcome(for failure: SaleFailure, sale: CoreSale, card: CardSummary?, attemptId: String?) -> CoreSaleOutcome {
         switch failure {
         case .beforeSubmission(let reason):
             switch reason {
@@ -329,6 +329,21 @@ public final class CoreAPI: Sendable {
                 let rest = RestConnector.restError(e, doing: "the authorisation")
                 return .error(rest.code, description: rest.message)
             }
+        case .afterSubmission(_, .refused(let e)):
+            // The gateway answered and recorded nothing: the request reached it, so this is not a
+            // communication error (seeds 002/003: one "happens when the device reads the card
+            // successfully but the transaction request doesn't reach our gateway"). No payment
+            // occurred for this sale; its record leaves the device (one a recovery holds right now
+            // stays, and that recovery finds no sale of this attempt).
+            if let attemptId, let lease = try? configuration.pendingStore.claim(attemptId) {
+                do {
+                    try lease.discard()
+                } catch {
+                    lease.release()
+                }
+            }
+            let rest = RestConnector.restError(e, doing: "the authorisation")
+            return .error(rest.code, description: "\(rest.message); the gateway recorded nothing: no payment occurred for this sale")
         case .afterSubmission(let orderId, let cause):
             var sale = sale
             // The card of this attempt's request (the engine knows it once a request left); the
@@ -357,6 +372,8 @@ public final class CoreAPI: Sendable {
                 return .commError(sale, error: .invalidEMVData, message: "the card broke the protocol after the request left: \(e); \(tail)")
             case .cancelled:
                 return .commError(sale, error: .cancelled, message: "cancelled while the answer was awaited; \(tail)")
+            case .refused:
+                preconditionFailure("a refusal is a transaction error, handled above")
             case .answerNotKept(let e):
                 return .commError(sale, error: .storageError,
                                   message: "the gateway's answer could not be stored on the device (\(e)); \(tail)")

@@ -45,6 +45,12 @@ enum SaleFailure: Error, Sendable {
     enum After: Sendable {
         /// The gateway did not answer clearly (timeout, lost connection, server error).
         case gateway(GatewayError)
+        /// The gateway answered with a refusal (an order conflict, an invalid request, its own
+        /// ledger failing): the request reached it, and it recorded nothing for it. The MONEI face
+        /// reports it unclear as any reply that is not a clear approval or decline (seed 000); the
+        /// CoreAPI face as a transaction error (seeds 002/003: a communication error is a request
+        /// that did not reach the gateway).
+        case refused(GatewayError)
         /// The card or reader failed while the kernel went on reading after early submission.
         case read(KernelError)
         /// The task was cancelled while the answer was awaited.
@@ -84,6 +90,8 @@ extension AuthorisationResponse {
 struct CardSummary: Sendable, Hashable {
     var maskedPAN: String
     var brand: String
+    /// The last four digits (the masked PAN keeps them).
+    var last4: String { String(maskedPAN.suffix(4)) }
 }
 
 /// What one sale did, whichever way it ended: the faces learn the card from here, not from the
@@ -94,6 +102,10 @@ struct SaleAttempt: Sendable {
     /// The card, once read whole or sent with an early authorisation (also when the sale failed
     /// afterwards): the card of this attempt's request.
     var card: CardSummary?
+    /// The authorisation request started leaving (the submission point was passed).
+    var submitted: Bool
+    /// The id of the attempt's record on the device, once one was written for a request.
+    var attemptId: String?
     var result: Result<SaleOutcome, SaleFailure>
 }
 
@@ -112,13 +124,30 @@ struct PaymentEngine: Sendable {
         } catch {
             result = .failure(error)
         }
-        let (presented, card) = progress.state.withLock { ($0.presented, $0.card) }
-        return SaleAttempt(cardPresented: presented, card: card, result: result)
+        let (presented, card, submitted, attemptId) = progress.state.withLock { ($0.presented, $0.card, $0.submitted, $0.attemptId) }
+        return SaleAttempt(cardPresented: presented, card: card, submitted: submitted, attemptId: attemptId, result: result)
     }
 
     /// What a sale has got to, for ``SaleAttempt``.
     private final class Progress: Sendable {
-        let state = Mutex<(presented: Bool, card: CardSummary?)>((false, nil))
+        let state = Mutex<(presented: Bool, card: CardSummary?, submitted: Bool, attemptId: String?)>((false, nil, false, nil))
+    }
+
+    /// Writes the record of an attempt that ends unclear although its request never left (the
+    /// MONEI face's `outcomeUnknown` for a card read error, a PIN entry error, a lost reader
+    /// session or a cancellation before the submission point): the app is told what it would be
+    /// told after the submission point, so the device keeps what it keeps then — a `pending`
+    /// record without an answer, for the same recovery (the charges query finds nothing; seed 000's
+    /// step 4, then `pending close`). Never sent, it cannot be charged; nothing here sends.
+    /// Durable when it returns.
+    func keepUnsentAttempt(_ sale: SaleRequest, card: CardSummary?) async throws(DeviceStoreError) -> PendingPayment {
+        let config = configuration
+        let pending = PendingPayment(orderId: sale.orderId, origin: sale.origin, amount: sale.amount, currency: sale.currency,
+                                     maskedPAN: card?.maskedPAN, last4: card?.last4, cardBrand: card?.brand,
+                                     callbackUrl: sale.callbackUrl, createdAt: config.now(), sale: sale.saleDictionary)
+        let store = config.pendingStore
+        try await withBlockingCall { () throws(DeviceStoreError) in try store.save(pending) }
+        return pending
     }
 
     private func run(_ sale: SaleRequest, progress: Progress) async throws(SaleFailure) -> SaleOutcome {
@@ -147,7 +176,10 @@ struct PaymentEngine: Sendable {
         let submission = Submission()
         // Whatever way the sale ends, a lease not handed to the caller is let go: the record
         // stays for recovery (an unclear outcome) — or was already completed or discarded.
-        defer { submission.takeLease()?.release() }
+        defer {
+            progress.state.withLock { $0.submitted = submission.started; $0.attemptId = submission.attemptId }
+            submission.takeLease()?.release()
+        }
         let reader = EMVReader(configuration: config.terminal)
         let read: CardRead
         do throws(KernelError) {
@@ -223,10 +255,10 @@ struct PaymentEngine: Sendable {
         case .failure(let error)?:
             if Task.isCancelled { throw .afterSubmission(orderId: sale.orderId, .cancelled) }
             if !error.isCommunicationFailure && error.code != .cancelled {
-                // A refusal: the gateway recorded nothing (invalid request, order conflict…).
-                // Still reported as unclear: the request left, and the SDK cannot prove the
-                // refusal was not sent by something in between.
-                throw .afterSubmission(orderId: sale.orderId, .gateway(error))
+                // A refusal: the gateway recorded nothing (invalid request, order conflict…). Each
+                // face says it its seed's way (``SaleFailure/After/refused(_:)``); the record stays
+                // until the face decides.
+                throw .afterSubmission(orderId: sale.orderId, .refused(error))
             }
             throw .afterSubmission(orderId: sale.orderId, error.code == .cancelled ? .cancelled : .gateway(error))
         case nil:
@@ -326,12 +358,15 @@ final class Submission: Sendable {
         var task: Task<Result<AuthorisationResponse, GatewayError>, Never>?
         var failure: SaleFailure.Before?
         var lease: PendingLease?
+        var attemptId: String?
     }
     private let state = Mutex(State())
 
     /// Whether the authorisation has started leaving (the submission point is passed).
     var started: Bool { state.withLock { $0.task != nil } }
     var failureBeforeSubmission: SaleFailure.Before? { state.withLock { $0.failure } }
+    /// The attempt's record, once one is held for a request.
+    var attemptId: String? { state.withLock { $0.attemptId } }
 
     func start(_ task: Task<Result<AuthorisationResponse, GatewayError>, Never>) {
         state.withLock { $0.task = task; $0.failure = nil }
@@ -339,7 +374,7 @@ final class Submission: Sendable {
 
     /// Keeps the lease of the attempt's record while the sale runs.
     func hold(_ lease: PendingLease) {
-        state.withLock { $0.lease = lease }
+        state.withLock { $0.lease = lease; $0.attemptId = lease.attemptId }
     }
 
     /// The lease, once (nil after it was taken, or when no record was written).

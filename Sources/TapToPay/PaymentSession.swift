@@ -23,6 +23,10 @@ final class PaymentSession<Outcome: Sendable>: Sendable {
     /// The order of the payment in progress.
     var orderInProgress: String? { state.withLock { $0.orderId } }
 
+    /// Whether ``cancel()`` — the user's cancel on the payment sheet — was called during the
+    /// payment in progress (or the last one), as opposed to its task being cancelled.
+    var cancelledByUser: Bool { state.withLock { $0.explicitCancel } }
+
     /// Runs `operation` as the session's payment; nil (and nothing run) when one is in progress.
     /// Cancelling the calling task, or ``cancel()``, cancels the payment.
     func run(orderId: String, _ operation: @escaping @Sendable () async -> Outcome) async -> Outcome? {

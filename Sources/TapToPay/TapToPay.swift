@@ -14,12 +14,28 @@ import Synchronization
 /// let result = try await tapToPay.acceptPayment(amount: 1250, orderId: "order-1042", callbackUrl: webhookURL)
 /// ```
 ///
-/// Every failure splits at the submission point — the moment the authorisation request starts
-/// leaving for the gateway. Before it no payment can exist, and a typed failure is thrown
-/// (`paymentFailed(code)`, `cancelled`, …). From it on the card may be charged, and *any*
-/// failure — gateway error, timeout, a card torn while the kernel goes on reading after early
-/// submission, PIN entry failing, cancellation — is `outcomeUnknown(orderId:)`: never a retry,
-/// never a decline. The pending record is written durably before the submission point.
+/// or, as seed 000 writes it, on the type over the shared instance (`SharedTapToPay.swift`):
+///
+/// ```swift
+/// TapToPay.configure(config)            // or from the environment: TAPEMU_GATEWAY, TAPEMU_DATA_DIR, TAPEMU_CARD
+/// try await TapToPay.prepare(token: token)
+/// let result = try await TapToPay.acceptPayment(amount: 1250, orderId: "order-1042", callbackUrl: webhookURL)
+/// ```
+///
+/// The errors are seed `000`'s. The SDK cannot tell a reader error before the request left from
+/// one after it, so during `acceptPayment` every card read error, PIN entry error and lost reader
+/// session is `outcomeUnknown(orderId:)`, before the submission point (the moment the
+/// authorisation request starts leaving) or after it; so is a cancelled task, and any gateway
+/// error from the submission point on. `cancelled` is only the user's ``cancel()`` before a card
+/// was presented; `paymentFailed(.cardDeclined)` the card's own offline decline;
+/// `paymentFailed(.readerNotReady)` a reader session that was not ready before reading began
+/// (the card source could not be opened or gave no card in time). Never a retry, never a
+/// decline for an unclear outcome.
+///
+/// What the SDK cannot know — whether the request left, whether the ledger holds a charge — is
+/// kept beside the error: ``lastAttempt``, ``diagnostics(for:)`` and ``groundTruth(of:)``.
+/// Every `outcomeUnknown` leaves a pending record on the device for recovery (written durably
+/// before the submission point, or when the attempt ends unclear before it).
 public final class TapToPay: Sendable {
     /// The version this SDK reports to the gateway.
     public static let sdkVersion = "tapemu-1.0.0"
@@ -34,6 +50,8 @@ public final class TapToPay: Sendable {
     private let session = Mutex(Session())
     /// The payment in progress (busy, cancel) and the answered ones awaiting ``acknowledge(_:)``.
     private let payment = PaymentSession<Result<PaymentResult, TapToPayError>>()
+    /// What the emulator knows about the last attempts (``lastAttempt``, ``diagnostics(for:)``).
+    let diagnosticsLog = DiagnosticsLog()
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -57,15 +75,18 @@ public final class TapToPay: Sendable {
         guard isSupported else { throw .notSupported }
         let gateway = configuration.gateway
         let options = GatewayRequestOptions(timeout: configuration.timeouts.gatewayRequest)
+        // Each failure says what the gateway answered (the seed's errors do not carry it).
         do {
             try await gateway.checkSDKVersion(configuration.sdkVersion, options: options)
         } catch {
+            configuration.onEvent(.failed(reason: "the SDK version check failed: \(error.code): \(error.reason)"))
             throw error.code == .sdkUpgradeRequired ? .sdkUpgradeRequired : .paymentFailed(code: .unknown)
         }
         let validation: TokenValidation
         do {
             validation = try await gateway.validateToken(token, options: options)
         } catch {
+            configuration.onEvent(.failed(reason: "the token could not be checked: \(error.code): \(error.reason)"))
             throw .paymentFailed(code: .unknown)
         }
         switch validation {
@@ -76,9 +97,11 @@ public final class TapToPay: Sendable {
             try await ensureLocation()
         case .expired:
             session.withLock { $0.claims = nil }
+            configuration.onEvent(.failed(reason: "the gateway says the token has expired"))
             throw .tokenExpired
-        case .invalid:
+        case .invalid(let reason):
             session.withLock { $0.claims = nil }
+            configuration.onEvent(.failed(reason: "the gateway refused the token: \(reason)"))
             throw .invalidToken
         }
     }
@@ -89,26 +112,89 @@ public final class TapToPay: Sendable {
     ///
     /// Returns the result when the gateway answered clearly — approved or declined (a decline is
     /// not an error). Throws `invalidArgument`, `busy`, `notSupported`, `sdkUpgradeRequired`,
-    /// `notPrepared`, `tokenExpired`, `locationDenied`, `termsDeclined`, `cancelled`,
-    /// `paymentFailed(code:)` before the submission point, and `outcomeUnknown(orderId:)` after it.
+    /// `notPrepared`, `tokenExpired`, `locationDenied`, `termsDeclined`, `paymentFailed(code:)`
+    /// (nothing was charged), `cancelled` (the user's ``cancel()`` before a card was presented),
+    /// and `outcomeUnknown(orderId:)` (the card may be charged): for any card read error, PIN
+    /// entry error, lost reader session or cancelled task, and any gateway failure from the
+    /// submission point on. ``lastAttempt`` says what the error cannot.
     public func acceptPayment(amount: Int, orderId: String, callbackUrl: String? = nil)
         async throws(TapToPayError) -> PaymentResult
     {
-        guard isSupported else { throw .notSupported }
+        let currency = configuration.currency.uppercased()
+        guard isSupported else {
+            record(PaymentDiagnostics(orderId: orderId, amount: amount, currency: currency, error: .notSupported,
+                                      stage: .beforeCard, recordKept: false))
+            throw .notSupported
+        }
         if let reason = PaymentArguments.invalidArgument(amount: amount, orderId: orderId, callbackUrl: callbackUrl) {
             // The seed's error names no field: the event says which one is wrong.
             configuration.onEvent(.failed(reason: reason))
+            record(PaymentDiagnostics(orderId: orderId, amount: amount, currency: currency, error: .invalidArgument,
+                                      stage: .beforeCard, cause: reason, recordKept: false))
             throw .invalidArgument
         }
         let outcome = await payment.run(orderId: orderId) { () async -> Result<PaymentResult, TapToPayError> in
-            do throws(TapToPayError) {
-                return .success(try await self.run(amount: amount, orderId: orderId, callbackUrl: callbackUrl))
-            } catch {
-                return .failure(error)
-            }
+            await self.attempt(amount: amount, orderId: orderId, callbackUrl: callbackUrl)
         }
         guard let outcome else { throw .busy }
         return try outcome.get()
+    }
+
+    private func record(_ diagnostics: PaymentDiagnostics) {
+        diagnosticsLog.record(diagnostics)
+    }
+
+    /// One attempt that runs (not refused as busy): its outcome in the seed's terms, the record an
+    /// unclear outcome leaves, and its diagnostics.
+    private func attempt(amount: Int, orderId: String, callbackUrl: String?) async -> Result<PaymentResult, TapToPayError> {
+        let tracker = AttemptTracker()
+        var outcome: Result<PaymentResult, TapToPayError>
+        do throws(TapToPayError) {
+            outcome = .success(try await run(amount: amount, orderId: orderId, callbackUrl: callbackUrl, tracker: tracker))
+        } catch {
+            outcome = .failure(error)
+        }
+        let userCancelled = payment.cancelledByUser
+        var cancellation: PaymentDiagnostics.Cancellation?
+        if case .failure(let error) = outcome, error == .cancelled || error.mayHaveCharged, Task.isCancelled || userCancelled {
+            cancellation = userCancelled ? .user : .task
+        }
+        // A cancelled task is an unclear outcome (seed 000), wherever it stopped the payment: only
+        // the user's cancel before a card was presented is `cancelled`.
+        if case .failure(.cancelled) = outcome, !userCancelled {
+            outcome = .failure(.outcomeUnknown(orderId: orderId))
+            let reason = "the task running the payment was cancelled"
+            tracker.update { $0.cause = $0.cause ?? reason }
+            configuration.onEvent(.failed(reason: reason))
+        }
+        var state = tracker.snapshot
+        var recordKept = false
+        var recordError: String?
+        if case .failure(.outcomeUnknown) = outcome {
+            if state.stage == .submitted {
+                recordKept = true   // written before the submission point; it stays until resolved
+            } else {
+                // Told what it would be told after the submission point, the app recovers the
+                // same way: the device keeps a record for it, as it would then.
+                let sale = SaleRequest(orderId: orderId, amount: amount, currency: configuration.currency.uppercased(),
+                                       callbackUrl: callbackUrl, accountId: nil, origin: .tapToPay)
+                do throws(DeviceStoreError) {
+                    _ = try await engine.keepUnsentAttempt(sale, card: state.card)
+                    recordKept = true
+                } catch {
+                    recordError = "\(error)"
+                    configuration.onEvent(.recordKept(reason: "the record of this unclear attempt could not be written (\(error)); recovery will not list it: look order \(orderId) up by its id"))
+                }
+            }
+        }
+        if case .failure(.cancelled) = outcome { state.cause = nil }
+        let result = try? outcome.get()
+        let error: TapToPayError? = if case .failure(let e) = outcome { e } else { nil }
+        record(PaymentDiagnostics(
+            orderId: orderId, amount: amount, currency: configuration.currency.uppercased(), result: result, error: error,
+            stage: state.stage, cancellation: cancellation, cause: state.cause, maskedPAN: state.card?.maskedPAN,
+            cardBrand: state.card?.brand, recordKept: recordKept, recordError: recordError))
+        return outcome
     }
 
     /// Says that `result` has been handed over (written where it had to go): the device's
@@ -119,15 +205,17 @@ public final class TapToPay: Sendable {
         try payment.acknowledge(orderId: result.orderId)
     }
 
-    /// Cancels the payment in progress, as the user does on the payment sheet. Before the
-    /// submission point it ends with `cancelled`; after it, with `outcomeUnknown`.
+    /// Cancels the payment in progress, as the user does on the payment sheet. Before a card was
+    /// presented it ends with `cancelled`; once a card is being read, with `outcomeUnknown` (the
+    /// SDK cannot tell whether the request had left).
     public func cancel() {
         payment.cancel()
     }
 
     // MARK: - The flow
 
-    private func run(amount: Int, orderId: String, callbackUrl: String?) async throws(TapToPayError) -> PaymentResult {
+    private func run(amount: Int, orderId: String, callbackUrl: String?,
+                     tracker: AttemptTracker) async throws(TapToPayError) -> PaymentResult {
         let config = configuration
         let gateway = config.gateway
         let options = GatewayRequestOptions(timeout: config.timeouts.gatewayRequest, fault: nil)
@@ -157,12 +245,22 @@ public final class TapToPay: Sendable {
         // 2. The card and the authorisation.
         let sale = SaleRequest(orderId: orderId, amount: amount, currency: config.currency.uppercased(), callbackUrl: callbackUrl,
                                accountId: claims.accountId, origin: .tapToPay)
+        let attempt = await engine.sale(sale)
+        tracker.update { s in
+            s.stage = attempt.submitted ? .submitted : attempt.cardPresented ? .reading : .waitingForCard
+            s.card = attempt.card
+        }
         let outcome: SaleOutcome
-        do throws(SaleFailure) {
-            outcome = try await engine.sale(sale).result.get()
-        } catch {
-            if let reason = Self.reason(for: error) { configuration.onEvent(.failed(reason: reason)) }
-            throw Self.error(for: error)
+        switch attempt.result {
+        case .success(let o):
+            outcome = o
+        case .failure(let failure):
+            let userCancelled = payment.cancelledByUser
+            if let reason = Self.reason(for: failure, cardPresented: attempt.cardPresented, userCancelled: userCancelled) {
+                tracker.update { $0.cause = reason }
+                configuration.onEvent(.failed(reason: reason))
+            }
+            throw Self.error(for: failure, orderId: orderId, cardPresented: attempt.cardPresented, userCancelled: userCancelled)
         }
         let response = outcome.response
         if let lease = outcome.lease {
@@ -176,32 +274,49 @@ public final class TapToPay: Sendable {
                              cardBrand: response.cardBrand.rawValue, last4: response.last4, orderId: response.orderId)
     }
 
-    /// The cause behind a failed sale, when there is more to say than the seed's error.
-    static func reason(for failure: SaleFailure) -> String? {
-        switch failure {
+    /// The cause behind a failed sale, when there is more to say than the seed's error (never
+    /// for a decline, or for the user's cancel before a card was presented).
+    static func reason(for failure: SaleFailure, cardPresented: Bool, userCancelled: Bool) -> String? {
+        let who = userCancelled ? "the user cancelled" : "the task running the payment was cancelled"
+        let when = cardPresented ? "while the card was being read" : "while the reader waited for a card"
+        return switch failure {
+        case .beforeSubmission(.cancelled) where userCancelled && !cardPresented: nil
+        case .beforeSubmission(.cancelled): "\(who) \(when)"
         case .beforeSubmission(.reader(let e)): "\(e)"
         case .beforeSubmission(.kernel(let e)), .afterSubmission(_, .read(let e)): "\(e)"
         case .beforeSubmission(.storage(let e)), .afterSubmission(_, .answerNotKept(let e)): "\(e)"
-        case .beforeSubmission(.gateway(let e)), .afterSubmission(_, .gateway(let e)): "\(e)"
-        case .beforeSubmission(.cancelled), .beforeSubmission(.cardDeclined), .beforeSubmission(.cvmFailed),
-             .beforeSubmission(.pinCancelled), .beforeSubmission(.pinTimeout), .beforeSubmission(.pinFailed),
-             .afterSubmission(_, .cancelled): nil
+        case .beforeSubmission(.gateway(let e)), .afterSubmission(_, .gateway(let e)), .afterSubmission(_, .refused(let e)): "\(e)"
+        case .beforeSubmission(.pinCancelled): "the cardholder cancelled the PIN entry"
+        case .beforeSubmission(.pinTimeout): "no PIN was entered within the PIN-entry timeout"
+        case .beforeSubmission(.pinFailed): "the PIN entry failed (the PIN pad reported an error)"
+        case .afterSubmission(_, .cancelled): "\(who) while the gateway's answer was awaited"
+        case .beforeSubmission(.cardDeclined), .beforeSubmission(.cvmFailed): nil
         }
     }
 
-    /// The seed's error for a failed sale.
-    static func error(for failure: SaleFailure) -> TapToPayError {
+    /// Seed 000's error for a failed sale. `cardPresented`: a card came and the kernel began
+    /// reading it (the reader session was ready). `userCancelled`: ``cancel()`` was called.
+    static func error(for failure: SaleFailure, orderId: String, cardPresented: Bool, userCancelled: Bool) -> TapToPayError {
         switch failure {
         case .afterSubmission(let orderId, _):
             return .outcomeUnknown(orderId: orderId)
         case .beforeSubmission(let reason):
             switch reason {
-            case .cancelled, .pinCancelled: return .cancelled
+            // The user's cancel while the reader waited for a card: nothing was read.
+            case .cancelled where userCancelled && !cardPresented: return .cancelled
+            // A cancelled task, or the user's cancel once a card is being read.
+            case .cancelled: return .outcomeUnknown(orderId: orderId)
             // Another attempt of the order is live (here or in another process): nothing was sent.
             case .storage(let e) where e.code == .busy: return .busy
+            // The card's own offline decline (AAC), or a verification the card requires that this
+            // device cannot do: the read ended in a decline.
             case .cardDeclined, .cvmFailed: return .paymentFailed(code: .cardDeclined)
-            case .reader, .pinTimeout: return .paymentFailed(code: .readerNotReady)
-            case .kernel, .pinFailed, .storage, .gateway: return .paymentFailed(code: .unknown)
+            // The reader session was not ready: no card source, no card in time.
+            case .reader where !cardPresented: return .paymentFailed(code: .readerNotReady)
+            // A card read error, a lost reader session, a PIN entry error: the SDK cannot tell
+            // them from the same errors after the request left (seed 000).
+            case .reader, .kernel, .pinCancelled, .pinTimeout, .pinFailed: return .outcomeUnknown(orderId: orderId)
+            case .storage, .gateway: return .paymentFailed(code: .unknown)
             }
         }
     }

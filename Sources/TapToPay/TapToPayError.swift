@@ -27,14 +27,20 @@ public enum TapToPayError: Error, Hashable, Sendable {
     case notPrepared
     /// A payment is in progress. Thrown by `acceptPayment`. Wait until it ends.
     case busy
-    /// The user cancelled (or the task was cancelled) before the payment was sent. No payment
-    /// occurred. Start a new payment when the customer is ready.
+    /// The user cancelled on the payment sheet (``TapToPay/cancel()``; `tapemu pay`'s Ctrl-C)
+    /// before a card was presented. No payment occurred. Start a new payment when the customer is
+    /// ready. (A cancelled task, or the user's cancel once a card is being read, is
+    /// ``outcomeUnknown(orderId:)``.)
     case cancelled
     /// This SDK version is blocked. Thrown by `prepare` and `acceptPayment`. Update the SDK.
     case sdkUpgradeRequired
     /// The SDK cannot tell whether the payment reached the gateway. **The card can be charged.**
-    /// Thrown by `acceptPayment`. Do not retry and do not charge again with a new orderId: show a
-    /// pending state, wait for the signed webhook, then query the charges by `orderId`.
+    /// Thrown by `acceptPayment` for any card read error, PIN entry error, lost reader session or
+    /// cancelled task — before the request left or after it: the SDK cannot tell which (seed 000)
+    /// — and for any connection or server error or unclear reply once the request left. Do not
+    /// retry and do not charge again with a new orderId: show a pending state, wait for the signed
+    /// webhook, then query the charges by `orderId`. (``TapToPay/lastAttempt`` says what tapemu
+    /// knows beside it.)
     case outcomeUnknown(orderId: String)
     /// The payment or the set-up failed; see ``TapToPayErrorCode``. Thrown by all calls.
     case paymentFailed(code: TapToPayErrorCode)
@@ -43,10 +49,14 @@ public enum TapToPayError: Error, Hashable, Sendable {
 /// Why a payment or the set-up failed (``TapToPayError/paymentFailed(code:)``). No payment occurred
 /// for any of them. Not frozen.
 public enum TapToPayErrorCode: String, Hashable, Sendable, CaseIterable {
-    /// The card was declined during the read (offline decline). Ask for a different card.
+    /// The card was declined during the read: its own offline decline (an AAC), or a cardholder
+    /// verification it requires that this device cannot do. Ask for a different card.
     case cardDeclined
-    /// The reader session was not ready or expired (no card in time, a reader fault before the
-    /// card was read). Try again; the reader is prepared again on the next call.
+    /// The reader session was not ready before reading began: the card source gave no card — none
+    /// was presented within the presentation timeout, or the reader could not be opened, failed or
+    /// went away while waiting (no pcscd, no such reader, the reader removed). Once a card is being
+    /// read, a reader fault is ``TapToPayError/outcomeUnknown(orderId:)``. Try again; the reader is
+    /// prepared again on the next call.
     case readerNotReady
     /// No location fix within the location timeout (15 s by default). Make sure Location
     /// Services are on, then try again.

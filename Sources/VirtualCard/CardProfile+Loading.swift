@@ -1,6 +1,7 @@
 import BERTLV
 import Foundation
 import ISO7816
+import StrictJSON
 
 extension CardProfile {
     /// Loads a user profile file (JSON) and checks it makes a card.
@@ -25,16 +26,24 @@ extension CardProfile {
         guard depth <= maximumProfileNesting else {
             throw VirtualCardError(.malformedJSON, "\(source): not a card profile: arrays or objects nested \(depth) deep (a profile needs about 6, at most \(maximumProfileNesting) are read)")
         }
-        do {
-            profile = try JSONDecoder().decode(CardProfile.self, from: Data(json))
-        } catch let error as DecodingError {
-            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
-               (try? JSONSerialization.jsonObject(with: Data(json), options: [.fragmentsAllowed])) != nil {
-                throw VirtualCardError(.invalidProfile, "\(source): \(context.debugDescription)")
-            }
-            throw describe(error, source: source)
+        // The one strict reader (StrictJSON): a key given twice is refused, not read as whichever
+        // copy Foundation's decoder keeps, and 1.0 is not an integer.
+        do throws(StrictJSONError) {
+            profile = try StrictJSONReader.decode(CardProfile.self, from: json, maxDepth: maximumProfileNesting)
         } catch {
-            throw VirtualCardError(.malformedJSON, "\(source): not JSON")
+            switch error {
+            case .syntax(let e):
+                if let key = e.duplicateKey {
+                    throw VirtualCardError(.malformedJSON, "\(source): the key \"\(key)\" appears more than once in one object (at byte \(e.offset))")
+                }
+                throw VirtualCardError(.malformedJSON, "\(source): not JSON (\(e))")
+            case .shape(let error):
+                // Valid JSON, not a profile.
+                if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                    throw VirtualCardError(.invalidProfile, "\(source): \(context.debugDescription)")
+                }
+                throw describe(error, source: source)
+            }
         }
         if let (path, reason) = profile.firstInconsistency() {
             throw VirtualCardError(.inconsistentProfile, "\(source): \(path): \(reason)")

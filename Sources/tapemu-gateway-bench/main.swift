@@ -3,6 +3,8 @@
 // SQLite commit loop (WAL, synchronous=FULL) in the same directory, in the same run.
 // Run with `swift run -c release tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|health]`
 // (`--only` for profiling one path, e.g. under `perf record`).
+// With `--hostile [--seconds N] [--tapemu PATH]`: an honest client's latency and a `tapemu pay`
+// while 300 slow-header and 300 idle connections are held (HostileClients.swift).
 // With `--postgres URL`: 1, 2 and 4 `tapemu gateway serve` processes on one PostgreSQL ledger
 // beside one on SQLite (build the tapemu product in the same configuration first).
 // Prints figures; asserts nothing.
@@ -22,6 +24,11 @@ var directory = FileManager.default.temporaryDirectory.path
 var count = 2000
 var only: String?
 var postgres: String?
+var hostile = false
+var hostileSeconds = 20
+var tapemuPath: String?
+var hostileSlow = 300
+var hostileIdle = 300
 var args = Array(CommandLine.arguments.dropFirst())
 while !args.isEmpty {
     let a = args.removeFirst()
@@ -29,6 +36,11 @@ while !args.isEmpty {
     case "--dir" where !args.isEmpty: directory = args.removeFirst()
     case "--only" where !args.isEmpty && ["embedded", "http", "health"].contains(args[0]): only = args.removeFirst()
     case "--postgres" where !args.isEmpty: postgres = args.removeFirst()
+    case "--hostile": hostile = true
+    case "--seconds" where !args.isEmpty: hostileSeconds = max(1, min(600, Int(args.removeFirst()) ?? 20))
+    case "--tapemu" where !args.isEmpty: tapemuPath = args.removeFirst()
+    case "--slow" where !args.isEmpty: hostileSlow = max(0, min(2000, Int(args.removeFirst()) ?? 300))
+    case "--idle" where !args.isEmpty: hostileIdle = max(0, min(2000, Int(args.removeFirst()) ?? 300))
     case "--count" where !args.isEmpty:
         guard let n = Int(args.removeFirst()), n >= 32 else {
             FileHandle.standardError.write(Data("tapemu-gateway-bench: --count takes 32 or more\n".utf8))
@@ -36,7 +48,7 @@ while !args.isEmpty {
         }
         count = n
     default:
-        FileHandle.standardError.write(Data("usage: tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|health] [--postgres postgres://USER@HOST:PORT/DB]\n".utf8))
+        FileHandle.standardError.write(Data("usage: tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|health] [--postgres postgres://USER@HOST:PORT/DB] [--hostile [--seconds N] [--slow N] [--idle N] [--tapemu PATH]]\n".utf8))
         exit(64)
     }
 }
@@ -105,6 +117,16 @@ func fresh(in directory: String) -> String {
     let d = (directory as NSString).appendingPathComponent("tapemu-gwbench-\(UUID().uuidString)")
     try? FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
     return d
+}
+
+if hostile {
+    do {
+        try await HostileBench.run(tapemu: tapemuPath, seconds: hostileSeconds, slowCount: hostileSlow, idleCount: hostileIdle)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("tapemu-gateway-bench: \(error)\n".utf8))
+        exit(1)
+    }
 }
 
 if let postgres {

@@ -54,7 +54,7 @@ struct GatewayRoutesTests {
         #expect(none.header("X-Request-Id") != nil)
         let doc = try jsonObject(none.body)
         #expect(doc["statusCode"] as? Int == 401)
-        #expect(doc["status"] as? String == "ERROR")
+        #expect(doc["status"] as? String == "UnauthorizedError")  // MONEI's UnauthorizedError
         #expect((doc["message"] as? String)?.contains("missing") == true)
         let wrong = try await live.send("GET", "/v1/payments?orderId=x", key: live.service.apiKey + "0")
         #expect(wrong.status == 401)
@@ -86,7 +86,7 @@ struct GatewayRoutesTests {
         #expect(big.status == 413)
         // The server's own refusals take the service's error shape too.
         let refused = try jsonObject(big.body)
-        #expect(refused["status"] as? String == "ERROR" && refused["statusCode"] as? Int == 413)
+        #expect(refused["status"] as? String == "PayloadTooLargeError" && refused["statusCode"] as? Int == 413)
         #expect(refused["code"] as? String == "payloadTooLarge")
         #expect(refused["requestId"] as? String == big.header("X-Request-Id") && refused["requestTime"] is String)
         for body in ["{", "[]", #"{"orderId": 5}"#, #"{"orderId":"o","amount":"ten","card":{"pan":"1"}}"#, ""] {
@@ -195,22 +195,42 @@ struct GatewayRoutesTests {
         #expect(badReason.status == 400)
         let badDoc = try jsonObject(badReason.body)
         #expect((badDoc["message"] as? String)?.contains("requested_by_customer") == true)
-        #expect(badDoc["statusCode"] as? Int == 400 && badDoc["status"] as? String == "ERROR")
+        #expect(badDoc["statusCode"] as? Int == 400 && badDoc["status"] as? String == "BadRequestError")
         #expect(badDoc["requestId"] is String && badDoc["requestTime"] is String)
         let rest = try await live.send("POST", "/v1/payments/\(sale.paymentId)/refund", key: key)
         #expect(try jsonObject(rest.body)["status"] as? String == "REFUNDED")
 
+        // MONEI cancels only an AUTHORIZED payment: a terminal sale (captured at once) is 422.
         let other = try await live.authorise(orderId: "m-2", amount: 500)
-        let cancel = try await live.send("POST", "/v1/payments/\(other.paymentId)/cancel",
-                                         json: #"{"cancellationReason":"duplicated"}"#, key: key)
+        let sold = try await live.send("POST", "/v1/payments/\(other.paymentId)/cancel",
+                                       json: #"{"cancellationReason":"duplicated"}"#, key: key)
+        #expect(sold.status == 422)
+        let soldDoc = try jsonObject(sold.body)
+        #expect(soldDoc["code"] as? String == "notCancelable" && soldDoc["status"] as? String == "UnprocessableEntityError")
+        #expect((soldDoc["message"] as? String)?.hasPrefix("The transaction to be canceled has not been pre-authorized yet") == true)
+        #expect(try live.service.gateway.ledger.payment(paymentId: other.paymentId)?.reversed == false)
+        let auth = try await live.send("POST", "/v1/payments", json: """
+            {"amount":900,"currency":"EUR","orderId":"m-3","transactionType":"AUTH",
+             "paymentMethod":{"card":{"number":"4548812049400004","expMonth":"12","expYear":"2034","cvc":"123"}}}
+            """, key: key)
+        #expect(auth.status == 200)
+        let authDoc = try jsonObject(auth.body)
+        #expect(authDoc["status"] as? String == "AUTHORIZED" && authDoc["statusCode"] as? String == "E000")
+        #expect(!String(decoding: auth.body, as: UTF8.self).contains("4548812049400004"))
+        let authId = try #require(authDoc["id"] as? String)
+        let cancel = try await live.send("POST", "/v1/payments/\(authId)/cancel",
+                                         json: #"{"cancellationReason":"order_canceled"}"#, key: key)
         #expect(cancel.status == 200)
-        #expect(try jsonObject(cancel.body)["status"] as? String == "CANCELED")
-        let badCancel = try await live.send("POST", "/v1/payments/\(other.paymentId)/cancel",
+        let canceled = try jsonObject(cancel.body)
+        #expect(canceled["status"] as? String == "CANCELED" && canceled["cancellationReason"] as? String == "order_canceled")
+        let readBack = try jsonObject(try await live.send("GET", "/v1/payments/\(authId)", key: key).body)
+        #expect(readBack["cancellationReason"] as? String == "order_canceled")
+        let badCancel = try await live.send("POST", "/v1/payments/\(authId)/cancel",
                                             json: #"{"cancellationReason":"because"}"#, key: key)
         #expect(badCancel.status == 400)
-        let again = try await live.send("POST", "/v1/payments/\(other.paymentId)/cancel", key: key)
-        #expect(again.status == 409)
-        #expect(try jsonObject(again.body)["code"] as? String == "alreadyReversed")
+        let again = try await live.send("POST", "/v1/payments/\(authId)/cancel", key: key)
+        #expect(again.status == 422)
+        #expect(try jsonObject(again.body)["code"] as? String == "notCancelable")
         let unknown = try await live.send("GET", "/v1/payments/doesnotexist", key: key)
         #expect(unknown.status == 404)
         await live.server.stop()

@@ -23,6 +23,8 @@ final class HookedLedger: LedgerStore {
     private func wrote() { hooks.withLock { $0.afterWrite }?() }
 
     var webhookSecret: [UInt8] { base.webhookSecret }
+    var merchantAPIKey: String { base.merchantAPIKey }
+    var legacyWebhookSecret: [UInt8] { base.legacyWebhookSecret }
     var tokenSigningSecret: [UInt8] { base.tokenSigningSecret }
     func cardFingerprint(of digits: String) -> String { base.cardFingerprint(of: digits) }
     var location: String { base.location }
@@ -38,8 +40,18 @@ final class HookedLedger: LedgerStore {
         wrote()
         return r
     }
-    func storeRefund(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment) {
-        let r = try base.storeRefund(uniqueRef: uniqueRef, amount: amount, at: now)
+    func storeRefund(uniqueRef: String, amount: Int?, reason: String?, at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment) {
+        let r = try base.storeRefund(uniqueRef: uniqueRef, amount: amount, reason: reason, at: now)
+        wrote()
+        return r
+    }
+    func storeCancel(uniqueRef: String, reason: String?, at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment) {
+        let r = try base.storeCancel(uniqueRef: uniqueRef, reason: reason, at: now)
+        wrote()
+        return r
+    }
+    func storeCapture(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> Payment {
+        let r = try base.storeCapture(uniqueRef: uniqueRef, amount: amount, at: now)
         wrote()
         return r
     }
@@ -128,13 +140,16 @@ struct MerchantAnswerTests {
         #expect(doc["refundedAmount"] as? Int == 300 && doc["lastRefundAmount"] as? Int == 300)
         #expect(try ledger.base.payment(paymentId: sale.paymentId)?.refundedAmount == 300)
 
-        let other = try await RemoteGateway(baseURL: server.url).authorize(
-            AuthorisationRequest(orderId: "m-cancel", amount: 1000,
-                                 card: CardData(pan: PAN("378282246310005")!, expiry: "2812")))
-        let cancel = try await live.post("/v1/payments/\(other.paymentId)/cancel", #"{"cancellationReason":"duplicated"}"#)
+        // MONEI cancels an AUTHORIZED payment (made by POST /v1/payments with transactionType AUTH).
+        let created = try await live.post("/v1/payments", """
+            {"amount":1000,"currency":"EUR","orderId":"m-cancel","transactionType":"AUTH",
+             "paymentMethod":{"card":{"number":"378282246310005","expMonth":"12","expYear":"28"}}}
+            """)
+        let otherId = try #require(try jsonObject(created.body)["id"] as? String)
+        let cancel = try await live.post("/v1/payments/\(otherId)/cancel", #"{"cancellationReason":"duplicated"}"#)
         #expect(cancel.status == 200)
         #expect(try jsonObject(cancel.body)["status"] as? String == "CANCELED")
-        #expect(try ledger.base.payment(paymentId: other.paymentId)?.reversed == true)
+        #expect(try ledger.base.payment(paymentId: otherId)?.reversed == true)
         await server.stop()
     }
 }

@@ -180,18 +180,26 @@ struct WebhookServeTests {
         #expect(method["method"] as? String == "card" && (method["card"] as? [String: Any])?["last4"] as? String == "0010")
         #expect(payment["event"] as? String == "approved" && payment["cardBrand"] == nil)
 
+        // MONEI's rule: the key is the merchant API key (what gateway serve printed), not another secret.
         let secret = try runBinary(["gateway", "secret", "--data-dir", serverDir])
         #expect(secret.status == 0, "\(secret.err)")
         let key = secret.out.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(key.count == 64)
+        #expect(key.hasPrefix("tpk_test_") && key.count == 9 + 64)
+        #expect(await server.line(startingWith: "merchant API key: ") == "merchant API key: \(key)")
         let bodyFile = try temporaryDirectory() + "/body.json"
         try Data(hook.body).write(to: URL(fileURLWithPath: bodyFile))
-        let verified = try runBinary(["webhook", "verify", "--secret", key, "--header", header, "--body-file", bodyFile])
+        let verified = try runBinary(["webhook", "verify", "--api-key", key, "--header", header, "--body-file", bodyFile])
         #expect(verified.status == 0, "\(verified.out) \(verified.err)")
         #expect(verified.out.hasPrefix("valid"))
+        // The legacy secret (it signed webhooks before ledger version 3) does not verify a new one.
+        let legacy = try runBinary(["gateway", "secret", "--legacy", "--data-dir", serverDir])
+        let legacyKey = legacy.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(legacy.status == 0 && legacyKey.count == 64)
+        let old = try runBinary(["webhook", "verify", "--secret", legacyKey, "--header", header, "--body-file", bodyFile])
+        #expect(old.status == 1 && old.out.contains("noMatchingSignature"), "\(old.out)")
         // The same header over other bytes does not verify: the check is real.
         try Data(hook.body + Array(" ".utf8)).write(to: URL(fileURLWithPath: bodyFile))
-        let tampered = try runBinary(["webhook", "verify", "--secret", key, "--header", header, "--body-file", bodyFile])
+        let tampered = try runBinary(["webhook", "verify", "--api-key", key, "--header", header, "--body-file", bodyFile])
         #expect(tampered.status == 1 && tampered.out.contains("noMatchingSignature"), "\(tampered.out)")
 
         _ = try #require(await server.line(startingWith: "tapemu: webhook 1 (order wh-signed) attempt 1: delivered (HTTP 200)"))

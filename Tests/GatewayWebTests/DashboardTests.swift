@@ -137,7 +137,7 @@ private func get(_ h: DashboardHandler, _ path: String, _ query: [(name: String,
         #expect(await get(h, "/elsewhere").0 == 404)
         let (s, body, r) = await get(h, "/dashboard/api/payments", method: "POST")
         // The gateway service's error shape, as every other route of `tapemu gateway serve`.
-        #expect(s == 405 && body["statusCode"]?.int == 405 && body["status"]?.string == "ERROR")
+        #expect(s == 405 && body["statusCode"]?.int == 405 && body["status"]?.string == "MethodNotAllowedError")
         #expect(body["code"]?.string == "methodNotAllowed" && body["message"]?.string?.isEmpty == false)
         let (missing, notFound, _) = await get(h, "/dashboard/api/payments/nope")
         #expect(missing == 404 && notFound["statusCode"]?.int == 404 && notFound["code"]?.string == "notFound")

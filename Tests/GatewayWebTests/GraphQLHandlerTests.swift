@@ -76,7 +76,7 @@ enum Charges {
         let item = json["data"]?["charges"]?["items"]?[0]
         #expect(json["errors"] == nil, "\(json.serialized)")
         #expect(item?.serialized == """
-            {"__typename":"Charge","id":"p1","accountId":"acct_test","orderId":"order-1042","amount":1250,"currency":"EUR","status":"PARTIALLY_REFUNDED","statusCode":"00","statusMessage":"Approved","authorizationCode":"A1B2C3","refundedAmount":250,"lastRefundAmount":250,"createdAt":1800000010,"updatedAt":1800000010,"description":null,"callbackUrl":"https://merchant.example/hook","paymentMethod":{"method":"card","card":{"brand":"visa","last4":"0010","expiration":1861919999}},"uniqueRef":"REFp1","transactionCode":"A","cryptogram":"unverified","reversed":false,"sdkVersion":null,"refunds":[{"id":"r1","type":"refund","amount":250,"uniqueRef":"REFr1","createdAt":1800000020}],"reversal":null}
+            {"__typename":"Charge","id":"p1","accountId":"acct_test","orderId":"order-1042","amount":1250,"currency":"EUR","status":"PARTIALLY_REFUNDED","statusCode":"E000","statusMessage":"Transaction approved","authorizationCode":"A1B2C3","refundedAmount":250,"lastRefundAmount":250,"createdAt":1800000010,"updatedAt":1800000010,"description":null,"callbackUrl":"https://merchant.example/hook","paymentMethod":{"method":"card","card":{"brand":"visa","last4":"0010","expiration":1861919999}},"uniqueRef":"REFp1","transactionCode":"A","cryptogram":"unverified","reversed":false,"sdkVersion":null,"refunds":[{"id":"r1","type":"refund","amount":250,"uniqueRef":"REFr1","createdAt":1800000020}],"reversal":null}
             """)
     }
 
@@ -88,7 +88,7 @@ enum Charges {
         let (_, byStatus) = await Charges.post(handler, Charges.body(#"{ charges(filter: {status: {eq: "CANCELED"}}) { items { id status reversal { type amount } } } }"#))
         #expect(byStatus.serialized == #"{"data":{"charges":{"items":[{"id":"p3","status":"CANCELED","reversal":{"type":"reversal","amount":500}}]}}}"#)
         let (_, byId) = await Charges.post(handler, Charges.body(#"{ charges(filter: {id: {eq: "p2"}}) { items { id status statusMessage } } }"#))
-        #expect(byId.serialized == #"{"data":{"charges":{"items":[{"id":"p2","status":"FAILED","statusMessage":"Insufficient funds"}]}}}"#)
+        #expect(byId.serialized == #"{"data":{"charges":{"items":[{"id":"p2","status":"FAILED","statusMessage":"Transaction declined due to insufficient funds"}]}}}"#)
         let (_, amount) = await Charges.post(handler, Charges.body("{ charges(filter: {amount: {gte: 600}, not: {status: {eq: \"FAILED\"}}}) { items { id } } }"))
         #expect(amount.serialized == #"{"data":{"charges":{"items":[{"id":"p1"}]}}}"#)
         let (_, or) = await Charges.post(handler, Charges.body(#"{ charges(filter: {or: [{orderId: {eq: "order-1043"}}, {orderId: {eq: "order-1044"}}]}) { items { orderId } } }"#))

@@ -184,6 +184,7 @@ struct FaultTests {
             case .transactionList: _ = try await g.transactionList(orderId: "q")
             case .reversal: _ = try await g.reverse(uniqueRef: sale.uniqueRef)
             case .refund: _ = try await g.refund(uniqueRef: sale.uniqueRef, amount: 100)
+            case .capture: _ = try await g.capture(uniqueRef: sale.uniqueRef, amount: nil, options: GatewayRequestOptions())
             case .validateToken: _ = try await g.validateToken("x")
             case .checkSDKVersion: try await g.checkSDKVersion("1.0.0")
             case .terms: _ = try await g.termsAccepted(accountId: "a")

@@ -374,6 +374,7 @@ final class SlowTransport: WebhookTransport {
                 ALTER TABLE webhooks DROP COLUMN next_attempt_at; ALTER TABLE webhooks DROP COLUMN last_attempt_at;
                 ALTER TABLE webhooks DROP COLUMN last_status; ALTER TABLE webhooks DROP COLUMN lease_owner;
                 ALTER TABLE webhooks DROP COLUMN lease_until; ALTER TABLE webhooks DROP COLUMN gave_up_at;
+                \(LedgerMigrationV3Tests.dropVersion3)
                 PRAGMA user_version = 1;
                 """)
         }
@@ -421,6 +422,7 @@ final class SlowTransport: WebhookTransport {
             ALTER TABLE webhooks DROP COLUMN next_attempt_at; ALTER TABLE webhooks DROP COLUMN last_attempt_at;
             ALTER TABLE webhooks DROP COLUMN last_status; ALTER TABLE webhooks DROP COLUMN lease_owner;
             ALTER TABLE webhooks DROP COLUMN lease_until; ALTER TABLE webhooks DROP COLUMN gave_up_at;
+            \(LedgerMigrationV3Tests.dropVersion3)
             PRAGMA user_version = 1;
             """)
         let path = dir.sub("data")

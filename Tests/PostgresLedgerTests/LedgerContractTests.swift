@@ -181,6 +181,51 @@ enum LedgerContract {
         #expect(try !g.ledger.renewWebhookLease(id: id, owner: "b", until: now.addingTimeInterval(120)))
     }
 
+    /// MONEI's two-step flow and reasons (ledger version 3 / PostgreSQL version 2): an AUTH is
+    /// AUTHORIZED, captured once in full or cancelled once with its reason; a captured sale is
+    /// not cancelled; refund reasons are kept; webhooks are signed with the merchant API key.
+    static func authorizeCaptureCancel(_ b: Backend) async throws {
+        let (g, reopen) = try b.fresh()
+        func auth(_ orderId: String) -> AuthorisationRequest {
+            var r = Card.request(orderId)
+            r.capture = false
+            r.cardPresent = false
+            return r
+        }
+        let held = try await g.authorize(auth("o-auth"))
+        #expect(held.status == .approved && held.transactionCode == .approved)
+        #expect(try g.ledger.payment(paymentId: held.paymentId).map(MoneiStatus.of) == "AUTHORIZED")
+        func code(_ body: () async throws(GatewayError) -> Void) async -> GatewayError.Code? {
+            do throws(GatewayError) { try await body(); return nil } catch { return error.code }
+        }
+        #expect(await code { () async throws(GatewayError) in _ = try await g.refund(uniqueRef: held.uniqueRef, amount: 1) } == .notRefundable)
+        #expect(await code { () async throws(GatewayError) in _ = try await g.capture(uniqueRef: held.uniqueRef, amount: 1, options: .init()) } == .notCapturable)
+        let captured = try await g.capture(uniqueRef: held.uniqueRef, amount: 1250, options: .init())
+        #expect(MoneiStatus.of(captured) == "SUCCEEDED" && captured.captured)
+        #expect(await code { () async throws(GatewayError) in _ = try await g.capture(uniqueRef: held.uniqueRef, amount: nil, options: .init()) } == .notCapturable)
+        #expect(await code { () async throws(GatewayError) in _ = try await g.cancel(uniqueRef: held.uniqueRef, reason: nil, options: .init()) } == .notCancelable)
+
+        let other = try await g.authorize(auth("o-cancel"))
+        let canceled = try await g.cancel(uniqueRef: other.uniqueRef, reason: "order_canceled", options: .init())
+        #expect(MoneiStatus.of(canceled) == "CANCELED" && canceled.cancellationReason == "order_canceled")
+        #expect(await code { () async throws(GatewayError) in _ = try await g.cancel(uniqueRef: other.uniqueRef, reason: nil, options: .init()) } == .notCancelable)
+        #expect(await code { () async throws(GatewayError) in _ = try await g.capture(uniqueRef: other.uniqueRef, amount: nil, options: .init()) } == .notCapturable)
+
+        _ = try await g.refund(uniqueRef: held.uniqueRef, amount: 250, reason: "fraudulent", options: .init())
+        let h = try reopen()
+        let back = try #require(try h.ledger.payment(paymentId: held.paymentId))
+        #expect(back.lastRefundReason == "fraudulent" && back.lastRefundAmount == 250 && back.refundedAmount == 250)
+        #expect(try h.ledger.payment(paymentId: other.paymentId)?.cancellationReason == "order_canceled")
+        #expect(try g.ledger.webhooks(orderId: "o-auth").map(\.event) == [.authorized, .captured, .partiallyRefunded])
+        #expect(try g.ledger.webhooks(orderId: "o-cancel").map(\.event) == [.authorized, .canceled])
+        // Signed as MONEI signs: with the merchant API key.
+        #expect(h.ledger.merchantAPIKey.hasPrefix("tpk_test_") && h.ledger.merchantAPIKey == g.ledger.merchantAPIKey)
+        let w = try #require(try g.ledger.webhooks(orderId: "o-cancel").last)
+        #expect(w.body.contains(#""cancellationReason":"order_canceled""#))
+        let t = try #require(Int64(w.signature.split(separator: ",")[0].dropFirst(2)))
+        #expect(w.signature == WebhookSignature.header(body: Array(w.body.utf8), secret: Array(g.ledger.merchantAPIKey.utf8), timestamp: t))
+    }
+
     /// Settings and secrets are the ledger's: a second gateway on it agrees.
     static func sharedSettings(_ b: Backend) async throws {
         let (g, reopen) = try b.fresh()
@@ -213,6 +258,7 @@ struct SQLiteLedgerContractTests {
     @Test func webhookClaims() async throws { try await LedgerContract.webhookClaims(.sqlite) }
     @Test func webhookLeaseRenewal() async throws { try await LedgerContract.webhookLeaseRenewal(.sqlite) }
     @Test func sharedSettings() async throws { try await LedgerContract.sharedSettings(.sqlite) }
+    @Test func authorizeCaptureCancel() async throws { try await LedgerContract.authorizeCaptureCancel(.sqlite) }
 }
 
 @Suite("Gateway ledger contract: PostgreSQL", .enabled(if: TestPostgres.available, Comment(rawValue: TestPostgres.skipMessage)))
@@ -225,4 +271,5 @@ struct PostgresLedgerContractTests {
     @Test func webhookClaims() async throws { try await LedgerContract.webhookClaims(.postgres) }
     @Test func webhookLeaseRenewal() async throws { try await LedgerContract.webhookLeaseRenewal(.postgres) }
     @Test func sharedSettings() async throws { try await LedgerContract.sharedSettings(.postgres) }
+    @Test func authorizeCaptureCancel() async throws { try await LedgerContract.authorizeCaptureCancel(.postgres) }
 }

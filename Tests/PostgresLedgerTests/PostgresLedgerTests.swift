@@ -18,7 +18,31 @@ struct PostgresLedgerTests {
         }
         #expect(secrets.count == 8 && Set(secrets).count == 1)
         let c = try PostgresConnection(url: url)
-        #expect(try c.query("SELECT version FROM tapemu_schema_migrations").rows.map { $0[0] } == ["1"])
+        #expect(try c.query("SELECT version FROM tapemu_schema_migrations").rows.map { $0[0] } == ["1", "2"])
+    }
+
+    @Test("a version-1 database (an earlier tapemu's) is migrated to version 2 once: its sale unchanged, its webhook key the merchant API key, reasons kept from then on")
+    func versionOneMigrates() async throws {
+        let url = try TestPostgres.freshDatabase()
+        let g = try EmbeddedGateway.shared(ledgerURL: url)
+        let sale = try await g.authorize(Card.request("o-v1"))
+        let c = try PostgresConnection(url: url)
+        try c.query("ALTER TABLE payments DROP COLUMN captured")
+        for column in ["last_refund_amount", "last_refund_reason", "cancellation_reason"] {
+            try c.query("ALTER TABLE payments DROP COLUMN \(column)")
+        }
+        try c.query("DELETE FROM tapemu_schema_migrations WHERE version = 2")
+        try c.query("DELETE FROM settings WHERE key = 'merchant_api_key'")
+        let a = try PostgresLedger(url: url, connections: 1)
+        let b = try PostgresLedger(url: url, connections: 1)
+        #expect(try c.query("SELECT version FROM tapemu_schema_migrations ORDER BY version").rows.map { $0[0] } == ["1", "2"])
+        #expect(a.merchantAPIKey.hasPrefix("tpk_test_") && a.merchantAPIKey == b.merchantAPIKey)
+        #expect(a.webhookSecret == Array(a.merchantAPIKey.utf8) && a.legacyWebhookSecret.count == 32)
+        let stored = try #require(try a.payment(paymentId: sale.paymentId))
+        #expect(stored.captured && MoneiStatus.of(stored) == "SUCCEEDED")
+        let (after, _) = try b.storeRefund(uniqueRef: sale.uniqueRef, amount: 100, reason: "duplicated", at: Date())
+        #expect(after.lastRefundReason == "duplicated" && after.lastRefundAmount == 100)
+        #expect(try a.payment(paymentId: sale.paymentId)?.lastRefundReason == "duplicated")
     }
 
     @Test("a database migrated by a newer tapemu is refused, not written")
@@ -31,10 +55,10 @@ struct PostgresLedgerTests {
         }
     }
 
-    @Test("a database that is not there: a clear storage error")
+    @Test("a database that is not there: connectionLost (gateway serve waits it out at start), not storage")
     func unreachable() {
         #expect { try EmbeddedGateway.shared(ledgerURL: "postgres://tapemu@127.0.0.1:1/none?connect_timeout=2") } throws: {
-            ($0 as? GatewayError)?.code == .storage
+            ($0 as? GatewayError)?.code == .connectionLost
         }
         #expect { try EmbeddedGateway.shared(ledgerURL: "/var/lib/tapemu") } throws: {
             ($0 as? GatewayError)?.code == .invalidRequest

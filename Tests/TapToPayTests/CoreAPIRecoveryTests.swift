@@ -244,10 +244,33 @@ import TestSupport
 
     // MARK: Seed 003's checks
 
-    /// The same orderId was charged before for another amount: the interrupted sale never
-    /// recorded (the gateway refused the order conflict). Neither seed's process reverses the
-    /// other sale: 003 checks the amount, and tapemu applies the same check to 002 (looking up
-    /// by orderId and last four, it would otherwise reverse a sale the app was told was approved).
+    /// A sale of an order the ledger holds for another amount is refused by the gateway after
+    /// the submission point: it reached the gateway, which recorded nothing — a transaction error
+    /// (`onError`), not a communication error (seeds 002/003), and nothing stays on the device.
+    /// (It was `onTransactionCommError(networkError)`, kept pending.)
+    @Test func aRefusalAfterTheSubmissionPointIsATransactionError() async throws {
+        let dir = TempDir()
+        let orderId = coreOrderId()
+        let rig = try await CoreRig.make(dir)
+        guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
+            Issue.record("the first sale failed")
+            return
+        }
+        #expect(r.code == "A")
+        let outcome = await rig.core.processSale(CoreSale(amount: 2000, orderId: orderId))
+        #expect(coreErrorCode(outcome) == .invalidParameters, "\(outcome)")
+        guard case .error(_, let description) = outcome else { return }
+        #expect(description.contains("orderConflict") && description.contains("no payment occurred"), "\(description)")
+        #expect(try rig.core.pendingSales().isEmpty)
+        #expect(try rig.ledgerRows(orderId: orderId).count == 1)
+        #expect(try rig.reversalCount(orderId: orderId) == 0)
+    }
+
+    /// A pending sale of an order the ledger holds for another amount (a process killed after its
+    /// request left, which the gateway refused as an order conflict). Neither seed's process
+    /// reverses the other sale: 003 checks the amount, and tapemu applies the same check to 002
+    /// (looking up by orderId and last four, it would otherwise reverse a sale the app was told
+    /// was approved).
     @Test func seed003RefusesATransactionOfAnotherAmount() async throws {
         let dir = TempDir()
         let orderId = coreOrderId()
@@ -258,10 +281,12 @@ import TestSupport
                 return
             }
             #expect(r.code == "A")
-            // The same orderId again, another amount: refused by the gateway after the submission
-            // point, so reported as unclear and kept pending.
-            let outcome = await rig.core.processSale(CoreSale(amount: 2000, orderId: orderId))
-            #expect(coreCommError(outcome)?.1 == .networkError)
+            // The same orderId again, another amount, killed after its request left: what the
+            // process leaves is its record.
+            try rig.store.save(PendingPayment(orderId: orderId, origin: .coreAPI, amount: 2000, currency: "EUR",
+                                              maskedPAN: r.maskedPAN, last4: String(r.maskedPAN.suffix(4)),
+                                              cardBrand: r.cardType, createdAt: Date(),
+                                              sale: CoreSale(amount: 2000, orderId: orderId).convertToDictionary()))
         }
         let rig = try await CoreRig.make(dir)
         let sale = try #require(try rig.core.pendingSales().first)
@@ -302,9 +327,15 @@ import TestSupport
             }
         }
         do {
+            // The same order on another card: refused by the gateway (onError, nothing kept) …
             let rig = try await CoreRig.make(dir, source: CoreRig.card("mastercard-mchip"))
             let outcome = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId))
-            #expect(coreCommError(outcome)?.0.maskedPAN == "541333******0434")
+            #expect(coreErrorCode(outcome) == .invalidParameters, "\(outcome)")
+            #expect(try rig.core.pendingSales().isEmpty)
+            // … and as a process killed after its request left leaves it.
+            try rig.store.save(PendingPayment(orderId: orderId, origin: .coreAPI, amount: 1000, currency: "EUR",
+                                              maskedPAN: "541333******0434", last4: "0434", cardBrand: "mastercard",
+                                              createdAt: Date(), sale: CoreSale(amount: 1000, orderId: orderId).convertToDictionary()))
         }
         let rig = try await CoreRig.make(dir)
         let sale = try #require(try rig.core.pendingSales().first)

@@ -19,13 +19,13 @@ struct FailureReasonEventTests {
         #expect(reasons.first?.contains("connectionLost") == true)
     }
 
-    @Test("a card torn before the submission point is readerNotReady, and the event says it was removed")
+    @Test("a card torn before the submission point is outcomeUnknown, and the event says it was removed")
     func tornBeforeSubmission() async throws {
         let h = try Harness()
         let events = Mutex<[PaymentEvent]>([])
         let card = virtualCard(CardProfiles.named("visa-qvsdc")!.withTear(afterExchange: 1))
         let tapToPay = try await h.prepared(h.configuration(source: card, onEvent: { e in events.withLock { $0.append(e) } }))
-        expectFailure(await pay(tapToPay, orderId: "reason-2"), .paymentFailed(code: .readerNotReady))
+        expectFailure(await pay(tapToPay, orderId: "reason-2"), .outcomeUnknown(orderId: "reason-2"))
         let reasons = events.withLock { $0 }.compactMap { e -> String? in
             if case .failed(let reason) = e { return reason } else { return nil }
         }

@@ -93,7 +93,10 @@ struct FaultMatrixTests {
                 if let point = submissionPoint, tear >= point {
                     #expect(outcome.error == .outcomeUnknown(orderId: orderId), "\(label): torn after the submission point")
                 } else {
-                    #expect(outcome.error == .paymentFailed(code: .readerNotReady), "\(label): torn before the submission point")
+                    // Seed 000: the SDK cannot tell a tear before the request left from one after.
+                    #expect(outcome.error == .outcomeUnknown(orderId: orderId), "\(label): torn before the submission point")
+                    #expect(charges.isEmpty, "\(label): charged though torn before the submission point")
+                    #expect(tapToPay.diagnostics(for: orderId)?.submitted == false, "\(label)")
                 }
             } else if case .failure(let e) = cleanOutcome {
                 #expect(outcome.error == e, "\(label): the card fails as in the clean run")
@@ -128,12 +131,19 @@ struct FaultMatrixTests {
                     await pay(retry, amount: amount, orderId: orderId)
                 }
                 let after = try await h.charges(orderId)
-                #expect(after.count == 1, "\(label): \(after.count) charges after the retry")
-                if let first = charges.first {
-                    #expect(after.first?.paymentId == first.paymentId, "\(label): charged again on retry")
-                    #expect(again.result?.paymentId == first.paymentId, "\(label): retry answered \(again)")
+                if case .failure(let e) = cleanOutcome {
+                    // A card that never reaches the gateway (an offline decline), torn while read:
+                    // unclear for the app, nothing sent; its retry fails as its clean run does.
+                    #expect(again.error == e, "\(label): retry gave \(again)")
+                    #expect(after.isEmpty, "\(label): \(after.count) charges after the retry")
+                } else {
+                    #expect(after.count == 1, "\(label): \(after.count) charges after the retry")
+                    if let first = charges.first {
+                        #expect(after.first?.paymentId == first.paymentId, "\(label): charged again on retry")
+                        #expect(again.result?.paymentId == first.paymentId, "\(label): retry answered \(again)")
+                    }
+                    #expect(again.result != nil, "\(label): retry gave \(again)")
                 }
-                #expect(again.result != nil, "\(label): retry gave \(again)")
             }
         }
     }

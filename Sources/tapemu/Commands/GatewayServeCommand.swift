@@ -13,10 +13,12 @@ struct GatewayServeCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway serve",
         abstract: "Serve the gateway over HTTP (terminal API, merchant REST, CoreAPI REST, GraphQL, dashboard) and deliver its webhooks until SIGINT or SIGTERM.",
-        arguments: [Self.listen, Self.fault, Self.webhookFault, Self.maxBody, Self.accessLog, Self.ledger] + GatewayOptions.arguments,
+        arguments: [Self.listen, Self.fault, Self.webhookFault, Self.maxBody, Self.accessLog, Self.ledger, Self.ledgerWait] + GatewayOptions.arguments,
         discussion: """
             Prints its URL, the merchant API key (kept in the ledger: the same on every run \
-            on this --data-dir) and the dashboard's URL. Listens on loopback unless --listen names \
+            on this --data-dir; it also signs every webhook, as MONEI signs with the API key) and \
+            the dashboard's URL. The merchant REST under /v1 is MONEI's as its official SDKs call it \
+            (payments get, create with SALE or AUTH, refund, capture, cancel). Listens on loopback unless --listen names \
             another address; the dashboard (no key) is served on loopback only, GraphQL at \
             POST /graphql takes the API key like the merchant REST. Delivers each webhook of the \
             outbox to its callbackUrl, signed, retried with backoff (also those a previous run left), \
@@ -24,7 +26,7 @@ struct GatewayServeCommand: TapemuCommand {
             way finish, stops delivering (what is undelivered stays in the ledger for the next run), \
             and exits 0. Terminals use it with `tapemu pay --gateway URL` (also sale, resolve, charges).
             """,
-        exitCodes: GatewayOptions.creatingExitCodes + [(ExitCode.unavailable, "the address cannot be listened on")])
+        exitCodes: GatewayOptions.creatingExitCodes + [(ExitCode.unavailable, "the address cannot be listened on, or the --ledger database did not answer within --ledger-wait")])
 
     /// `--listen HOST:PORT`.
     struct ListenAddress: Sendable, Hashable {
@@ -71,6 +73,10 @@ struct GatewayServeCommand: TapemuCommand {
         guard PostgresURL.isPostgres(text) else { throw UsageError("\(name) must be a postgres://USER@HOST:PORT/DB URL") }
         return text
     }
+    /// How long `--ledger` waits for PostgreSQL at start (a database started with the server
+    /// may come up after it): retried with a growing pause, each retry logged, then exit 69.
+    static let ledgerWait = Option<Duration>.duration(
+        "--ledger-wait", help: "How long to wait for the --ledger database at start (default 30s; 0s: one try), retrying with a logged line; then exit 69.")
     static let accessLog = Flag(
         "--access-log",
         help: "One stderr line when a request arrives and one when it is answered (method, path, status, X-Request-Id; never a body).")
@@ -91,10 +97,12 @@ struct GatewayServeCommand: TapemuCommand {
     var gateway: GatewayOptions
     /// `--ledger`: a PostgreSQL ledger shared with other servers (nil: the one in --data-dir).
     var ledgerURL: String?
+    var ledgerWait: Duration
 
     init(arguments: inout Arguments) throws(UsageError) {
         gateway = try GatewayOptions(arguments: &arguments)
         ledgerURL = try arguments.value(Self.ledger)
+        ledgerWait = try arguments.value(Self.ledgerWait, default: .seconds(30))
         accessLog = arguments.isSet(Self.accessLog)
         listen = try arguments.value(Self.listen, default: ListenAddress(host: "127.0.0.1", port: 8080))
         fault = try arguments.value(Self.fault)
@@ -158,16 +166,41 @@ struct GatewayServeCommand: TapemuCommand {
         return loopback ? LoopbackHostGuard(inner: router) : router
     }
 
+    /// Opens the PostgreSQL ledger, retrying while the database is not there (a connect
+    /// failure) for up to `wait`: pauses of 0.25 s doubling to 5 s, each retry one stderr line.
+    /// Past `wait`: exit 69 (a service that is not there). Any other failure: exit 74 at once.
+    static func openShared<C: Clock>(_ url: String, wait: Duration, clock: C, console: Console,
+                                     open: (String) throws(GatewayError) -> EmbeddedGateway = { u throws(GatewayError) in
+                                         try EmbeddedGateway.shared(ledgerURL: u)
+                                     }) async throws -> EmbeddedGateway where C.Duration == Duration {
+        let start = clock.now
+        var pause = Duration.milliseconds(250)
+        var attempt = 1
+        while true {
+            do throws(GatewayError) {
+                return try open(url)
+            } catch where error.code == .connectionLost {
+                let waited = start.duration(to: clock.now)
+                guard waited + pause <= wait else {
+                    throw CommandFailure(exitCode: ExitCode.unavailable,
+                                         "the ledger database \(PostgresURL.redacted(url)) did not answer within \(wait) (\(attempt) attempt\(attempt == 1 ? "" : "s")): \(error.reason)")
+                }
+                console.printError("tapemu: the ledger database \(PostgresURL.redacted(url)) is not answering (\(error.reason)); attempt \(attempt + 1) in \(pause), waiting up to \(wait)")
+                try await clock.sleep(for: pause)
+                pause = min(pause * 2, .seconds(5))
+                attempt += 1
+            } catch {
+                throw CommandFailure(exitCode: ExitCode.ioError, "cannot open the gateway ledger: \(error.reason)")
+            }
+        }
+    }
+
     func run(_ console: Console) async throws -> Int32 {
         // One service and one deliverer (below) whichever the ledger: --data-dir's SQLite or
         // --ledger's PostgreSQL.
         let opened: EmbeddedGateway
         if let ledgerURL {
-            do {
-                opened = try EmbeddedGateway.shared(ledgerURL: ledgerURL)
-            } catch {
-                throw CommandFailure(exitCode: ExitCode.ioError, "cannot open the gateway ledger: \(error.reason)")
-            }
+            opened = try await Self.openShared(ledgerURL, wait: ledgerWait, clock: ContinuousClock(), console: console)
         } else {
             opened = try gateway.openGateway(.create)
         }

@@ -15,9 +15,21 @@ struct PayCommand: TapemuCommand {
                PaymentOptions.token] + RemoteGatewayOption.arguments + GatewayOptions.arguments + OutputOptions.arguments,
         discussion: """
             Reads the card, authorises with the embedded gateway, and prints the result. Progress \
-            goes to stderr. A declined payment is a result, not an error. Any failure after the \
-            authorisation request started leaving is an unclear outcome (exit 4): do not retry; \
-            look the order up with `tapemu charges --order-id ID`.
+            goes to stderr. A declined payment is a result, not an error. The errors are seed 000's: \
+            the SDK cannot tell a reader error before the authorisation request left from one after \
+            it, so once a card is being read every card read error (a mute or torn card), PIN entry \
+            error and lost reader session is outcomeUnknown (exit 4), before the submission point or \
+            after it — as is any gateway failure after it. Do not retry; look the order up with \
+            `tapemu charges --order-id ID` (or `tapemu charges --pending`: every outcomeUnknown leaves \
+            a pending record, also when the request never left). Ctrl-C while waiting for a card is \
+            the user's cancel: cancelled (exit 3); once the card is being read it is outcomeUnknown \
+            (exit 4). The card's own offline decline is paymentFailed.cardDeclined (exit 3); \
+            paymentFailed.readerNotReady (exit 3) means the reader session was not ready before \
+            reading began: the card source could not be opened, or no card came within --wait.
+            What the SDK cannot know, tapemu prints beside the seed's error: `groundTruth` \
+            {submitted, charged} in --json (whether the request started leaving, whether the ledger \
+            holds this attempt's approved sale; charged is null when a --gateway cannot be asked), \
+            and a `ground truth:` line otherwise — for checking that a recovery reached the truth.
             Gateway test triggers (amount endings, test PANs) are listed by `tapemu gateway triggers`.
             With --trace, the card side of a recording answers: its cryptogram was computed for the \
             recording's unpredictable number and transaction data, not this payment's. The emulated \
@@ -29,8 +41,8 @@ struct PayCommand: TapemuCommand {
             """,
         exitCodes: [
             (2, "declined by the issuer (the payment exists)"),
-            (3, "failed: no payment occurred"),
-            (4, "outcome unknown: the card may have been charged; do not retry"),
+            (3, "failed: no payment occurred (paymentFailed, cancelled before a card was read, invalidArgument, …)"),
+            (4, "outcome unknown: the card may have been charged (any card read or PIN entry error, Ctrl-C once the card is being read, any gateway failure after the request left); do not retry"),
             (75, "busy: another process is paying or resolving this order; nothing was sent; wait until it ends, then look the order up (do not charge again under a new order id)"),
         ] + GatewayOptions.cardFileExitCodes + GatewayOptions.creatingExitCodes + RemoteGatewayOption.tokenExitCodes)
 
@@ -92,27 +104,43 @@ struct PayCommand: TapemuCommand {
             })
         let tapToPay = TapToPay(configuration: config)
         let token = if let t = payment.token { t } else { try await RemoteGatewayOption.token(gw) }
-        // Ctrl-C cancels from the start: during prepare's location fix too (`cancelled`). The
-        // payment runs in a task of its own so the signal can cancel it; its typed error comes back.
+        // Ctrl-C during prepare (its location fix) cancels it: `cancelled`. During acceptPayment it
+        // is the user's cancel on the payment sheet (TapToPay.cancel()): `cancelled` while waiting
+        // for a card, `outcomeUnknown` once the card is being read. The payment runs in a task of
+        // its own so the signal can reach it; its typed error comes back.
+        let signals = Mutex<(paying: Bool, interrupted: Bool)>((false, false))
         let paying = Task { () async -> Result<PaymentResult, TapToPayError> in
             do throws(TapToPayError) {
                 try await tapToPay.prepare(token: token)
+                let interrupted = signals.withLock { s -> Bool in
+                    if !s.interrupted { s.paying = true }
+                    return s.interrupted
+                }
+                if interrupted { return .failure(.cancelled) }
                 return .success(try await tapToPay.acceptPayment(amount: amount, orderId: orderId, callbackUrl: callbackUrl))
             } catch {
                 return .failure(error)
             }
         }
-        let outcome = await SignalTrap.whileRunning(onSignal: { paying.cancel() }) {
+        let outcome = await SignalTrap.whileRunning(onSignal: {
+            let inPayment = signals.withLock { s -> Bool in
+                s.interrupted = true
+                return s.paying
+            }
+            if inPayment { tapToPay.cancel() } else { paying.cancel() }
+        }) {
             await withTaskCancellationHandler { await paying.value } onCancel: { paying.cancel() }
         }
+        let truth = await Self.groundTruth(tapToPay, orderId: orderId)
         switch outcome {
         case .success(let result):
             if json {
-                try JSONOutput.print(result, to: console)
+                try JSONOutput.print(PayResultOutput(result: result, groundTruth: truth), to: console)
             } else {
                 console.print("\(result.status == .approved ? "APPROVED" : "DECLINED")  order \(result.orderId)  payment \(result.paymentId)")
                 console.print("card: \(result.cardBrand ?? "?") •••• \(result.last4 ?? "????")")
                 if let m = result.statusMessage { console.print("message: \(m)") }
+                console.print(truth.line)
             }
             // The result is on stdout: only now may the device forget the payment (a crash before
             // this leaves it for `tapemu charges --pending`; a stdout that failed keeps it too).
@@ -122,10 +150,12 @@ struct PayCommand: TapemuCommand {
             return result.status == .approved ? ExitCode.success : Self.declined
         case .failure(let error):
             if json {
+                // Never null: the cause an event named, else the error's own words.
                 try JSONOutput.print(PayErrorOutput(error: error, orderId: orderId,
-                                                    reason: failureReason.withLock { $0 }), to: console)
+                                                    reason: failureReason.withLock { $0 } ?? error.description, groundTruth: truth), to: console)
             } else {
                 console.printError("tapemu: \(error.code): \(error)")
+                console.printError("tapemu: \(truth.line)")
                 if case .outcomeUnknown = error {
                     console.printError("tapemu: do not retry; check with: tapemu charges --order-id \(ShellWord.quoted(orderId))")
                 }
@@ -136,6 +166,18 @@ struct PayCommand: TapemuCommand {
                 }
             }
             return Self.exitCode(for: error)
+        }
+    }
+
+    /// What the emulator knows about the attempt (nil fields: it could not be asked). An attempt
+    /// that never ran (prepare failed, or Ctrl-C before acceptPayment) submitted nothing.
+    static func groundTruth(_ tapToPay: TapToPay, orderId: String) async -> GroundTruthOutput {
+        guard let attempt = tapToPay.diagnostics(for: orderId) else { return GroundTruthOutput(submitted: false, charged: false) }
+        do {
+            let truth = try await tapToPay.groundTruth(of: attempt)
+            return GroundTruthOutput(submitted: truth.submitted, charged: truth.charged)
+        } catch {
+            return GroundTruthOutput(submitted: attempt.submitted, charged: nil, error: "\(error)")
         }
     }
 
@@ -154,8 +196,49 @@ struct PayCommand: TapemuCommand {
     }
 }
 
-/// `--json` of a failed payment: `{error, orderId, code, message, reason}` (`reason`: the cause
-/// behind the seed's error, null when there is nothing more to say).
+/// `groundTruth` of `pay --json`: whether the authorisation request started leaving and whether
+/// the ledger holds this attempt's approved sale — what the SDK cannot know, beside its answer.
+/// `charged` is null only when the gateway could not be asked (a --gateway that does not answer).
+struct GroundTruthOutput: Encodable {
+    var submitted: Bool
+    var charged: Bool?
+    /// Why `charged` is not known (not encoded: said on the human line).
+    var error: String? = nil
+
+    private enum CodingKeys: String, CodingKey { case submitted, charged }
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(submitted, forKey: .submitted)
+        try c.encode(charged, forKey: .charged)   // null, not left out
+    }
+
+    /// The human output's line.
+    var line: String {
+        let charged = charged.map { $0 ? "yes" : "no" } ?? "unknown (\(error ?? "the gateway could not be asked"))"
+        return "ground truth (tapemu only; the SDK cannot know it): submitted \(submitted ? "yes" : "no"), charged \(charged)"
+    }
+}
+
+/// `--json` of a result: the seed's `PaymentResult` fields and `groundTruth`.
+struct PayResultOutput: Encodable {
+    var result: PaymentResult
+    var groundTruth: GroundTruthOutput
+
+    private enum CodingKeys: String, CodingKey { case paymentId, status, statusMessage, cardBrand, last4, orderId, groundTruth }
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(result.paymentId, forKey: .paymentId)
+        try c.encode(result.status, forKey: .status)
+        try c.encodeIfPresent(result.statusMessage, forKey: .statusMessage)
+        try c.encodeIfPresent(result.cardBrand, forKey: .cardBrand)
+        try c.encodeIfPresent(result.last4, forKey: .last4)
+        try c.encode(result.orderId, forKey: .orderId)
+        try c.encode(groundTruth, forKey: .groundTruth)
+    }
+}
+
+/// `--json` of a failed payment: `{error, exitCode, orderId, code, message, reason, groundTruth}`
+/// (`reason`: the cause behind the seed's error, null when there is nothing more to say).
 struct PayErrorOutput: Encodable {
     var error: String
     /// The process's exit status (3: no payment; 4: outcome unknown; 75: busy, another process
@@ -165,6 +248,7 @@ struct PayErrorOutput: Encodable {
     var code: String
     var message: String
     var reason: String?
+    var groundTruth: GroundTruthOutput
 
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -174,12 +258,15 @@ struct PayErrorOutput: Encodable {
         try c.encode(code, forKey: .code)
         try c.encode(message, forKey: .message)
         try c.encode(reason, forKey: .reason)   // null, not left out
+        try c.encode(groundTruth, forKey: .groundTruth)
     }
 
-    private enum CodingKeys: String, CodingKey { case error, exitCode, orderId, code, message, reason }
+    private enum CodingKeys: String, CodingKey { case error, exitCode, orderId, code, message, reason, groundTruth }
 
-    init(error: TapToPayError, orderId: String, reason: String? = nil) {
+    init(error: TapToPayError, orderId: String, reason: String? = nil,
+         groundTruth: GroundTruthOutput = GroundTruthOutput(submitted: false, charged: false)) {
         self.reason = reason
+        self.groundTruth = groundTruth
         exitCode = PayCommand.exitCode(for: error)
         switch error {
         case .outcomeUnknown: self.error = "outcomeUnknown"

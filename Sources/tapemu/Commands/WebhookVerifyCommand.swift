@@ -1,17 +1,23 @@
 import Foundation
 import PaymentGateway
+import StrictJSON
 
 /// `tapemu webhook verify`: checks a received webhook as a merchant's endpoint must.
 struct WebhookVerifyCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "webhook verify",
         abstract: "Check a received webhook's MONEI-Signature header against its raw body.",
-        arguments: [Self.secret, Self.header, Self.bodyFile, Self.tolerance, Self.now] + OutputOptions.arguments,
+        arguments: [Self.apiKey, Self.secret, Self.header, Self.bodyFile, Self.tolerance, Self.now] + OutputOptions.arguments,
         discussion: """
             Exit 0 when the header is valid for the body: one t within the tolerance of now, and a v1 \
-            HMAC-SHA256 of "<t>.<body>" under the secret (other schemes such as v0 are ignored). \
+            HMAC-SHA256 of "<t>.<body>" keyed with the merchant API key (--api-key: MONEI's rule, \
+            what its SDKs' verifySignature checks; `tapemu gateway secret` prints it), or with a \
+            secret given as --secret (64 hex digits: the webhooks an earlier tapemu signed with \
+            `gateway secret --legacy`; other text: its UTF-8 bytes). Give one of the two. Other \
+            schemes such as v0 are ignored. \
             Exit 1 when it is not, with the reason (missingHeader, malformedHeader, staleTimestamp, \
-            noMatchingSignature). The body is read as raw bytes: verify exactly what was received.
+            noMatchingSignature, malformedBody: a signed body that is not strict JSON, such as one \
+            naming a key twice). The body is read as raw bytes: verify exactly what was received.
             """,
         exitCodes: [
             (ExitCode.failure, "the webhook does not verify (the reason is printed)"),
@@ -19,11 +25,18 @@ struct WebhookVerifyCommand: TapemuCommand {
             (ExitCode.ioError, "the --body-file cannot be read"),
         ])
 
+    static let apiKey = Option<String>(
+        "--api-key", value: "<key>",
+        help: "The merchant API key (`tapemu gateway secret`): the HMAC key is its UTF-8 bytes, as MONEI signs.") {
+        text, name throws(UsageError) in
+        guard !text.isEmpty else { throw UsageError("\(name) is empty (tapemu gateway secret prints the API key)") }
+        return text
+    }
     static let secret = Option<String>(
         "--secret", value: "<secret>",
-        help: "The signing secret (`tapemu gateway secret`: 64 hex digits; other text is used as its UTF-8 bytes).",
-        required: true) { text, name throws(UsageError) in
-        guard !text.isEmpty else { throw UsageError("\(name) is required (tapemu gateway secret prints it)") }
+        help: "A signing secret instead of the API key (`gateway secret --legacy`: 64 hex digits; other text is used as its UTF-8 bytes).") {
+        text, name throws(UsageError) in
+        guard !text.isEmpty else { throw UsageError("\(name) is empty (tapemu gateway secret --legacy prints it)") }
         return text
     }
     static let header = Option<String>(
@@ -50,7 +63,8 @@ struct WebhookVerifyCommand: TapemuCommand {
         Date(timeIntervalSince1970: TimeInterval(try Parse.integer(text, option: name, in: 0...Int(Int32.max) * 4)))
     }
 
-    var secret: String
+    /// The HMAC key.
+    var key: [UInt8]
     var header: String
     var bodyFile: String
     var tolerance: Duration
@@ -59,7 +73,14 @@ struct WebhookVerifyCommand: TapemuCommand {
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
-        secret = try arguments.required(Self.secret)
+        let apiKey = try arguments.value(Self.apiKey)
+        let secret = try arguments.value(Self.secret)
+        switch (apiKey, secret) {
+        case (let k?, nil): key = Array(k.utf8)
+        case (nil, let s?): key = WebhookSignature.secretBytes(s)
+        case (nil, nil): throw UsageError("--api-key is required (tapemu gateway secret prints it), or --secret for a webhook an earlier tapemu signed")
+        case (_?, _?): throw UsageError("give --api-key or --secret, not both")
+        }
         header = try arguments.required(Self.header)
         bodyFile = try arguments.required(Self.bodyFile)
         tolerance = try arguments.value(Self.tolerance, default: WebhookSignature.defaultTolerance)
@@ -80,13 +101,25 @@ struct WebhookVerifyCommand: TapemuCommand {
                 throw CommandFailure.unreadable(bodyFile, "\(bodyFile): cannot read the body")
             }
         }
-        let result: Result<Int64, WebhookSignatureError>
+        var result: Result<Int64, WebhookSignatureError>
         do throws(WebhookSignatureError) {
             result = .success(try WebhookSignature.verify(header: header, body: body,
-                                                          secret: WebhookSignature.secretBytes(secret),
+                                                          secret: key,
                                                           tolerance: tolerance, now: now ?? Date()))
         } catch {
             result = .failure(error)
+        }
+        // A signed body is still read by the merchant's JSON parser: one that names a key twice
+        // means one thing to a first-wins reader and another to a last-wins one. The one strict
+        // reader (StrictJSON) refuses it, like every body the gateway takes.
+        if case .success = result {
+            do throws(JSONParseError) {
+                try StrictJSONReader.check(body)
+            } catch {
+                let why = error.duplicateKey.map { "the body names the key \"\($0)\" more than once in one object (at byte \(error.offset))" }
+                    ?? "the body is not JSON: \(error)"
+                result = .failure(WebhookSignatureError(.malformedBody, why))
+            }
         }
         switch result {
         case .success(let t):

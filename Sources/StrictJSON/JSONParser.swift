@@ -1,19 +1,30 @@
-/// A strict JSON reader (RFC 8259) for request bodies and variables: objects keep their member
-/// order, integers that fit an `Int` stay integers, nesting is bounded, and every error is a
-/// ``JSONParseError`` with the byte offset — never a trap.
+/// The one strict JSON reader (RFC 8259) of tapemu: every request body, GraphQL variables, card
+/// profiles and webhook bodies go through it. Objects keep their member order, integers that fit
+/// an `Int` stay integers, nesting is bounded, a name repeated in one object is refused (readers
+/// disagree on which copy wins: `{"amount":1000,"amount":999999}` must not mean 1000 to one
+/// and 999999 to another), and every error is a ``JSONParseError`` with the byte offset — never
+/// a trap. A valid number is never an error: one too large for a `Double` (`1e400`) is read as
+/// an infinite `.double`, which ``JSONValueDecoder`` refuses as out of range for its field.
 public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     public var offset: Int
+    /// The member name, when the error is a name repeated in one object.
+    public var duplicateKey: String?
+    public init(message: String, offset: Int, duplicateKey: String? = nil) {
+        self.message = message
+        self.offset = offset
+        self.duplicateKey = duplicateKey
+    }
     public var description: String { "\(message) at byte \(offset)" }
 }
 
 extension JSONValue {
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
-        var r = JSONReader(bytes: bytes, maxDepth: maxDepth)
+    public static func parse(_ bytes: some Collection<UInt8>, maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
+        var r = JSONReader(bytes: Array(bytes), maxDepth: maxDepth)
         r.skipSpace()
         let v = try r.value(depth: 0)
         r.skipSpace()
-        guard r.i == bytes.count else { throw JSONParseError(message: "trailing bytes after the JSON value", offset: r.i) }
+        guard r.i == r.bytes.count else { throw JSONParseError(message: "trailing bytes after the JSON value", offset: r.i) }
         return v
     }
 
@@ -65,19 +76,25 @@ private struct JSONReader {
         case UInt8(ascii: "{"):
             i += 1
             var out: [(String, JSONValue)] = []
+            var names = Set<String>()
             skipSpace()
             if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; return .object(out) }
             while true {
                 skipSpace()
                 guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+                let keyOffset = i
                 let key = try string()
                 skipSpace()
                 guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected : after a member name") }
                 i += 1
                 skipSpace()
+                if names.contains(key) {
+                    throw JSONParseError(message: "the key \"\(key)\" appears more than once in one object",
+                                         offset: keyOffset, duplicateKey: key)
+                }
+                names.insert(key)
                 let v = try value(depth: depth + 1)
-                // A repeated name: the last one wins (what most readers do), kept in first place.
-                if let k = out.firstIndex(where: { $0.0 == key }) { out[k].1 = v } else { out.append((key, v)) }
+                out.append((key, v))
                 skipSpace()
                 guard i < bytes.count else { throw fail("unterminated object") }
                 if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -115,7 +132,11 @@ private struct JSONReader {
         }
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
         if integral, let n = Int(text) { return .int(n) }
-        guard let d = Double(text), d.isFinite else { throw fail("a number out of range") }
+        // Valid JSON past a Double's range (1e400) is infinite here, past its precision
+        // (2^63, 12.50) rounded: the decoder decides per field whether that is acceptable.
+        guard let d = Double(text) else {
+            return .double(bytes[start] == UInt8(ascii: "-") ? -.infinity : .infinity)
+        }
         return .double(d)
     }
 

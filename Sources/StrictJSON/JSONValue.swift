@@ -89,7 +89,7 @@ public indirect enum JSONValue: Sendable, Hashable {
         }
     }
 
-    static func quote(_ s: String, into out: inout String) {
+    public static func quote(_ s: String, into out: inout String) {
         out += "\""
         for u in s.unicodeScalars {
             switch u {

@@ -1,0 +1,31 @@
+import Foundation
+import Testing
+import Timing
+
+@Suite("BlockingExecutor.run: the body starts on the executor's threads")
+struct BlockingExecutorRunTests {
+    /// `withTaskExecutorPreference` alone left a body's synchronous start on the caller's
+    /// (cooperative) thread now and then: GraphQL's first ledger read ran there in
+    /// WebRoutesThreadTests about once a run under load.
+    @Test("a body that never suspends runs on the executor, every time")
+    func synchronousBodyRunsOnTheExecutor() async {
+        let executor = BlockingExecutor(threads: 1, name: "hop-test")
+        var names: Set<String> = []
+        for _ in 0..<500 {
+            names.insert(await executor.run { Self.threadName() })
+        }
+        #expect(names == ["hop-test.0"])
+    }
+
+    /// The running thread's name (synchronous: `Thread.current` is not for async contexts).
+    static func threadName() -> String { Thread.current.name ?? "" }
+
+    @Test("a typed error from the body comes out as it is")
+    func typedErrorPassesThrough() async {
+        struct Refused: Error, Equatable {}
+        let executor = BlockingExecutor(threads: 1, name: "hop-err")
+        await #expect(throws: Refused()) {
+            try await executor.run { () throws(Refused) -> Int in throw Refused() }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// MONEI's official Python SDK, unpatched, against a real `tapemu gateway serve`
+/// (Tests/MoneiSDKConformance/conformance.py): every call a card-present merchant makes, every
+/// webhook kind verified by the SDK's `verify_signature`, the seed's GraphQL `charges` query,
+/// and every field and value of the SDK's models served or ruled out.
+///
+/// Runs with the Python of `TAPEMU_MONEI_PYTHON` (`scripts/dev test` and `scripts/dev setup`
+/// install the pinned SDK in .build/monei-venv and set it), else .build/monei-venv's when it is
+/// there; skipped only when neither is (a plain `swift test` on a machine never set up).
+@Suite("MONEI's official SDK against gateway serve", .serialized)
+struct MoneiSDKConformanceTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static var python: String? {
+        if let p = ProcessInfo.processInfo.environment["TAPEMU_MONEI_PYTHON"], !p.isEmpty { return p }
+        let venv = repository.appendingPathComponent(".build/monei-venv/bin/python").path
+        return FileManager.default.isExecutableFile(atPath: venv) ? venv : nil
+    }
+
+    @Test("conformance.py passes: the SDK's payments.get/refund/cancel/capture/create, errors, webhooks and GraphQL",
+          .enabled(if: python != nil, "run scripts/dev setup (installs MONEI's SDK in .build/monei-venv)"),
+          .timeLimit(.minutes(10)))
+    func sdkConformance() throws {
+        let python = try #require(Self.python)
+        #expect(FileManager.default.isExecutableFile(atPath: python), "TAPEMU_MONEI_PYTHON=\(python) is not an executable")
+        let report = FileManager.default.temporaryDirectory.appendingPathComponent("monei-sdk-\(UUID().uuidString).xml")
+        defer { try? FileManager.default.removeItem(at: report) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [Self.repository.appendingPathComponent("Tests/MoneiSDKConformance/conformance.py").path,
+                             "--tapemu", try tapemuExecutable().path, "--junit", report.path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        print(output)
+        let closing = output.split(separator: "\n").last { $0.hasPrefix("MONEI SDK conformance") }
+        #expect(process.terminationStatus == 0, "conformance.py failed:\n\(output)")
+        #expect(closing?.contains(" 0 failed") == true, "no closing line with 0 failed:\n\(output)")
+        // The JUnit report (junitparser) lists every check.
+        let xml = try String(contentsOf: report, encoding: .utf8)
+        #expect(xml.contains("MONEI SDK conformance") && xml.contains("verify_signature"))
+    }
+}
