@@ -24,8 +24,7 @@ public final class EmulatedCard: Sendable {
 
     public init(profile: CardProfile) {
         self.profile = profile
-        var answering = profile
-        answering.applications = profile.applications.map { $0.personalisedForODA() }
+        let answering = profile.personalisedForODA()
         self.answering = answering
         self.image = CardImage(profile: answering)
         self.state = Mutex(CardState(atcs: profile.applications.map { _ in profile.atc }))

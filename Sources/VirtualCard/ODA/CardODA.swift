@@ -108,11 +108,22 @@ enum ODASigning {
     }
 }
 
+extension CardProfile {
+    /// The profile as its card answers it: each application personalised for offline data
+    /// authentication (AIP bit, AFL marks and certificate record; ``CardODA``).
+    public func personalisedForODA() -> CardProfile {
+        var p = self
+        p.applications = applications.map { $0.personalisedForODA() }
+        return p
+    }
+}
+
 extension CardApplication {
     /// The application as its card answers: with the certificate record and the AFL, AIP and
     /// static data ODA needs (``CardODA``). Unchanged without `oda`.
     func personalisedForODA() -> CardApplication {
-        guard let oda else { return self }
+        // Once: a personalised application already holds its certificate record (8F).
+        guard let oda, !records.contains(where: { $0.objects.contains { $0.tag == .caPublicKeyIndex } }) else { return self }
         var app = self
         let usedSFIs = Set(records.map(\.sfi))
         guard let sfi = (1...10).first(where: { !usedSFIs.contains(UInt8($0)) }).map(UInt8.init) else { return self }
