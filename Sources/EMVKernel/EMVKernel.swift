@@ -122,6 +122,10 @@ public struct EMVKernel: Sendable {
         /// Track 2 as parsed for the online data, reused when the card data is read again with
         /// the same bytes of 57.
         var knownTrack2: Track2? = nil
+        /// The PDOL data sent (CDA's transaction data hash covers it).
+        var pdolData: [UInt8] = []
+        /// The static data to be authenticated from the records the AFL marks, so far.
+        var staticData: [UInt8] = []
     }
 
     /// GENERATE AC sent for an ARQC.
@@ -135,6 +139,12 @@ public struct EMVKernel: Sendable {
         public var cvmDecision: CVMDecision
         /// The CDOL1 data sent.
         public var cdolData: [UInt8]
+        /// Offline data authentication so far (for CDA: the certificates, before the signature).
+        var oda: ODAResult = .notPerformed
+        /// CDA was asked for: the card's key its signature is checked with.
+        var cdaKey: RSAPublicKey? = nil
+        /// The PDOL data sent in GPO.
+        var pdolData: [UInt8] = []
     }
 
     public let configuration: TerminalConfiguration
@@ -394,19 +404,21 @@ public struct EMVKernel: Sendable {
         let remaining = AFLEntry.records(options.afl)
         guard !remaining.isEmpty else {
             return try recordsRead(RecordReading(application: r.application, aip: options.aip, afl: options.afl,
-                                                 remaining: remaining, data: data, onlineDataWasReady: false))
+                                                 remaining: remaining, data: data, onlineDataWasReady: false,
+                                                 pdolData: r.pdolData))
         }
         // Each reading is built where it goes (the state or the next command), not copied there.
         if let early = onlineData(data, aip: options.aip, application: r.application, building: handsOutOnlineData) {
             let reading = RecordReading(application: r.application, aip: options.aip, afl: options.afl,
                                         remaining: remaining, data: data, onlineDataWasReady: true,
-                                        knownTrack2: early.card?.track2)
+                                        knownTrack2: early.card?.track2, pdolData: r.pdolData)
             guard handsOutOnlineData else { return sendRecord(reading) }
             state = .onlineDataReady(reading)
             return .onlineDataReady(early)
         }
         return sendRecord(RecordReading(application: r.application, aip: options.aip, afl: options.afl,
-                                        remaining: remaining, data: data, onlineDataWasReady: false))
+                                        remaining: remaining, data: data, onlineDataWasReady: false,
+                                        pdolData: r.pdolData))
     }
 
     /// The online data, when the GPO answer already holds an ARQC and the PAN and expiry (track 2).
@@ -441,6 +453,10 @@ public struct EMVKernel: Sendable {
         guard response.statusWord == .success else { throw KernelError.unexpected(response.statusWord, step: step) }
         let record = try parseTemplate(response.data, .readRecordResponseTemplate, step: step, what: "the record")
         try r.data.add(record.children, step: step)
+        if AFLEntry.isMarkedForODA(r.remaining[0], in: r.afl) {
+            // Book 3 §10.3: SFI 1-10 give the template's value, SFI 11-30 the whole record.
+            if r.remaining[0].sfi <= 10 { r.staticData += record.valueBytes } else { r.staticData += response.data }
+        }
         r.remaining.removeFirst()
         guard r.remaining.isEmpty else { return nil }
         return try recordsRead(r)
@@ -462,10 +478,16 @@ public struct EMVKernel: Sendable {
             // The TVR stays as the card saw it in the PDOL data: it is part of the cryptogram.
             let cryptogram = try makeCryptogram(r.data, application: r.application, terminal: terminalValues,
                                                 source: .gpo, step: .cardData)
-            return conclude(CardRead(application: r.application.info(aip: r.aip), card: card, cryptogram: cryptogram,
-                                     cvm: cvm.cvm, cardDataObjects: r.data.objects, cvmDecision: cvm),
-                            onlineDataWasReady: r.onlineDataWasReady)
+            var read = CardRead(application: r.application.info(aip: r.aip), card: card, cryptogram: cryptogram,
+                                cvm: cvm.cvm, cardDataObjects: r.data.objects, cvmDecision: cvm)
+            read.oda = authenticateGPOCryptogram(r, pan: card.pan)
+            return conclude(read, onlineDataWasReady: r.onlineDataWasReady)
         }
+        // ODA before GENERATE AC: SDA whole, CDA's certificates; the TVR it leaves goes in CDOL1.
+        let (oda, cdaKey) = authenticateBeforeGenerateAC(r, pan: card.pan)
+        // "Not performed" (set from the start) gives way to the method's own bits.
+        terminalValues[.terminalVerificationResults]![0] = terminalValues[.terminalVerificationResults]![0] & ~TVR1.notPerformed
+            | oda.tvrByte1
         if cvm.cvm == .failed { terminalValues[.terminalVerificationResults]![2] |= 0x80 }  // CVM not successful
         guard let cdolBytes = r.data[.cdol1] else {
             throw KernelError(.missingMandatoryData, step: .generateAC,
@@ -482,8 +504,9 @@ public struct EMVKernel: Sendable {
                               "CDOL1 asks for \(cdolData.count) bytes; GENERATE AC holds at most 255")
         }
         state = .generatingAC(CryptogramRequest(application: r.application, aip: r.aip, data: r.data, card: card,
-                                                cvm: cvm.cvm, cvmDecision: cvm, cdolData: cdolData))
-        return .send(.generateAC(.arqc, cdolData: cdolData))
+                                                cvm: cvm.cvm, cvmDecision: cvm, cdolData: cdolData, oda: oda,
+                                                cdaKey: cdaKey, pdolData: r.pdolData))
+        return .send(.generateAC(.arqc, cda: cdaKey != nil, cdolData: cdolData))
     }
 
     // MARK: - GENERATE AC
@@ -493,15 +516,31 @@ public struct EMVKernel: Sendable {
             throw KernelError.unexpected(response.statusWord, step: .generateAC)
         }
         var data = r.data
-        try data.add(try parseGenerateAC(response.data), step: .generateAC)
+        let answer = try parseGenerateAC(response.data, cda: r.cdaKey != nil)
+        try data.add(answer, step: .generateAC)
+        var oda = r.oda
+        if let key = r.cdaKey {
+            oda = verifyCDA(answer, key: key, request: r, data: &data)
+            terminalValues[.terminalVerificationResults]![0] = terminalValues[.terminalVerificationResults]![0] & ~TVR1.notPerformed
+                | oda.tvrByte1
+            if case .failed(let reason) = oda.signature, !data.contains(.applicationCryptogram) {
+                // The AC is inside a signature that failed: there is no cryptogram to send online.
+                var error = KernelError(.cardDeclinedOffline, step: .generateAC, "the reader declined offline: CDA failed: \(reason)")
+                error.partial = PartialCardRead(step: .generateAC, application: r.application.info(aip: r.aip), card: r.card,
+                                                cvm: r.cvm)
+                error.partial?.oda = oda
+                throw error
+            }
+        }
         let cryptogram = try makeCryptogram(data, application: r.application, terminal: terminalValues,
                                             source: .generateAC, step: .generateAC)
         guard cryptogram.kind != .tc else {
             throw KernelError(.inconsistentData, step: .generateAC, "the card returned a TC when an ARQC was asked for")
         }
-        return conclude(CardRead(application: r.application.info(aip: r.aip), card: r.card, cryptogram: cryptogram,
-                                 cvm: r.cvm, cardDataObjects: data.objects, cvmDecision: r.cvmDecision),
-                        onlineDataWasReady: false)
+        var read = CardRead(application: r.application.info(aip: r.aip), card: r.card, cryptogram: cryptogram,
+                            cvm: r.cvm, cardDataObjects: data.objects, cvmDecision: r.cvmDecision)
+        read.oda = oda
+        return conclude(read, onlineDataWasReady: false)
     }
 
     private func kernelRequiresCVM(_ r: RecordReading) -> Bool {
@@ -511,12 +550,22 @@ public struct EMVKernel: Sendable {
 
     private mutating func conclude(_ read: consuming CardRead, onlineDataWasReady: Bool) -> Action {
         state = .done
+        if let reason = Self.readerDeclines(read) {
+            var error = KernelError(.cardDeclinedOffline, step: read.cryptogram.source == .gpo ? .gpo : .generateAC,
+                                    "the reader declined offline: \(reason)")
+            error.partial = PartialCardRead(step: error.step, application: read.application, card: read.card,
+                                            cryptogram: read.cryptogram, cvm: read.cvm,
+                                            onlineDataWasReady: onlineDataWasReady)
+            error.partial?.oda = read.oda
+            return .fail(error)
+        }
         guard read.cryptogram.kind != .aac else {
             var error = KernelError(.cardDeclinedOffline, step: read.cryptogram.source == .gpo ? .gpo : .generateAC,
                                     "the card declined offline (AAC, CID \(Hex.encode([read.cryptogram.cid])))")
             error.partial = PartialCardRead(step: error.step, application: read.application, card: read.card,
                                             cryptogram: read.cryptogram, cvm: read.cvm,
                                             onlineDataWasReady: onlineDataWasReady)
+            error.partial?.oda = read.oda
             return .fail(error)
         }
         return .complete(read)

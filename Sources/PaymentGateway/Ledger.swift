@@ -279,14 +279,8 @@ public final class Ledger: Sendable {
         if let row = try conn.query("SELECT \(Self.columns) FROM payments WHERE kind = 'sale' AND order_id = ?",
                                     [.text(sale.orderId)]).first {
             let (existing, storedFingerprint) = try Self.payment(row)
-            var differences: [String] = []
-            if existing.amount != sale.amount { differences.append("amount") }
-            if existing.currency != sale.currency { differences.append("currency") }
-            if storedFingerprint != fingerprint { differences.append("card") }
-            guard differences.isEmpty else {
-                throw GatewayError(.orderConflict,
-                                   "order \(sale.orderId) already exists with a different \(differences.joined(separator: ", ")); nothing was charged")
-            }
+            try LedgerRules.checkReplay(stored: existing, storedFingerprint: storedFingerprint, sale: sale,
+                                        fingerprint: fingerprint)
             return SaleOutcome(payment: existing, isReplay: true)
         }
         try Self.insert(sale, fingerprint: fingerprint, conn)

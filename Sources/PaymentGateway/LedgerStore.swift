@@ -172,6 +172,10 @@ public enum LedgerRules {
         if stored.amount != sale.amount { differences.append("amount") }
         if stored.currency != sale.currency { differences.append("currency") }
         if storedFingerprint != fingerprint { differences.append("card") }
+        // A sale (captured at once) is not answered with an authorisation still waiting for its
+        // capture: that answer would say approved for funds only held (a terminal's APPROVED, a
+        // CoreAPI `A`), which the merchant's cancel then releases.
+        if sale.captured && stored.state == .authorized { differences.append("transactionType (it is AUTHORIZED, not captured)") }
         guard differences.isEmpty else {
             throw GatewayError(.orderConflict,
                                "order \(sale.orderId) already exists with a different \(differences.joined(separator: ", ")); nothing was charged")

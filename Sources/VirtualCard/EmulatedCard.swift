@@ -16,12 +16,17 @@ import Synchronization
 /// Thread-safe: the state sits behind a mutex, and one command is processed at a time.
 public final class EmulatedCard: Sendable {
     public let profile: CardProfile
+    /// The profile as the card answers it: personalised for offline data authentication
+    /// (``CardODA``).
+    private let answering: CardProfile
     private let image: CardImage
     private let state: Mutex<CardState>
 
     public init(profile: CardProfile) {
         self.profile = profile
-        self.image = CardImage(profile: profile)
+        let answering = profile.personalisedForODA()
+        self.answering = answering
+        self.image = CardImage(profile: answering)
         self.state = Mutex(CardState(atcs: profile.applications.map { _ in profile.atc }))
     }
 
@@ -80,7 +85,7 @@ public final class EmulatedCard: Sendable {
             }
             // Work on a copy: a 6Cxx answer means the command was not executed.
             var next = s
-            let bytes = next.respond(to: command, profile: profile, image: image)
+            let bytes = next.respond(to: command, profile: answering, image: image)
             if !(bytes.count == 2 && bytes[0] == 0x6C) { s = next }
             return .response(bytes, cardTime: time)
         }
@@ -196,6 +201,8 @@ struct CardState: Sendable {
     var selection = Selection.idle
     /// Response data waiting for GET RESPONSE.
     var pending: [UInt8] = []
+    /// The PDOL data of the last GPO (CDA's transaction data hash covers it).
+    var gpoData: [UInt8] = []
     var atcs: [UInt16]
 
     init(atcs: [UInt16]) { self.atcs = atcs }
@@ -319,6 +326,7 @@ struct CardState: Sendable {
         }
         guard let pdol = image.pdols[index] else { return Answer(.noPreciseDiagnosis) }
         guard let values = pdol.split(data[valueStart...]) else { return Answer(.wrongLength) }
+        gpoData = Array(data[valueStart...])
 
         switch app.gpoFormat {
         case .format1:
@@ -338,6 +346,7 @@ struct CardState: Sendable {
                 TLV(tag: .applicationCryptogram, value: c.ac).encode(into: &value)
                 TLV(tag: .cryptogramInformationData, value: [c.cid]).encode(into: &value)
                 TLV(tag: .issuerApplicationData, value: app.issuerApplicationData).encode(into: &value)
+                if app.oda?.method == .fdda { Self.signForFDDA(c, values: values, app: app, into: &value) }
             }
             // The profile's GPO objects, the first CTQ replaced (or one added) when the reader
             // asks for a CVM and the profile says what the card then wants.
@@ -397,6 +406,11 @@ struct CardState: Sendable {
             return Answer(.conditionsOfUseNotSatisfied)
         }
         selection = .completed(app: index)
+        // A card that signs answers in format 2 (the signature is a data object), whatever its usual format.
+        if p1 & 0x10 != 0, app.oda?.method == .cda,
+           let answer = signedForCDA(c, values: values, cdolData: apdu.data, app: app) {
+            return Answer(answer)
+        }
         switch app.generateACFormat {
         case .format1:
             return Answer(TLV(tag: .responseMessageTemplateFormat1,
