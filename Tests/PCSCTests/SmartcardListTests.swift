@@ -35,7 +35,7 @@ struct SmartcardListTests {
         ("3B80800101", ["ISO 14443 Type B without historical bytes", "Electronic Passport"]),
         ("3B8080010100", []),                      // a longer ATR: the whole ATR must match
         ("3B8F8001804F0CA0000003060300010000000068", ["RFID - ISO 14443 Type A Part 3 (as per PCSC std part3)"]),
-        ("3B3B11008069AF030C016F8300900", []),     // truncated
+        ("3B3B11008069AF030C016F830090", []),      // truncated: the last byte missing
         ("3B3B11008069AF030C016F83009000", ["classes and nibbles"]),
         ("3B3B11008069AB030C016F83009000", []),    // A[FE] refuses AB
         ("3B7594000062020203 01", ["a range"]),

@@ -59,12 +59,13 @@ struct EnvironmentOptionTests {
         #expect(bad.err.hasPrefix("tapemu: TAPEMU_GATEWAY: "), "\(bad.err)")
         #expect(bad.err.contains("--gateway on the command line wins"))
         // The option given: the variable is not even read (a refused connection, not a usage error).
-        let wins = await runCLI(["charges", "--order-id", "x", "--data-dir", dir, "--gateway", "http://127.0.0.1:9"],
+        let wins = await runCLI(["charges", "--order-id", "x", "--data-dir", dir, "--gateway", "http://127.0.0.1:9",
+                                 "--api-key", "tpk_test_x"],
                                 environment: ["TAPEMU_GATEWAY": "ftp://example"])
         #expect(wins.status != 64, "\(wins.err)")
         #expect(!wins.err.contains("TAPEMU_GATEWAY"))
         // The variable alone is used: the same refused connection as with the option.
-        let used = await runCLI(["charges", "--order-id", "x", "--data-dir", dir], environment: ["TAPEMU_GATEWAY": "http://127.0.0.1:9"])
+        let used = await runCLI(["charges", "--order-id", "x", "--data-dir", dir], environment: ["TAPEMU_GATEWAY": "http://127.0.0.1:9", "TAPEMU_API_KEY": "tpk_test_x"])
         #expect(used.status == wins.status, "\(used.err)")
         #expect(used.err.contains("127.0.0.1:9"), "\(used.err)")
     }

@@ -9,7 +9,7 @@ struct ScenariosRunCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenarios run",
         abstract: "Play the scenarios against your merchant backend and grade what it concluded against the truth.",
-        arguments: [Self.names, Self.callbackUrl, Self.backendCheck, Self.settle, Self.junit, Self.listen, Self.apiKeyOption, Self.terminals, Self.repeats]
+        arguments: [Self.names, Self.callbackUrl, Self.backendCheck, Self.settle, Self.junit, Self.listen, Self.terminals, Self.repeats]
             + RemoteGatewayOption.arguments + GatewayOptions.arguments.map { ($0 as? Option<String>)?.withHelp(
                 "Where the embedded gateway keeps its ledger and the terminals their pending payments (default: a new temporary directory)") ?? $0 }
             + OutputOptions.arguments,
@@ -43,11 +43,6 @@ struct ScenariosRunCommand: TapemuCommand {
     static let listen = GatewayServeCommand.listen.withHelp(
         "Where the embedded gateway is served for the backend (default 127.0.0.1:0, a free port).")
 
-    /// The merchant API key of a --gateway: the run's one credential (it signs the stale
-    /// webhooks of the `+webhook-stale` crosses; without it they are skipped).
-    static let apiKeyOption = Option<String>(
-        "--api-key", value: "<key>", help: "The --gateway's merchant API key (gateway serve prints it); the embedded gateway's is known.")
-
     static let terminals = Option<Int>.integer(
         "--terminals", value: "<n>", help: "A load run: N terminals at once, each playing the scenarios --repeat times in turn (default: each scenario on its own terminal, once).",
         in: 1...1024)
@@ -55,7 +50,6 @@ struct ScenariosRunCommand: TapemuCommand {
         "--repeat", value: "<k>", help: "How many times each terminal plays the scenarios (default 1).", in: 1...100_000)
 
     var names: [String]
-    var apiKeyGiven: String?
     var terminalCount: Int?
     var repeatCount: Int
     var callbackUrl: String
@@ -76,7 +70,6 @@ struct ScenariosRunCommand: TapemuCommand {
         settle = try arguments.value(Self.settle, default: .seconds(10))
         junit = try arguments.value(Self.junit)
         listen = try arguments.value(Self.listen, default: .init(host: "127.0.0.1", port: 0))
-        apiKeyGiven = try arguments.value(Self.apiKeyOption)
         terminalCount = try arguments.value(Self.terminals)
         repeatCount = try arguments.value(Self.repeats, default: 1)
         names = arguments.remainingPositionals()
@@ -84,7 +77,6 @@ struct ScenariosRunCommand: TapemuCommand {
     }
 
     func validate() throws(UsageError) {
-        if apiKeyGiven != nil && remote.url == nil { throw UsageError("--api-key goes with --gateway (the embedded gateway's key is known)") }
         for name in names where ScenarioCatalogue.named(name) == nil {
             throw UsageError("unknown scenario '\(name)' (tapemu scenarios list)")
         }
@@ -101,12 +93,15 @@ struct ScenariosRunCommand: TapemuCommand {
         let runId = "sc-\(UUID().uuidString.prefix(8).lowercased())"
 
         var server: HTTPServer?
-        var apiKey: String? = apiKeyGiven
+        var apiKey: String? = remote.apiKey
         var delivery: Task<Void, Never>?
         let player: ScenarioPlayer
         if let url = remote.url {
-            let gw = RemoteGateway(baseURL: url, requestTimeout: .seconds(30))
-            player = ScenarioPlayer(gateway: gw, issueToken: { _, _ in try await gw.posAuthToken(apiKey: remote.apiKey ?? "", pointOfSaleId: RemoteGatewayOption.pointOfSaleId) },
+            let gw = RemoteGateway(baseURL: url, requestTimeout: .seconds(30), caCertificateFile: remote.caFile)
+            // The --api-key is the run's one credential: each terminal's token comes from the
+            // gateway's POST /v1/pos/auth-token with it (RemoteGatewayOption.terminal).
+            let remote = remote
+            player = ScenarioPlayer(gateway: gw, issueToken: { _, account in try await remote.terminal(gw, token: nil, accountId: account).token },
                                     pendingStore: store, callbackUrl: callbackUrl)
         } else {
             let embedded: EmbeddedGateway
