@@ -1,5 +1,6 @@
 public import HTTPServer
 public import PaymentGateway
+import Timing
 
 /// What a route takes before its handler runs: the one column of ``Router``'s table that
 /// decides who may call it (README's API table lists it per route; the security suite is
@@ -55,6 +56,10 @@ public struct RouteRefusal: Error, Sendable {
 /// `router.mount("/graphql", .apiKey, handler)`).
 public struct Router: HTTPHandler {
     public typealias Handle = @Sendable (HTTPRequest, _ match: RouteMatch) async -> HTTPResponse
+
+    /// Requests start on the ledger's threads (``Timing/BlockingExecutor/ledger``), where their
+    /// ledger calls run anyway: one hop from libmicrohttpd's thread instead of two.
+    public var preferredExecutor: (any TaskExecutor)? { BlockingExecutor.ledger }
 
     /// One row of the table: what ``table`` lists.
     public struct Entry: Sendable, Hashable, CustomStringConvertible {

@@ -83,6 +83,14 @@ public struct HTTPResponse: Sendable {
 /// What serves requests. Called on any thread; answers every request (errors are responses).
 public protocol HTTPHandler: Sendable {
     func handle(_ request: HTTPRequest) async -> HTTPResponse
+    /// The executor the server starts each request's task on (nil: Swift's global one). A
+    /// handler whose work runs on its own threads anyway (a ledger's) names them here: the
+    /// request then starts there, without a hop through the cooperative pool first.
+    var preferredExecutor: (any TaskExecutor)? { get }
+}
+
+extension HTTPHandler {
+    public var preferredExecutor: (any TaskExecutor)? { nil }
 }
 
 extension HTTPResponse {
