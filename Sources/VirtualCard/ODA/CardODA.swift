@@ -4,8 +4,8 @@ import ISO7816
 /// How an application authenticates itself offline, and the fault it is made with (profile field
 /// `oda`). The card is personalised when it is made: tapemu's test CA (``ODATestKeys``, index E7)
 /// certifies the test issuer key for the application's PAN, the issuer certifies the card's key
-/// over the static data, and a certificate record is added to the files (first free SFI of 1…10,
-/// record 1) with every record the AFL already names marked for offline data authentication and
+/// over the static data, and certificate records are added to the files (first free SFI of 1…10,
+/// records 1 and 2) with every record the AFL already names marked for offline data authentication and
 /// 9F4A = 82. The keys are tapemu's test keys; a profile never holds a private key.
 ///
 /// JSON: `{"method": "fDDA", "issuerCertificateSerial": "000001", "fault": "wrongHash"}`.
@@ -145,7 +145,8 @@ extension CardApplication {
             for r in entry { staticData += TLV(tag: .readRecordResponseTemplate, children: r.objects.map(\.tlv)).valueBytes }
         }
         staticData += app.aip
-        if oda.fault != .missingRecord { afl += [sfi << 3, 1, 1, 0] }
+        // Two records: a short READ RECORD answer holds at most 256 bytes.
+        if oda.fault != .missingRecord { afl += [sfi << 3, 1, 2, 0] }
         app.afl = afl
 
         let issuer = ODATestKeys.issuer, icc = ODATestKeys.icc, ca = ODATestKeys.ca
@@ -163,6 +164,7 @@ extension CardApplication {
         if !issuerSplit.remainder.isEmpty { objects.append(CardDataObject(.issuerPublicKeyRemainder, issuerSplit.remainder)) }
         objects.append(CardDataObject(.issuerPublicKeyExponent, issuer.publicExponent))
         objects.append(CardDataObject(.staticDataAuthenticationTagList, [0x82]))
+        var iccObjects: [CardDataObject] = []
         switch oda.method {
         case .sda:
             // Signed static application data 93 (§5.4 table 7), data authentication code DAC1.
@@ -178,11 +180,12 @@ extension CardApplication {
                 + [0x01, 0x01, UInt8(icc.modulus.count), UInt8(icc.publicExponent.count)] + iccSplit.leftmost
             let iccCertificate = ODASigning.block(iccBody, hashed: iccSplit.remainder + icc.publicExponent + staticData,
                                                   key: issuer)
-            objects.append(CardDataObject(.iccPublicKeyCertificate, iccCertificate))
-            objects.append(CardDataObject(.iccPublicKeyExponent, icc.publicExponent))
-            if !iccSplit.remainder.isEmpty { objects.append(CardDataObject(.iccPublicKeyRemainder, iccSplit.remainder)) }
+            iccObjects.append(CardDataObject(.iccPublicKeyCertificate, iccCertificate))
+            iccObjects.append(CardDataObject(.iccPublicKeyExponent, icc.publicExponent))
+            if !iccSplit.remainder.isEmpty { iccObjects.append(CardDataObject(.iccPublicKeyRemainder, iccSplit.remainder)) }
         }
         app.records.append(CardRecord(sfi: sfi, number: 1, objects: objects))
+        app.records.append(CardRecord(sfi: sfi, number: 2, objects: iccObjects))
         return app
     }
 }
