@@ -34,6 +34,9 @@ let package = Package(
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq",
                        providers: [.apt(["libpq-dev"])]),
+        // libedit's readline interface: the prompt of `tapemu transmit --interactive`.
+        .systemLibrary(name: "CLibEdit", pkgConfig: "libedit",
+                       providers: [.apt(["libedit-dev"])]),
 
         // Bytes.
         .target(name: "ISO7816", swiftSettings: swiftSettings),
@@ -73,7 +76,7 @@ let package = Package(
         // The device's durable store of pending payments (leases, recovery lock). It shares the
         // SQLite wrapper, FileLock and the data directory's layout with the ledger: those stay in
         // PaymentGateway with `package` access, and their errors become DeviceStoreError here.
-        .target(name: "DeviceStore", dependencies: ["PaymentGateway"], swiftSettings: swiftSettings),
+        .target(name: "DeviceStore", dependencies: ["PaymentGateway", "BERTLV"], swiftSettings: swiftSettings),
         // GatewayService and VirtualCard: the shared instance of the seed's static API
         // (TapToPay.acceptPayment) reads a virtual card and, with TAPEMU_GATEWAY, a served gateway.
         .target(name: "TapToPay",
@@ -107,7 +110,8 @@ let package = Package(
         .executableTarget(
             name: "tapemu",
             dependencies: ["TapToPay", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "DeviceStore", "CardChannel",
-                           "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb", "PostgresClient", "PostgresLedger", "StrictJSON"],
+                           "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb", "PostgresClient", "PostgresLedger", "StrictJSON",
+                           "CLibEdit", "HTTPClient"],
             swiftSettings: swiftSettings + [.define("TAPEMU_TEST_HOOKS", .when(configuration: .debug))]),
         // The benchmark's baseline: a plain C SCardTransmit loop (no Swift module but PCSC imports
         // libpcsclite).

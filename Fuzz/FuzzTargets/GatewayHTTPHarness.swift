@@ -37,10 +37,10 @@ enum GatewayHTTPHarness {
         /// `router` with the web routes mounted as `GatewayServeCommand.makeRouter` mounts them.
         static func withWeb(_ router: Router, _ service: GatewayService) -> Router {
             var router = router
-            let web = service.onLedgerThreads(GatewayWebRoutes(ledger: service.gateway.ledger, apiKey: service.apiKey))
-            router.mount("/graphql", web)
-            router.mount("/", web)
-            router.mount("/dashboard/*", web)
+            let web = service.onLedgerThreads(GatewayWebRoutes(ledger: service.gateway.ledger))
+            router.mount("/graphql", .apiKey, web)
+            router.mount("/", .dashboard, web)
+            router.mount("/dashboard/*", .dashboard, web)
             return router
         }
 
@@ -68,7 +68,9 @@ enum GatewayHTTPHarness {
     static let serving = Serving()
 
     /// The request of an input, or nil when there is none.
-    static func request(_ input: [UInt8], apiKey: String) -> (HTTPRequest, pan: String?)? {
+    /// Flag bit 0 sends the route's credential: a terminal's token on the terminal and CoreAPI
+    /// routes, the API key elsewhere.
+    static func request(_ input: [UInt8], apiKey: String, token: String) -> (HTTPRequest, pan: String?)? {
         guard input.count >= 2 else { return nil }
         let method = methods[Int(input[0]) % methods.count]
         let flags = input[1]
@@ -103,7 +105,10 @@ enum GatewayHTTPHarness {
         }
         headers.append(("X-Tapemu-Timeout-Ms", "0"))
         headers.append(("X-Tapemu-Slow-Ms", "0"))
-        if flags & 1 != 0, !path.lowercased().hasPrefix("/admin") { headers.append(("Authorization", apiKey)) }
+        if flags & 1 != 0, !path.lowercased().hasPrefix("/admin") {
+            let terminal = path.hasPrefix("/terminal/") || path.hasPrefix("/coreapi/")
+            headers.append(("Authorization", terminal ? "Bearer \(token)" : apiKey))
+        }
         if flags & 2 != 0 { headers.append(("Content-Type", "application/json")) }
         let bodyBytes = Array(body.utf8)
         var pan: String?
@@ -119,7 +124,8 @@ enum GatewayHTTPHarness {
 
     @Sendable static func gatewayHTTP(_ input: [UInt8]) async throws(FuzzFailure) {
         let (service, router) = try serving.next()
-        guard let (request, pan) = request(input, apiKey: service.apiKey) else { return }
+        let token = service.gateway.issueToken(accountId: service.accountId, pointOfSaleId: "fuzz")
+        guard let (request, pan) = request(input, apiKey: service.apiKey, token: token) else { return }
         let response = await router.handle(request)
         try expect((100...599).contains(response.status), "status \(response.status)")
         let text = String(decoding: response.body, as: UTF8.self)
@@ -154,22 +160,22 @@ enum GatewayHTTPHarness {
         }
         let card = #""card":{"pan":"4012888888881881","expiry":"2812","brand":"visa"}"#
         return [
-            req("authorise", "POST", "/terminal/v1/authorisations", #"{"orderId":"f-1","amount":1250,\#(card)}"#),
-            req("authorise-declined", "POST", "/terminal/v1/authorisations", #"{"orderId":"f-2","amount":1251,\#(card)}"#),
-            req("authorise-lost-answer", "POST", "/terminal/v1/authorisations\nX-Tapemu-Fault: lost-answer", #"{"orderId":"f-3","amount":1000,\#(card)}"#),
-            req("authorise-no-answer", "POST", "/terminal/v1/authorisations", #"{"orderId":"f-4","amount":1291,\#(card)}"#),
-            req("authorise-text-plain", "POST", json: false, "/terminal/v1/authorisations\nContent-Type: text/plain", #"{"orderId":"f-5","amount":1000,\#(card)}"#),
-            req("charges", "GET", "/terminal/v1/charges?orderId=f-1"),
-            req("refund", "POST", "/terminal/v1/refunds", #"{"uniqueRef":"x","amount":100}"#),
-            req("reversal", "POST", "/coreapi/v1/reversal", #"{"uniqueRef":"x","deviceType":"APPLE_TTP"}"#),
-            req("transactions", "GET", "/coreapi/v1/transactions?orderId=f-1&panLastFour=1881"),
+            req("authorise", "POST", key: true, "/terminal/v1/authorisations", #"{"orderId":"f-1","amount":1250,\#(card)}"#),
+            req("authorise-declined", "POST", key: true, "/terminal/v1/authorisations", #"{"orderId":"f-2","amount":1251,\#(card)}"#),
+            req("authorise-lost-answer", "POST", key: true, "/terminal/v1/authorisations\nX-Tapemu-Fault: lost-answer", #"{"orderId":"f-3","amount":1000,\#(card)}"#),
+            req("authorise-no-answer", "POST", key: true, "/terminal/v1/authorisations", #"{"orderId":"f-4","amount":1291,\#(card)}"#),
+            req("authorise-text-plain", "POST", key: true, json: false, "/terminal/v1/authorisations\nContent-Type: text/plain", #"{"orderId":"f-5","amount":1000,\#(card)}"#),
+            req("charges", "GET", key: true, "/terminal/v1/charges?orderId=f-1"),
+            req("refund", "POST", key: true, "/terminal/v1/refunds", #"{"uniqueRef":"x","amount":100}"#),
+            req("reversal", "POST", key: true, "/coreapi/v1/reversal", #"{"uniqueRef":"x","deviceType":"APPLE_TTP"}"#),
+            req("transactions", "GET", key: true, "/coreapi/v1/transactions?orderId=f-1&panLastFour=1881"),
             req("merchant-list", "GET", key: true, "/v1/payments?orderId=f-1"),
             req("merchant-refund", "POST", key: true, "/v1/payments/pay_1/refund", #"{"amount":100,"refundReason":"duplicated"}"#),
             req("merchant-cancel", "POST", key: true, "/v1/payments/pay_1/cancel", #"{"cancellationReason":"fraudulent"}"#),
-            req("tokens", "POST", "/terminal/v1/tokens", #"{"accountId":"acc-1"}"#),
-            req("terms", "PUT", "/terminal/v1/terms", #"{"accountId":"acc-1","accepted":true}"#),
+            req("pos-auth-token", "POST", key: true, "/v1/pos/auth-token", #"{"pointOfSaleId":"pos-1"}"#),
+            req("terms", "PUT", key: true, "/terminal/v1/terms", #"{"accountId":"acct_tapemu_test","accepted":true}"#),
             req("graphql", "POST", key: true, "/graphql", #"{"query":"{ charges(filter: {orderId: {eq: \"f-1\"}}) { items { id status amount } } }"}"#),
-            req("dashboard-api", "GET", "/dashboard/api/payments?orderId=f-1"),
+            req("dashboard-api", "GET", key: true, "/dashboard/api/payments?orderId=f-1"),
             req("admin-faults", "GET", key: true, "/admin/faults"),
             req("health", "GET", "/health"),
             req("unknown", "DELETE", "/terminal/v1/authorisations"),

@@ -11,7 +11,8 @@ public struct DataObjectList: Hashable, Sendable {
 
     public init(entries: [Entry]) { self.entries = entries }
 
-    /// Parses a DOL: tag, then a one-byte (or BER) length, repeated.
+    /// Parses a DOL: tag, then a one-byte length (0 to 255, EMV Book 3 §5.4: not a BER length
+    /// field, so `DF01FF` asks for 255 bytes of DF01), repeated.
     public init(bytes: some Collection<UInt8>) throws(TLVError) {
         try self.init(parsing: bytes)
     }
@@ -40,13 +41,10 @@ public struct DataObjectList: Hashable, Sendable {
                 throw TLVError(.truncatedLength, "data object list ends after tag \(tag.hex) without a length",
                                offset: afterTag)
             }
-            let (length, next) = try BERTLV.readLength(b, at: afterTag)
-            // A DOL entry's length is one byte (EMV Book 3 §5.4); a larger one is a card's
-            // attempt to make the terminal build megabytes of data.
-            guard length <= 255 else {
-                throw TLVError(.unsupportedLength, "data object list asks for \(length) bytes of tag \(tag.hex) (at most 255)",
-                               offset: afterTag)
-            }
+            // A DOL entry's length is one byte (EMV Book 3 §5.4), so at most 255: a card cannot
+            // make the terminal build more.
+            let length = Int(b[afterTag])
+            let next = afterTag + 1
             out.append(Entry(tag: tag, length: length))
             i = next
         }
@@ -64,7 +62,7 @@ public struct DataObjectList: Hashable, Sendable {
         var out: [UInt8] = []
         for e in entries {
             out += e.tag.bytes
-            BERTLV.appendLength(e.length, to: &out)
+            out.append(UInt8(clamping: e.length))
         }
         return out
     }

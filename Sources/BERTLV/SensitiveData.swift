@@ -129,6 +129,26 @@ public enum SensitiveData {
         return String(chars)
     }
 
+    /// ``maskedText(_:)`` except where `verbatim` texts stand: the merchant's own identifiers
+    /// (order ids), which every output shows as given — an error quotes the id so it can be
+    /// copied back — whatever digits they hold. Only whole occurrences are kept; every other
+    /// part of `text` is masked as usual.
+    public static func maskedText(_ text: String, keeping verbatim: [String]) -> String {
+        let keep = verbatim.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
+        guard !keep.isEmpty else { return maskedText(text) }
+        var out = "", pending = "", rest = Substring(text)
+        while !rest.isEmpty {
+            if let hit = keep.first(where: { rest.hasPrefix($0) }) {
+                out += maskedText(pending) + hit
+                pending = ""
+                rest = rest.dropFirst(hit.count)
+            } else {
+                pending.append(rest.removeFirst())
+            }
+        }
+        return out + maskedText(pending)
+    }
+
     static func hexCharacters(_ bytes: [UInt8]) -> [Character] {
         let digits = Array("0123456789ABCDEF")
         var chars: [Character] = []

@@ -1,5 +1,6 @@
 public import Foundation
 public import PaymentGateway
+import BERTLV
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -626,7 +627,9 @@ public final class PendingPaymentStore: Sendable {
             lease.release()
             throw DeviceStoreError(.invalidRequest, "the record of order \(orderId) (attempt \(target.attemptId)) holds the gateway's answer (\(answer.status.rawValue), code \(answer.transactionCode), ref \(answer.uniqueRef)): its outcome is known and the recovery reports it; it is not closed")
         }
-        return try lease.close(reason: trimmed, at: date)
+        // The reason is free text a person typed (a ticket, a note — sometimes the card number
+        // read out by the customer): it is stored and shown masked by the one policy.
+        return try lease.close(reason: SensitiveData.maskedText(trimmed), at: date)
     }
 }
 

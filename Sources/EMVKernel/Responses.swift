@@ -29,9 +29,15 @@ func parseTemplate(_ data: [UInt8], _ tag: Tag, step: KernelStep, what: String) 
     return first
 }
 
-/// Text of an `an`/`ans` field: bytes read as ISO 8859-1, control characters dropped, trailing
-/// spaces trimmed.
+/// Text of an `an`/`ans` field (a label, a preferred name, a cardholder name): bytes read as
+/// ISO 8859-1, control characters dropped, trailing spaces trimmed, and a card number in it
+/// masked by the one policy (``SensitiveData/maskedText(_:)``), so no display, log or store of
+/// a read shows one whatever the card put there.
 func text(_ bytes: some Collection<UInt8>) -> String {
+    SensitiveData.maskedText(plainText(bytes))
+}
+
+private func plainText(_ bytes: some Collection<UInt8>) -> String {
     // Printable ASCII, the usual case: the bytes are the UTF-8 text, each byte one character, so
     // the trailing spaces are trimmed as bytes, before the string is made.
     var printable = true, kept = 0, n = 0

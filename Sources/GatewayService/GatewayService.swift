@@ -8,26 +8,9 @@ import Timing
 /// The emulated gateway as a network service: an ``EmbeddedGateway`` (its durable ledger) behind
 /// the routes of ``routes()``.
 ///
-/// | Method | Path | Auth | What |
-/// |--------|------|------|------|
-/// | POST | `/terminal/v1/authorisations` | — | authorise a sale (``Gateway/authorize(_:options:)``) |
-/// | GET | `/terminal/v1/charges?orderId=` | — | the sale of an order |
-/// | POST | `/terminal/v1/refunds` | — | referenced refund `{uniqueRef, amount?}` |
-/// | POST | `/terminal/v1/tokens` | — | a test-mode token `{accountId}` → `{accountId, token}` (the emulator's stand-in for the merchant backend) |
-/// | POST | `/terminal/v1/tokens/validate` | — | `{token}` → valid / expired / invalid |
-/// | POST | `/terminal/v1/sdk-versions/check` | — | `{version}` → 200, or 426 `sdkUpgradeRequired` |
-/// | GET, PUT | `/terminal/v1/terms` | — | `?accountId=` / `{accountId, accepted}` |
-/// | GET | `/coreapi/v1/transactions?orderId=&panLastFour=` | — | CoreAPI transaction list (codes A/D/C/R/E) |
-/// | POST | `/coreapi/v1/reversal` | — | CoreAPI reversal `{uniqueRef, deviceType}` |
-/// | GET | `/v1/payments/{id}` | API key | MONEI payment |
-/// | GET | `/v1/payments?orderId=` | API key | MONEI payments of an order |
-/// | POST | `/v1/payments/{id}/refund` | API key | MONEI refund `{amount?, refundReason?}` (minor units; none: all that is left) |
-/// | POST | `/v1/payments` | API key | MONEI create `{amount, currency, orderId, transactionType?, paymentMethod.card}` (``MerchantAPI``) |
-/// | POST | `/v1/payments/{id}/cancel` | API key | MONEI cancel `{cancellationReason?}`: an AUTHORIZED payment only |
-/// | POST | `/v1/payments/{id}/capture` | API key | MONEI capture `{amount?}`: an AUTHORIZED payment, in full |
-/// | GET, POST, DELETE | `/admin/faults` | API key | the armed server faults (``ServerFault``) |
-/// | GET, POST, DELETE | `/admin/webhook-faults` | API key | the running deliverer's ``WebhookFaults`` `{faults: "duplicate,extra-v0"}` |
-/// | GET | `/health` | — | `{"status":"ok"}` |
+/// Every route takes the credential of its row in ``routes()`` (``RouteCredential``; README's
+/// API table lists them): the merchant API key, a terminal's token (acting on its own orders
+/// only: ``claim(_:_:)``, ``requireOwn(_:_:)``), the dashboard's session, or none.
 ///
 /// The terminal-facing routes carry the request's ``GatewayRequestOptions``: `X-Tapemu-Fault`
 /// (a ``GatewayFault`` name; `slow` takes `X-Tapemu-Slow-Ms`) is made a real network fault here
@@ -39,6 +22,11 @@ public final class GatewayService: Sendable {
     /// The merchant API key (`Authorization: <key>` on the merchant and admin routes). Kept in
     /// the ledger, so it survives restarts.
     public let apiKey: String
+    /// The merchant account the API key is for: the account of every token
+    /// `POST /v1/pos/auth-token` issues.
+    public let accountId: String
+    /// The account of a service that names none.
+    public static let defaultAccountId = "acct_tapemu_test"
     let faults: FaultInjector
     /// How long past the client's timeout a `no-answer` request is held before its connection
     /// closes (so the client gives up first). Zero only where nobody waits (the fuzz harness).
@@ -46,6 +34,11 @@ public final class GatewayService: Sendable {
     /// The deliverer of ``makeWebhookDeliverer(policy:timeout:pollInterval:faults:)``, for the
     /// admin route that changes its faults.
     let webhookDeliverer = Mutex<WebhookDeliverer?>(nil)
+    /// The dashboard's session cookie value: random per process (``authenticate(_:for:)``).
+    let dashboardSession: String = {
+        var g = SystemRandomNumberGenerator()
+        return Wire.hex((0..<32).map { _ in UInt8.random(in: 0...255, using: &g) })
+    }()
 
     /// Opens (or creates) the ledger in `dataDirectory`; `fault` hits every authorisation.
     public convenience init(dataDirectory: String, fault: ServerFault? = nil) throws(GatewayError) {
@@ -53,8 +46,10 @@ public final class GatewayService: Sendable {
     }
 
     public init(gateway: EmbeddedGateway, fault: ServerFault? = nil,
-                noAnswerGrace: Duration = .milliseconds(500)) throws(GatewayError) {
+                noAnswerGrace: Duration = .milliseconds(500),
+                accountId: String = GatewayService.defaultAccountId) throws(GatewayError) {
         self.gateway = gateway
+        self.accountId = accountId
         self.noAnswerGrace = noAnswerGrace
         // The ledger's key (``MerchantAPIKey``): it also signs the webhooks.
         apiKey = gateway.ledger.merchantAPIKey
@@ -75,27 +70,29 @@ public final class GatewayService: Sendable {
     public func armFault(_ fault: ServerFault, count: Int? = 1) { faults.arm(fault, count: count) }
     public func clearFaults() { faults.clear() }
 
-    /// The service's routes. Mount more before serving:
-    /// `var router = service.routes(); router.mount("/graphql", graphQL)`.
+    /// The service's routes, each with its credential. Mount more before serving:
+    /// `var router = service.routes(); router.mount("/graphql", .apiKey, graphQL)`.
     public func routes() -> Router {
-        var r = Router()
-        r.add("GET", "/health") { _, _ in Wire.json(["status": "ok"]) }
-        // Terminal API.
-        r.add("POST", "/terminal/v1/authorisations") { [self] req, _ in await authorise(req) }
-        r.add("GET", "/terminal/v1/charges") { [self] req, _ in
+        var r = Router(authenticator: self)
+        r.add("GET", "/health", .none) { _, _ in Wire.json(["status": "ok"]) }
+        // Terminal API: the terminal's token; each acts on its own orders only.
+        r.add("POST", "/terminal/v1/authorisations", .deviceToken) { [self] req, match in await authorise(req, match.claims!) }
+        r.add("GET", "/terminal/v1/charges", .deviceToken) { [self] req, match in
             await terminal(req, .charges) { () throws(RouteError) in
                 guard let orderId = req.queryValue("orderId"), !orderId.isEmpty else {
                     throw RouteError(400, "invalidRequest", "the query needs an orderId")
                 }
+                try await requireOwn(orderId, match.claims!)
                 let items = try await call { () async throws(GatewayError) in
                     try await gateway.charges(orderId: orderId, options: Self.passThrough)
                 }
                 return Wire.json(Wire.Items(items: items.map(Wire.item)))
             }
         }
-        r.add("POST", "/terminal/v1/refunds") { [self] req, _ in
+        r.add("POST", "/terminal/v1/refunds", .deviceToken) { [self] req, match in
             await terminal(req, .refund) { () throws(RouteError) in
                 let body = try req.decode(Wire.RefundRequest.self)
+                try await requireOwnTransaction(body.uniqueRef, match.claims!)
                 let a = try await call { () async throws(GatewayError) in
                     try await gateway.refund(uniqueRef: body.uniqueRef, amount: body.amount, options: Self.passThrough)
                 }
@@ -106,17 +103,9 @@ public final class GatewayService: Sendable {
                     statusMessage: a.statusMessage))
             }
         }
-        r.add("POST", "/terminal/v1/tokens") { [self] req, _ in
-            await respond(req) { () throws(RouteError) in
-                let body = try req.decode(Wire.TokenIssue.self)
-                guard !body.accountId.isEmpty, body.accountId.utf8.count <= 128 else {
-                    throw RouteError(400, "invalidRequest", "accountId must be 1 to 128 characters")
-                }
-                return Wire.json(Wire.TokenIssue(accountId: body.accountId,
-                                                 token: gateway.issueToken(accountId: body.accountId, mode: .test)))
-            }
-        }
-        r.add("POST", "/terminal/v1/tokens/validate") { [self] req, _ in
+        // A token's own check: reads no payment, and `prepare(token:)` asks it of a token that
+        // may be expired (the answer says so).
+        r.add("POST", "/terminal/v1/tokens/validate", .none) { [self] req, _ in
             await terminal(req, .validateToken) { () throws(RouteError) in
                 let body = try req.decode(Wire.TokenRequest.self)
                 let v = try await call { () async throws(GatewayError) in
@@ -127,13 +116,15 @@ public final class GatewayService: Sendable {
                     let valid = if case .valid = v { true } else { false }
                     return Wire.json(Wire.TokenAnswer(result: valid ? "valid" : "expired", accountId: c.accountId,
                                                       mode: c.mode, issuedAt: Wire.millis(c.issuedAt),
-                                                      expiresAt: Wire.millis(c.expiresAt), tokenId: c.tokenId))
+                                                      expiresAt: Wire.millis(c.expiresAt), tokenId: c.tokenId,
+                                                      pointOfSaleId: c.pointOfSaleId, storeId: c.storeId))
                 case .invalid(let reason):
                     return Wire.json(Wire.TokenAnswer(result: "invalid", reason: reason))
                 }
             }
         }
-        r.add("POST", "/terminal/v1/sdk-versions/check") { [self] req, _ in
+        // Asked before the token (prepare's first step); reads nothing.
+        r.add("POST", "/terminal/v1/sdk-versions/check", .none) { [self] req, _ in
             await terminal(req, .checkSDKVersion) { () throws(RouteError) in
                 let body = try req.decode(Wire.SDKVersionRequest.self)
                 try await call { () async throws(GatewayError) in
@@ -142,39 +133,44 @@ public final class GatewayService: Sendable {
                 return Wire.json(Wire.Empty())
             }
         }
-        r.add("GET", "/terminal/v1/terms") { [self] req, _ in
+        r.add("GET", "/terminal/v1/terms", .deviceToken) { [self] req, match in
             await terminal(req, .terms) { () throws(RouteError) in
                 guard let account = req.queryValue("accountId") else {
                     throw RouteError(400, "invalidRequest", "the query needs an accountId")
                 }
+                try Self.requireAccount(account, match.claims!)
                 let accepted = try await call { () async throws(GatewayError) in
                     try await gateway.termsAccepted(accountId: account, options: Self.passThrough)
                 }
                 return Wire.json(Wire.Terms(accountId: account, accepted: accepted))
             }
         }
-        r.add("PUT", "/terminal/v1/terms") { [self] req, _ in
+        r.add("PUT", "/terminal/v1/terms", .deviceToken) { [self] req, match in
             await terminal(req, .terms) { () throws(RouteError) in
                 let body = try req.decode(Wire.Terms.self)
+                try Self.requireAccount(body.accountId, match.claims!)
                 try await call { () async throws(GatewayError) in
                     try await gateway.setTermsAccepted(body.accepted, accountId: body.accountId, options: Self.passThrough)
                 }
                 return Wire.json(body)
             }
         }
-        // CoreAPI REST (seeds 002/003).
-        r.add("GET", "/coreapi/v1/transactions") { [self] req, _ in
+        // CoreAPI REST (seeds 002/003): RestConnector signs "with: terminal", the terminal's
+        // credential — its token; the terminal's own transactions only.
+        r.add("GET", "/coreapi/v1/transactions", .deviceToken) { [self] req, match in
             await terminal(req, .transactionList) { () throws(RouteError) in
                 let filter = TransactionFilter(orderId: req.queryValue("orderId"), panLastFour: req.queryValue("panLastFour"))
                 let items = try await call { () async throws(GatewayError) in
                     try await gateway.transactionList(filter, options: Self.passThrough)
                 }
-                return Wire.json(Wire.TransactionList(transactionSummary: items.map(Wire.transaction)))
+                let own = try await ownOrders(Set(items.map(\.orderId)), match.claims!)
+                return Wire.json(Wire.TransactionList(transactionSummary: items.filter { own.contains($0.orderId) }.map(Wire.transaction)))
             }
         }
-        r.add("POST", "/coreapi/v1/reversal") { [self] req, _ in
+        r.add("POST", "/coreapi/v1/reversal", .deviceToken) { [self] req, match in
             await terminal(req, .reversal) { () throws(RouteError) in
                 let body = try req.decode(Wire.ReversalRequest.self)
+                try await requireOwnTransaction(body.uniqueRef, match.claims!)
                 let a = try await call { () async throws(GatewayError) in
                     try await gateway.reverse(uniqueRef: body.uniqueRef, options: Self.passThrough)
                 }
@@ -184,20 +180,21 @@ public final class GatewayService: Sendable {
                     deviceType: body.deviceType, statusCode: a.statusCode, responseText: a.statusMessage))
             }
         }
-        // Merchant REST (MONEI's shapes).
+        // Merchant REST (MONEI's shapes): the API key.
         let merchant = MerchantAPI(service: self)
         merchant.register(&r)
-        // Admin.
-        r.add("GET", "/admin/faults") { [self] req, _ in
-            await authorised(req) { () throws(RouteError) in
+        registerPOSAuthToken(&r)
+        // Admin: the API key.
+        r.add("GET", "/admin/faults", .apiKey) { [self] req, _ in
+            await respond(req) { () throws(RouteError) in
                 let armed = faults.armed
                 return Wire.json(Wire.FaultList(
                     standing: armed.standing?.name,
                     counted: armed.counted.map { Wire.ArmedFault(fault: $0.fault.name, count: $0.remaining) }))
             }
         }
-        r.add("POST", "/admin/faults") { [self] req, _ in
-            await authorised(req) { () throws(RouteError) in
+        r.add("POST", "/admin/faults", .apiKey) { [self] req, _ in
+            await respond(req) { () throws(RouteError) in
                 let body = try req.decode(Wire.ArmedFault.self)
                 guard let fault = ServerFault(name: body.fault) else {
                     throw RouteError(400, "invalidRequest",
@@ -208,20 +205,20 @@ public final class GatewayService: Sendable {
                 return Wire.json(body)
             }
         }
-        r.add("DELETE", "/admin/faults") { [self] req, _ in
-            await authorised(req) { () throws(RouteError) in
+        r.add("DELETE", "/admin/faults", .apiKey) { [self] req, _ in
+            await respond(req) { () throws(RouteError) in
                 faults.clear()
                 return Wire.json(Wire.Empty())
             }
         }
-        r.add("GET", "/admin/webhook-faults") { [self] req, _ in
-            await authorised(req) { () throws(RouteError) in
+        r.add("GET", "/admin/webhook-faults", .apiKey) { [self] req, _ in
+            await respond(req) { () throws(RouteError) in
                 let d = try runningDeliverer()
                 return Wire.json(Wire.WebhookFaultList(faults: Self.faultNames(d.faults)))
             }
         }
-        r.add("POST", "/admin/webhook-faults") { [self] req, _ in
-            await authorised(req) { () throws(RouteError) in
+        r.add("POST", "/admin/webhook-faults", .apiKey) { [self] req, _ in
+            await respond(req) { () throws(RouteError) in
                 let body = try req.decode(Wire.WebhookFaultList.self)
                 let d = try runningDeliverer()
                 do throws(GatewayError) {
@@ -232,8 +229,8 @@ public final class GatewayService: Sendable {
                 return Wire.json(Wire.WebhookFaultList(faults: Self.faultNames(d.faults)))
             }
         }
-        r.add("DELETE", "/admin/webhook-faults") { [self] req, _ in
-            await authorised(req) { () throws(RouteError) in
+        r.add("DELETE", "/admin/webhook-faults", .apiKey) { [self] req, _ in
+            await respond(req) { () throws(RouteError) in
                 try runningDeliverer().faults = .none
                 return Wire.json(Wire.WebhookFaultList(faults: ""))
             }
@@ -293,20 +290,6 @@ public final class GatewayService: Sendable {
             return Wire.errorResponse(status: error.status, code: error.code, message: error.message,
                                       requestId: req.requestId)
         }
-    }
-
-    /// The merchant's API key in `Authorization` (compared in constant time), or 401.
-    func authorised(_ req: HTTPRequest, _ body: () async throws(RouteError) -> HTTPResponse) async -> HTTPResponse {
-        let given = req.header("Authorization") ?? ""
-        guard Self.constantTimeEqual(Array(given.utf8), Array(apiKey.utf8)) else {
-            var r = Wire.errorResponse(status: 401, code: "unauthorized",
-                                       message: given.isEmpty ? "the Authorization header with the API key is missing"
-                                                              : "the API key is not valid",
-                                       requestId: req.requestId)
-            r.headers.append(("WWW-Authenticate", "ApiKey"))
-            return r
-        }
-        return await respond(req, body)
     }
 
     /// Compares without an early exit: the time depends on the lengths only.
@@ -392,7 +375,7 @@ public final class GatewayService: Sendable {
         return response
     }
 
-    func authorise(_ req: HTTPRequest) async -> HTTPResponse {
+    func authorise(_ req: HTTPRequest, _ claims: TokenClaims) async -> HTTPResponse {
         let body: Wire.Authorisation
         do {
             body = try req.decode(Wire.Authorisation.self)
@@ -414,6 +397,7 @@ public final class GatewayService: Sendable {
                 throw RouteError(400, "invalidRequest", "card.panSequenceNumber must be 0 to 99")
             }
             _ = try Self.requestFault(req)
+            if let account = body.accountId { try Self.requireAccount(account, claims) }
             (pan, emv, psn) = (p, e, n)
         } catch {
             return Wire.errorResponse(status: error.status, code: error.code, message: error.message, requestId: req.requestId)
@@ -423,7 +407,7 @@ public final class GatewayService: Sendable {
             callbackUrl: body.callbackUrl,
             card: CardData(pan: pan, expiry: body.card.expiry, panSequenceNumber: psn,
                            brand: body.card.brand.map { CardBrand(rawValue: $0) }, emvData: emv),
-            sdkVersion: body.sdkVersion, accountId: body.accountId)
+            sdkVersion: body.sdkVersion, accountId: claims.accountId)
         // The gateway's own rules for its shape (order id, amount, currency, callbackUrl, expiry,
         // EMV data): one it refuses goes on to that refusal (under the request's or the amount's
         // fault, as in process) but leaves the armed fault for a well-formed one.
@@ -432,6 +416,9 @@ public final class GatewayService: Sendable {
         if case .slow = trigger { trigger = .slow(gateway.configuration.slowAnswerDelay) }
         return await terminal(req, .authorise, triggerFault: trigger,
                               serverFault: wellFormed ? faults.take() : nil) { () throws(RouteError) in
+            // The order becomes this terminal's before its sale is written (a malformed one is
+            // refused by the gateway below and claims nothing).
+            if wellFormed { try await claim(request.orderId, claims) }
             let answer = try await call { () async throws(GatewayError) in
                 try await gateway.authorize(request, options: Self.passThrough)
             }
@@ -441,10 +428,6 @@ public final class GatewayService: Sendable {
 }
 
 extension Wire {
-    struct TokenIssue: Codable {
-        var accountId: String
-        var token: String?
-    }
     struct ArmedFault: Codable {
         var fault: String
         /// How many authorisations; absent: every one until cleared.

@@ -194,8 +194,8 @@ struct MerchantAPI {
 
     func register(_ r: inout Router) {
         let service = self.service
-        r.add("GET", "/v1/payments") { req, _ in
-            await service.authorised(req) { () throws(RouteError) in
+        r.add("GET", "/v1/payments", .apiKey) { req, _ in
+            await service.respond(req) { () throws(RouteError) in
                 guard let orderId = req.queryValue("orderId"), !orderId.isEmpty else {
                     throw RouteError(400, "invalidRequest", "filter the list with ?orderId=")
                 }
@@ -207,8 +207,8 @@ struct MerchantAPI {
                 return Wire.json(PaymentList(items: items, total: sales.count))
             }
         }
-        r.add("POST", "/v1/payments") { req, _ in
-            await service.authorised(req) { () throws(RouteError) in
+        r.add("POST", "/v1/payments", .apiKey) { req, _ in
+            await service.respond(req) { () throws(RouteError) in
                 let request = try Self.authorisation(try req.decode(CreateBody.self))
                 let answer = try await service.call { () async throws(GatewayError) in
                     try await service.gateway.authorize(request, options: GatewayService.passThrough)
@@ -216,13 +216,13 @@ struct MerchantAPI {
                 return Wire.json(try await shapeRead(try await sale(answer.paymentId)))
             }
         }
-        r.add("GET", "/v1/payments/{id}") { req, params in
-            await service.authorised(req) { () throws(RouteError) in
+        r.add("GET", "/v1/payments/{id}", .apiKey) { req, params in
+            await service.respond(req) { () throws(RouteError) in
                 Wire.json(try await shapeRead(try await sale(params["id"])))
             }
         }
-        r.add("POST", "/v1/payments/{id}/refund") { req, params in
-            await service.authorised(req) { () throws(RouteError) in
+        r.add("POST", "/v1/payments/{id}/refund", .apiKey) { req, params in
+            await service.respond(req) { () throws(RouteError) in
                 let body = req.body.isEmpty ? RefundBody() : try req.decode(RefundBody.self)
                 try Self.checkReason(body.refundReason, "refundReason", allowed: MoneiCard.refundReasons)
                 let p = try await sale(params["id"])
@@ -238,8 +238,8 @@ struct MerchantAPI {
                 return Wire.json(Self.shape(after))
             }
         }
-        r.add("POST", "/v1/payments/{id}/cancel") { req, params in
-            await service.authorised(req) { () throws(RouteError) in
+        r.add("POST", "/v1/payments/{id}/cancel", .apiKey) { req, params in
+            await service.respond(req) { () throws(RouteError) in
                 let body = req.body.isEmpty ? CancelBody() : try req.decode(CancelBody.self)
                 try Self.checkReason(body.cancellationReason, "cancellationReason", allowed: MoneiCard.cancellationReasons)
                 let p = try await sale(params["id"])
@@ -250,8 +250,8 @@ struct MerchantAPI {
                 return Wire.json(try await shapeRead(after))
             }
         }
-        r.add("POST", "/v1/payments/{id}/capture") { req, params in
-            await service.authorised(req) { () throws(RouteError) in
+        r.add("POST", "/v1/payments/{id}/capture", .apiKey) { req, params in
+            await service.respond(req) { () throws(RouteError) in
                 let body = req.body.isEmpty ? CaptureBody() : try req.decode(CaptureBody.self)
                 let p = try await sale(params["id"])
                 let after = try await service.call { () async throws(GatewayError) in

@@ -1,6 +1,16 @@
 public import Foundation
 public import HTTPClient
 public import PaymentGateway
+import Synchronization
+
+/// The token a ``RemoteGateway`` found valid last (its terminal's credential when none was given).
+final class PreparedToken: Sendable {
+    private let value = Mutex<String?>(nil)
+    var token: String? {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
+}
 
 /// A ``Gateway`` that talks to `tapemu gateway serve` over HTTP (its terminal API).
 ///
@@ -23,24 +33,43 @@ public import PaymentGateway
 /// Refusals (4xx with the gateway's code) come back as the same codes the embedded gateway
 /// throws. Nothing is ever retried.
 public struct RemoteGateway: Gateway {
-    /// `http://HOST:PORT` of the service.
+    /// `http://HOST:PORT` or `https://HOST:PORT` of the service.
     public let baseURL: String
     /// How long a request waits when its options do not say.
     public var requestTimeout: Duration
+    /// The terminal's token, sent as `Authorization: Bearer` on every terminal and CoreAPI
+    /// request (the service acts on this terminal's own orders only). nil: the token this
+    /// gateway (or a copy of it) last found valid in ``validateToken(_:options:)`` — the one the
+    /// app prepared with (`prepare(token:)`, CoreAPI's terminal) — else none (the service
+    /// answers 401 where one is needed).
+    public var deviceToken: String?
+    /// The token `prepare(token:)` validated, shared by this gateway's copies.
+    let prepared = PreparedToken()
     let client: HTTPClient
 
-    public init(baseURL: String, requestTimeout: Duration = .seconds(30)) {
+    /// `caCertificateFile`: the CA (PEM) an `https://` gateway's certificate must chain to.
+    public init(baseURL: String, requestTimeout: Duration = .seconds(30), deviceToken: String? = nil,
+                caCertificateFile: String? = nil) {
         var url = baseURL
         while url.hasSuffix("/") { url.removeLast() }
         self.baseURL = url
         self.requestTimeout = requestTimeout
-        client = HTTPClient(defaultTimeout: requestTimeout)
+        self.deviceToken = deviceToken
+        client = HTTPClient(defaultTimeout: requestTimeout, caCertificateFile: caCertificateFile)
     }
 
-    /// Checks a `--gateway` value: an `http://HOST:PORT` URL.
+    /// This gateway, sending `token` as the terminal's credential.
+    public func with(deviceToken token: String?) -> RemoteGateway {
+        var copy = self
+        copy.deviceToken = token
+        return copy
+    }
+
+    /// Checks a `--gateway` value: an `http://HOST:PORT` or `https://HOST:PORT` URL.
     public static func validate(url: String) -> String? {
-        guard let u = URL(string: url), u.scheme?.lowercased() == "http", let host = u.host, !host.isEmpty else {
-            return "the gateway must be an http://HOST:PORT URL"
+        guard let u = URL(string: url), let scheme = u.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = u.host, !host.isEmpty else {
+            return "the gateway must be an http://HOST:PORT or https://HOST:PORT URL"
         }
         return nil
     }
@@ -49,6 +78,7 @@ public struct RemoteGateway: Gateway {
 
     private func send<Answer: Decodable>(_ method: String, _ path: String, query: [(String, String)] = [],
                                          body: (any Encodable)? = nil, options: GatewayRequestOptions,
+                                         authorization: String? = nil,
                                          as: Answer.Type) async throws(GatewayError) -> Answer {
         var url = baseURL + path
         if !query.isEmpty {
@@ -59,6 +89,9 @@ public struct RemoteGateway: Gateway {
             ("Accept", "application/json"),
             ("X-Tapemu-Timeout-Ms", String(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)),
         ]
+        if let credential = authorization ?? (deviceToken ?? prepared.token).map({ "Bearer \($0)" }) {
+            headers.append(("Authorization", credential))
+        }
         if let fault = options.fault {
             headers.append(("X-Tapemu-Fault", fault.name))
             if case .slow(let d) = fault {
@@ -147,12 +180,15 @@ public struct RemoteGateway: Gateway {
         return GatewayError(.invalidRequest, "the gateway answered HTTP \(response.status): \(message) (request \(requestId))")
     }
 
-    /// A test-mode token for `prepare(token:)` from the service (`POST /terminal/v1/tokens`).
-    public func issueTestToken(accountId: String) async throws(GatewayError) -> String {
-        let a = try await send("POST", "/terminal/v1/tokens", body: Wire.TokenIssue(accountId: accountId, token: nil),
-                               options: GatewayRequestOptions(), as: Wire.TokenIssue.self)
-        guard let token = a.token else { throw GatewayError(.serverError, "the gateway's answer holds no token") }
-        return token
+    /// A terminal's token for `prepare(token:)`, as a merchant's backend gets one: the API key
+    /// traded at `POST /v1/pos/auth-token` (MONEI's "Create POS Auth Token"). A terminal that
+    /// must find its orders again with a later token names its `pointOfSaleId` every time.
+    public func posAuthToken(apiKey: String, pointOfSaleId: String? = nil,
+                             storeId: String? = nil) async throws(GatewayError) -> String {
+        try await send("POST", "/v1/pos/auth-token",
+                       body: GatewayService.POSAuthTokenRequest(pointOfSaleId: pointOfSaleId, storeId: storeId),
+                       options: GatewayRequestOptions(), authorization: apiKey,
+                       as: GatewayService.POSAuthTokenAnswer.self).token
     }
 
     // MARK: Gateway
@@ -208,10 +244,13 @@ public struct RemoteGateway: Gateway {
                 throw GatewayError(.serverError, "the gateway's token answer lacks its claims")
             }
             return TokenClaims(reportedAccount: account, mode: mode, issuedAt: Wire.date(iat), expiresAt: Wire.date(exp),
-                               tokenId: id)
+                               tokenId: id, pointOfSaleId: a.pointOfSaleId, storeId: a.storeId)
         }
         switch a.result {
-        case "valid": return .valid(try claims())
+        case "valid":
+            let c = try claims()
+            prepared.token = token
+            return .valid(c)
         case "expired": return .expired(try claims())
         case "invalid": return .invalid(reason: a.reason ?? "not a token of this gateway")
         default: throw GatewayError(.serverError, "the gateway's token answer is not valid, expired or invalid")

@@ -186,6 +186,8 @@ enum Wire {
         var issuedAt: Int64?
         var expiresAt: Int64?
         var tokenId: String?
+        var pointOfSaleId: String?
+        var storeId: String?
         var reason: String?
     }
 

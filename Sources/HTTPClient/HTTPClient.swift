@@ -90,9 +90,13 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
 public struct HTTPClient: Sendable {
     /// The timeout of requests that do not give one.
     public var defaultTimeout: Duration
+    /// The CA certificates (a PEM file) an `https://` server's certificate must chain to; nil:
+    /// the system's. The server's name is always checked against its certificate.
+    public var caCertificateFile: String?
 
-    public init(defaultTimeout: Duration = .seconds(30)) {
+    public init(defaultTimeout: Duration = .seconds(30), caCertificateFile: String? = nil) {
         self.defaultTimeout = defaultTimeout
+        self.caCertificateFile = caCertificateFile
         _ = Self.globalInit
     }
 
@@ -100,7 +104,7 @@ public struct HTTPClient: Sendable {
 
     /// Sends `request` and returns the complete answer, whatever its status.
     public func send(_ request: HTTPClientRequest) async throws(HTTPClientError) -> HTTPClientResponse {
-        let exchange = Exchange(request: request, timeout: request.timeout ?? defaultTimeout)
+        let exchange = Exchange(request: request, timeout: request.timeout ?? defaultTimeout, caFile: caCertificateFile)
         let result: Result<HTTPClientResponse, HTTPClientError> = await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
                 let thread = Thread { c.resume(returning: exchange.perform()) }
@@ -118,13 +122,15 @@ public struct HTTPClient: Sendable {
 final class Exchange: @unchecked Sendable {
     let request: HTTPClientRequest
     let timeout: Duration
+    let caFile: String?
     let cancelled = Atomic<Bool>(false)
     var body: [UInt8] = []
     var headerLines: [String] = []
 
-    init(request: HTTPClientRequest, timeout: Duration) {
+    init(request: HTTPClientRequest, timeout: Duration, caFile: String? = nil) {
         self.request = request
         self.timeout = timeout
+        self.caFile = caFile
     }
 
     /// A URL for an error message, which ends up in logs: without its query, fragment or user
@@ -171,6 +177,11 @@ final class Exchange: @unchecked Sendable {
         _ = tapemu_curl_setopt_long(h, CURLOPT_NOPROGRESS, 0)
         _ = tapemu_curl_setopt_xferinfo(h, progress)
         _ = tapemu_curl_setopt_pointer(h, CURLOPT_XFERINFODATA, me)
+        // TLS: the peer's certificate and name are always verified (libcurl's defaults, set
+        // again so no environment turns them off); --cacert names the CA to trust.
+        _ = tapemu_curl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1)
+        _ = tapemu_curl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2)
+        if let caFile { _ = tapemu_curl_setopt_string(h, CURLOPT_CAINFO, caFile) }
         let method = request.method.uppercased()
         if method == "HEAD" {
             _ = tapemu_curl_setopt_long(h, CURLOPT_NOBODY, 1)
@@ -198,6 +209,13 @@ final class Exchange: @unchecked Sendable {
         _ = tapemu_curl_getinfo_offset(h, CURLINFO_SIZE_UPLOAD_T, &sent)
         let error: HTTPClientError
         switch code {
+        case CURLE_PEER_FAILED_VERIFICATION:
+            // Refused before a byte of the request was sent.
+            error = HTTPClientError(.couldNotConnect, "the TLS certificate of \(Self.shown(request.url)) is not trusted (\(message)); give the CA that signed it with --cacert FILE; the request never left")
+        case CURLE_SSL_CACERT_BADFILE:
+            error = HTTPClientError(.invalidRequest, "the CA file \(caFile ?? "(system)") cannot be read as PEM certificates (\(message)); nothing was sent")
+        case CURLE_SSL_CONNECT_ERROR:
+            error = HTTPClientError(.couldNotConnect, "the TLS handshake with \(Self.shown(request.url)) failed (\(message)); is it an https:// server? The request never left")
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             error = HTTPClientError(.couldNotConnect, "could not connect to \(Self.shown(request.url)): \(message); the request never left")
         case CURLE_ABORTED_BY_CALLBACK:

@@ -36,6 +36,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// Whether ``maxConnectionsPerAddress`` also holds for loopback clients (off: every local
     /// process shares 127.0.0.1, where only the global limit keeps room).
     public var limitLoopbackPerAddress = false
+    /// Serve HTTPS with this certificate and key (nil: plain HTTP).
+    public var tls: HTTPServerTLS? = nil
 
     public init(host: String = "127.0.0.1", port: UInt16 = 0, maxBodySize: Int = 1 << 20,
                 maxHeaderCount: Int = 64, maxHeaderBytes: Int = 32 * 1024,
@@ -53,6 +55,36 @@ public struct HTTPServerConfiguration: Sendable {
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.retryAfterSeconds = retryAfterSeconds
     }
+}
+
+/// The certificate (chain) and private key of an HTTPS server, as PEM text.
+public struct HTTPServerTLS: Sendable {
+    public var certificatePEM: String
+    public var privateKeyPEM: String
+
+    public init(certificatePEM: String, privateKeyPEM: String) {
+        self.certificatePEM = certificatePEM
+        self.privateKeyPEM = privateKeyPEM
+    }
+
+    /// Reads both PEM files; a file that cannot be read or holds no PEM block of its kind throws.
+    public init(certificateFile: String, privateKeyFile: String) throws(HTTPServerError) {
+        func read(_ path: String, _ what: String, _ marker: String) throws(HTTPServerError) -> String {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw HTTPServerError("cannot read the TLS \(what) \(path)")
+            }
+            let text = String(decoding: data, as: UTF8.self)
+            guard text.contains("-----BEGIN ") && text.contains(marker) else {
+                throw HTTPServerError("the TLS \(what) \(path) is not PEM (no -----BEGIN …\(marker) block)")
+            }
+            return text
+        }
+        certificatePEM = try read(certificateFile, "certificate", "CERTIFICATE-----")
+        privateKeyPEM = try read(privateKeyFile, "key", "PRIVATE KEY-----")
+    }
+
+    /// Whether this machine's libmicrohttpd serves TLS at all.
+    public static var isSupported: Bool { tapemu_mhd_supports_tls() != 0 }
 }
 
 /// Why a server could not start.
@@ -87,8 +119,10 @@ public final class HTTPServer: Sendable {
     /// The port the server listens on (the ephemeral one when the configuration asked for 0).
     public let port: UInt16
 
-    /// `http://HOST:PORT`.
-    public var url: String { "http://\(configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host):\(port)" }
+    /// `http://HOST:PORT`, or `https://…` when it serves TLS.
+    public var url: String {
+        "\(configuration.tls == nil ? "http" : "https")://\(configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host):\(port)"
+    }
 
     /// Binds the address and starts serving `handler`.
     public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
@@ -106,12 +140,28 @@ public final class HTTPServer: Sendable {
         let timeout = max(1, UInt32(clamping: configuration.connectionTimeout.components.seconds))
         let cls = Unmanaged.passUnretained(core).toOpaque()
         let limit = max(1, configuration.maxConnections)
-        guard let d = tapemu_mhd_start(flags, fd, accessHandler, cls, completedHandler, cls, timeout,
+        let started: OpaquePointer?
+        if let tls = configuration.tls {
+            guard HTTPServerTLS.isSupported else {
+                close(fd)
+                throw HTTPServerError("this libmicrohttpd was built without TLS (MHD_FEATURE_TLS)")
+            }
+            started = tapemu_mhd_start_tls(flags, fd, accessHandler, cls, completedHandler, cls, timeout,
+                                           max(4096, configuration.maxHeaderBytes),
+                                           UInt32(clamping: limit + ConnectionGuard.headroom(limit)),
+                                           connectionNotice, cls, requestLineNotice, cls,
+                                           tls.certificatePEM, tls.privateKeyPEM)
+        } else {
+            started = tapemu_mhd_start(flags, fd, accessHandler, cls, completedHandler, cls, timeout,
                                        max(4096, configuration.maxHeaderBytes),
                                        UInt32(clamping: limit + ConnectionGuard.headroom(limit)),
-                                       connectionNotice, cls, requestLineNotice, cls) else {
+                                       connectionNotice, cls, requestLineNotice, cls)
+        }
+        guard let d = started else {
             close(fd)
-            throw HTTPServerError("libmicrohttpd could not start on \(configuration.host):\(bound)")
+            throw HTTPServerError(configuration.tls == nil
+                ? "libmicrohttpd could not start on \(configuration.host):\(bound)"
+                : "libmicrohttpd could not start TLS on \(configuration.host):\(bound) (does the key match the certificate?)")
         }
         daemon = Mutex(DaemonHandle(daemon: d, listenSocket: fd))
         core.connections.start()

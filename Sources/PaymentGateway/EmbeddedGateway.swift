@@ -1,6 +1,7 @@
 import BERTLV
 public import Foundation
 import Synchronization
+import VirtualCard
 public import Timing
 
 /// The emulated acquirer, in-process: decides by ``TestTriggers``, checks the cryptograms of
@@ -386,10 +387,22 @@ public final class EmbeddedGateway: Gateway {
 
     /// Issues a signed token for `prepare(token:)` that expires `ttl` from now (a ttl of 0 or
     /// less gives a token that is already expired, for tests).
-    public func issueToken(accountId: String, mode: TokenMode = .test, ttl: Duration = .seconds(3600)) -> String {
+    /// `pointOfSaleId` names the terminal it is for (nil: one is made up, `pos_<16 hex>`, as
+    /// MONEI assigns one); `storeId` its store.
+    public func issueToken(accountId: String, mode: TokenMode = .test, ttl: Duration = .seconds(3600),
+                           pointOfSaleId: String? = nil, storeId: String? = nil) -> String {
         let now = Int64(configuration.now().timeIntervalSince1970.rounded(.down))
         return TokenCodec.issue(accountId: accountId, mode: mode, issuedAt: now,
-                                expiresAt: now + ttl.components.seconds, secret: ledger.tokenSigningSecret)
+                                expiresAt: now + ttl.components.seconds,
+                                pointOfSaleId: pointOfSaleId ?? "pos_" + Encoding.hex(Crypto.randomBytes(8)),
+                                storeId: storeId, secret: ledger.tokenSigningSecret)
+    }
+
+    /// What `token` says, checked here and now: no request, no fault (the gateway service's
+    /// check of a terminal's credential).
+    public func verifyToken(_ token: String) -> TokenValidation {
+        TokenCodec.validate(token, secret: ledger.tokenSigningSecret,
+                            now: Int64(configuration.now().timeIntervalSince1970.rounded(.down)))
     }
 
     public func validateToken(_ token: String, options: GatewayRequestOptions) async throws(GatewayError) -> TokenValidation {

@@ -21,8 +21,9 @@ public final class Ledger: Sendable {
     /// The file name inside the data directory.
     public static let fileName = "gateway.sqlite3"
     /// The schema version this code writes (2: webhook delivery state, ``migrationV2``; 3:
-    /// MONEI's AUTHORIZED state and the refund and cancellation reasons, ``migrationV3``).
-    public static let schemaVersion = 3
+    /// MONEI's AUTHORIZED state and the refund and cancellation reasons, ``migrationV3``; 4:
+    /// which terminal sent each order, ``migrationV4``).
+    public static let schemaVersion = 4
 
     /// The database file.
     public let path: String
@@ -278,14 +279,8 @@ public final class Ledger: Sendable {
         if let row = try conn.query("SELECT \(Self.columns) FROM payments WHERE kind = 'sale' AND order_id = ?",
                                     [.text(sale.orderId)]).first {
             let (existing, storedFingerprint) = try Self.payment(row)
-            var differences: [String] = []
-            if existing.amount != sale.amount { differences.append("amount") }
-            if existing.currency != sale.currency { differences.append("currency") }
-            if storedFingerprint != fingerprint { differences.append("card") }
-            guard differences.isEmpty else {
-                throw GatewayError(.orderConflict,
-                                   "order \(sale.orderId) already exists with a different \(differences.joined(separator: ", ")); nothing was charged")
-            }
+            try LedgerRules.checkReplay(stored: existing, storedFingerprint: storedFingerprint, sale: sale,
+                                        fingerprint: fingerprint)
             return SaleOutcome(payment: existing, isReplay: true)
         }
         try Self.insert(sale, fingerprint: fingerprint, conn)

@@ -86,6 +86,16 @@ public protocol LedgerStore: Sendable {
     func markWebhookDelivered(id: Int64, at date: Date) throws(GatewayError)
     func recordWebhookFailure(id: Int64, error: String) throws(GatewayError)
 
+    // Which terminal sent each order (the gateway service's own-attempts rule).
+    /// Claims `orderId` for `terminal` in a transaction of its own: ``OrderClaim/mine`` when it
+    /// was free or already this terminal's; ``OrderClaim/otherTerminal`` when another terminal
+    /// claimed it first; ``OrderClaim/unowned`` when payments of it exist that no terminal
+    /// claimed. A claim is never removed.
+    func claimOrder(_ orderId: String, by terminal: TerminalIdentity, tokenId: String,
+                    at now: Date) throws(GatewayError) -> OrderClaim
+    /// The terminal that claimed `orderId`, if any.
+    func orderTerminal(_ orderId: String) throws(GatewayError) -> TerminalIdentity?
+
     // Accounts, SDK versions, named secrets.
     func termsAccepted(accountId: String) throws(GatewayError) -> Bool
     func setTermsAccepted(_ accepted: Bool, accountId: String, at date: Date) throws(GatewayError)
@@ -162,6 +172,10 @@ public enum LedgerRules {
         if stored.amount != sale.amount { differences.append("amount") }
         if stored.currency != sale.currency { differences.append("currency") }
         if storedFingerprint != fingerprint { differences.append("card") }
+        // A sale (captured at once) is not answered with an authorisation still waiting for its
+        // capture: that answer would say approved for funds only held (a terminal's APPROVED, a
+        // CoreAPI `A`), which the merchant's cancel then releases.
+        if sale.captured && stored.state == .authorized { differences.append("transactionType (it is AUTHORIZED, not captured)") }
         guard differences.isEmpty else {
             throw GatewayError(.orderConflict,
                                "order \(sale.orderId) already exists with a different \(differences.joined(separator: ", ")); nothing was charged")

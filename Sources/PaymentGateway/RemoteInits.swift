@@ -46,8 +46,10 @@ extension RefundResponse {
 
 extension TokenClaims {
     /// A token's claims as a remote gateway reported them.
-    public init(reportedAccount accountId: String, mode: TokenMode, issuedAt: Date, expiresAt: Date, tokenId: String) {
-        self.init(accountId: accountId, mode: mode, issuedAt: issuedAt, expiresAt: expiresAt, tokenId: tokenId)
+    public init(reportedAccount accountId: String, mode: TokenMode, issuedAt: Date, expiresAt: Date, tokenId: String,
+                pointOfSaleId: String? = nil, storeId: String? = nil) {
+        self.init(accountId: accountId, mode: mode, issuedAt: issuedAt, expiresAt: expiresAt, tokenId: tokenId,
+                  pointOfSaleId: pointOfSaleId, storeId: storeId)
     }
 }
 

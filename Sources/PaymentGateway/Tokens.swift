@@ -15,6 +15,41 @@ public struct TokenClaims: Sendable, Hashable {
     public var expiresAt: Date
     /// A random id (16 hex digits), unique per token.
     public var tokenId: String
+    /// The terminal the token was issued to (MONEI's `pointOfSaleId`; one made up at issue when
+    /// the merchant named none). nil only in tokens issued before tapemu wrote it.
+    public var pointOfSaleId: String? = nil
+    /// The store the terminal belongs to (MONEI's `storeId`), when the merchant named one.
+    public var storeId: String? = nil
+
+    /// The terminal this token speaks for: its account and point of sale. A token without a
+    /// `pointOfSaleId` (issued before tapemu wrote one) is a terminal of its own.
+    public var terminal: TerminalIdentity {
+        TerminalIdentity(accountId: accountId, pointOfSaleId: pointOfSaleId ?? "token:\(tokenId)")
+    }
+}
+
+/// Who sent an attempt: a merchant account's point of sale. A terminal acts only on the orders
+/// it sent itself (the gateway service's rule; ``LedgerStore/claimOrder(_:by:tokenId:at:)``
+/// records it), whichever of its tokens it uses.
+public struct TerminalIdentity: Sendable, Hashable, CustomStringConvertible {
+    public var accountId: String
+    public var pointOfSaleId: String
+    public init(accountId: String, pointOfSaleId: String) {
+        self.accountId = accountId
+        self.pointOfSaleId = pointOfSaleId
+    }
+    public var description: String { "\(accountId)/\(pointOfSaleId)" }
+}
+
+/// What ``LedgerStore/claimOrder(_:by:tokenId:at:)`` found for an orderId.
+public enum OrderClaim: Sendable, Hashable {
+    /// The order is this terminal's (claimed now, or before by this terminal).
+    case mine
+    /// Another terminal sent this orderId first.
+    case otherTerminal
+    /// The ledger holds payments of this orderId that no terminal claimed (made before
+    /// terminals were recorded, or through the merchant API): no terminal acts on them.
+    case unowned
 }
 
 /// The result of ``Gateway/validateToken(_:options:)``.
@@ -38,12 +73,14 @@ enum TokenCodec {
         var iat: Int64
         var exp: Int64
         var jti: String
+        var pos: String?
+        var store: String?
     }
 
     static func issue(accountId: String, mode: TokenMode, issuedAt: Int64, expiresAt: Int64,
-                      secret: [UInt8]) -> String {
+                      pointOfSaleId: String? = nil, storeId: String? = nil, secret: [UInt8]) -> String {
         let payload = Payload(acc: accountId, mode: mode, iat: issuedAt, exp: expiresAt,
-                              jti: Encoding.hex(Crypto.randomBytes(8)))
+                              jti: Encoding.hex(Crypto.randomBytes(8)), pos: pointOfSaleId, store: storeId)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = (try? encoder.encode(payload)).map { Array($0) } ?? []
@@ -77,7 +114,7 @@ enum TokenCodec {
         let claims = TokenClaims(accountId: payload.acc, mode: payload.mode,
                                  issuedAt: Date(timeIntervalSince1970: TimeInterval(payload.iat)),
                                  expiresAt: Date(timeIntervalSince1970: TimeInterval(payload.exp)),
-                                 tokenId: payload.jti)
+                                 tokenId: payload.jti, pointOfSaleId: payload.pos, storeId: payload.store)
         return now >= payload.exp ? .expired(claims) : .valid(claims)
     }
 }

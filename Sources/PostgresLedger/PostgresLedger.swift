@@ -23,8 +23,9 @@ public import PostgresClient
 /// outcome is unknown). Each connection reconnects on its next use once the database is back.
 public final class PostgresLedger: LedgerStore, Sendable {
     /// The schema version this code writes (2: MONEI's AUTHORIZED state and the refund and
-    /// cancellation reasons, as the SQLite ledger's version 3).
-    public static let schemaVersion = 2
+    /// cancellation reasons, as the SQLite ledger's version 3; 3: which terminal sent each order,
+    /// as the SQLite ledger's version 4). One per entry of ``migrations``.
+    public static let schemaVersion = migrations.count
     /// The advisory lock key migrations hold ("TPML").
     static let migrationLock: Int64 = 0x5450_4D4C
 
@@ -154,7 +155,7 @@ public final class PostgresLedger: LedgerStore, Sendable {
         "ALTER TABLE payments ADD COLUMN last_refund_amount BIGINT",
         "ALTER TABLE payments ADD COLUMN last_refund_reason TEXT",
         "ALTER TABLE payments ADD COLUMN cancellation_reason TEXT",
-    ]]
+    ], terminalOrdersMigration]
 
     /// Brings the database to ``schemaVersion`` under an advisory lock (one server migrates;
     /// the others wait, then find it done), makes the secrets if none, and reads them.

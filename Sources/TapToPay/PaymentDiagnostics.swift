@@ -77,8 +77,8 @@ public struct GroundTruth: Sendable, Hashable, Codable {
     /// The authorisation request started leaving for the gateway.
     public var submitted: Bool
     /// The gateway's ledger holds an approved sale of this attempt — this order id, amount,
-    /// currency and card (and the answer's payment, when one came) — not reversed. Always false
-    /// when nothing was submitted.
+    /// currency and card (and the answer's payment, when one came) — captured and not reversed.
+    /// Always false when nothing was submitted.
     public var charged: Bool
 
     public init(submitted: Bool, charged: Bool) {
@@ -150,7 +150,8 @@ extension TapToPay {
         let sales = try await configuration.gateway.charges(orderId: attempt.orderId, options: options)
             .filter { $0.kind == .sale }
         let charged = sales.contains { sale in
-            guard sale.status == .approved, !sale.reversed, sale.amount == attempt.amount,
+            // An authorisation not captured (MONEI AUTH) holds the funds; it charges nothing.
+            guard sale.status == .approved, !sale.reversed, sale.captured, sale.amount == attempt.amount,
                   sale.currency.uppercased() == attempt.currency.uppercased() else { return false }
             if let paymentId = attempt.result?.paymentId, paymentId != sale.paymentId { return false }
             if let last4 = attempt.last4, !sale.last4.hasSuffix(last4) { return false }

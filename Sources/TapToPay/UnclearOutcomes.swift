@@ -138,7 +138,11 @@ extension TapToPay {
             do throws(GatewayError) {
                 let sales = try await configuration.gateway.charges(orderId: record.orderId, options: options).filter { $0.kind == .sale }
                 if let sale = sales.first {
-                    if let reason = record.mismatch(orderId: sale.orderId, amount: sale.amount, currency: sale.currency,
+                    if !sale.captured {
+                        // An authorisation only (MONEI AUTH, made by the merchant's backend): a
+                        // terminal's sale is captured at once, so this is not this attempt's.
+                        finding = .otherPayment(sale, reason: "it is an authorisation not captured (\(MoneiStatus.of(sale))), which a terminal sale never is")
+                    } else if let reason = record.mismatch(orderId: sale.orderId, amount: sale.amount, currency: sale.currency,
                                                     last4: sale.last4, brand: sale.cardBrand.rawValue, uniqueRef: sale.uniqueRef) {
                         finding = .otherPayment(sale, reason: reason)
                     } else {

@@ -2,12 +2,20 @@ import BERTLV
 import Foundation
 import ISO7816
 import StrictJSON
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension CardProfile {
     /// Loads a user profile file (JSON) and checks it makes a card.
     ///
     /// Throws `.unreadableFile`, `.malformedJSON`, `.invalidProfile` or `.inconsistentProfile`.
     public static func load(contentsOf path: String) throws(VirtualCardError) -> CardProfile {
+        // A device, a FIFO or a socket is no profile file, whatever it holds: `/dev/zero` never
+        // ends and a FIFO may block, so they are refused by their type before any read.
+        if let kind = nonRegularKind(path) {
+            throw VirtualCardError(.unreadableFile, "cannot read the profile file \(path): it is \(kind), not a regular file (a profile is a JSON file: see `tapemu cards schema`)")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             var isDirectory: ObjCBool = false
             let why = !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) ? "no such file"
@@ -15,6 +23,20 @@ extension CardProfile {
             throw VirtualCardError(.unreadableFile, "cannot read the profile file \(path): \(why)")
         }
         return try decode(json: Array(data), source: path)
+    }
+
+    /// What `path` is when it exists and is neither a regular file nor a directory (symbolic
+    /// links followed): "a character device", "a block device", "a FIFO", "a socket".
+    static func nonRegularKind(_ path: String) -> String? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        switch st.st_mode & S_IFMT {
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        case S_IFIFO: return "a FIFO"
+        case S_IFSOCK: return "a socket"
+        default: return nil
+        }
     }
 
     /// Decodes a profile from JSON text and checks it makes a card.

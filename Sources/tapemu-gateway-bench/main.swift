@@ -177,7 +177,8 @@ do {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let service = try GatewayService(dataDirectory: dir)
         let server = try HTTPServer(configuration: HTTPServerConfiguration(maxConnections: 512), handler: service.routes())
-        let remote = RemoteGateway(baseURL: server.url)
+        let remote = RemoteGateway(baseURL: server.url,
+                                   deviceToken: service.gateway.issueToken(accountId: service.accountId, pointOfSaleId: "bench"))
         _ = await load(remote, clients: clients, count: 50, run: "warm")
         let reference = try raw()
         let (total, lat, failures) = await load(remote, clients: clients, count: count, run: "c\(clients)")

@@ -17,6 +17,20 @@ struct DataObjectListTests {
         #expect(try DataObjectList(bytes: []).entries.isEmpty)
     }
 
+    /// EMV Book 3 §5.4: a DOL entry's length is one byte, not a BER length field. `DF01FF` is
+    /// DF01 asking for 255 bytes (it was refused as "a length field of 127 bytes"), `81` is 129
+    /// bytes and `80` is 128, each followed by the next entry.
+    @Test("a DOL entry's length is one byte (0 to 255), not a BER length field", arguments: [
+        ("DF01FF", [255]), ("DF01FF 9F3704", [255, 4]), ("9F0281 9505", [129, 5]), ("9F0280", [128]),
+        ("9F0200 9A03", [0, 3]), ("9F02 82 01 00", [130, 0]),
+    ])
+    func oneByteLengths(_ hex: String, _ lengths: [Int]) throws {
+        let dol = try DataObjectList(bytes: bytes(hex))
+        #expect(dol.entries.map(\.length) == lengths)
+        #expect(dol.bytes == bytes(hex))
+        #expect(dol.build { _ in nil }.count == lengths.reduce(0, +))
+    }
+
     struct BadDOL: Sendable, CustomStringConvertible {
         var hex: String
         var code: TLVError.Code
@@ -27,10 +41,8 @@ struct DataObjectListTests {
         BadDOL(hex: "9F02", code: .truncatedLength),
         BadDOL(hex: "9F", code: .truncatedTag),
         BadDOL(hex: "9F0206 00 04", code: .invalidTag),
-        BadDOL(hex: "9F0281", code: .truncatedLength),
-        BadDOL(hex: "9F02820100", code: .unsupportedLength),
-        BadDOL(hex: "9F0283FFFFFF", code: .unsupportedLength),
-        BadDOL(hex: "9F0280", code: .unsupportedLength),
+        BadDOL(hex: "9F0206 9F", code: .truncatedTag),
+        BadDOL(hex: "9F0206 DF01", code: .truncatedLength),
     ])
     func malformed(_ c: BadDOL) {
         #expect { try DataObjectList(bytes: bytes(c.hex)) } throws: { ($0 as? TLVError)?.code == c.code }

@@ -131,7 +131,7 @@ struct ConnectionGuardTests {
         let health = try RawConnection.request(port: server.port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         #expect(health.hasPrefix("HTTP/1.1 200"), "health: \(health.prefix(80))")
         hostile.drip()
-        let pay = await runCLI(["pay", "--amount", "1250", "--order-id", "hostile-1", "--gateway", server.url,
+        let pay = await runCLI(["pay", "--amount", "1250", "--order-id", "hostile-1", "--gateway", server.url, "--api-key", service.apiKey,
                                  "--data-dir", dir + "/dev", "--json"])
         hostile.drip()
         #expect(pay.status == 0, "pay: \(pay.out) \(pay.err)")

@@ -7,14 +7,19 @@ import Testing
 import TestSupport
 
 /// A web page open in the tester's browser can make it POST to the service on 127.0.0.1 without
-/// asking first (no CORS preflight) only with a body typed text/plain, a form, or no type at all.
-/// The terminal routes take no API key, so the body's type is what keeps such a page from moving
-/// money: every JSON route answers those 415 and records nothing.
+/// asking first (no CORS preflight) only with a body typed text/plain, a form, or no type at all,
+/// and without an Authorization header. Two protections, each tested on its own here: the
+/// terminal routes need the terminal's token (such a request has none: 401), and every JSON
+/// route answers those body types 415 — with the right token too — recording nothing.
 @Suite("Write routes take JSON only: a cross-site form or text/plain POST moves no money", .temporaryDirectories)
 struct CrossSiteRequestTests {
-    /// The request a browser sends for `fetch(url, {method: "POST", mode: "no-cors", body})`.
-    func post(_ live: LiveService, _ path: String, _ json: String, contentType: String?) async throws -> HTTPClientResponse {
+    /// The request a browser sends for `fetch(url, {method: "POST", mode: "no-cors", body})`,
+    /// with the terminal's token added (`withToken`; a page cannot add it) to test the body rule
+    /// on its own.
+    func post(_ live: LiveService, _ path: String, _ json: String, contentType: String?,
+              withToken: Bool = true) async throws -> HTTPClientResponse {
         var headers: [(name: String, value: String)] = [("Origin", "https://evil.example")]
+        if withToken { headers.append(("Authorization", "Bearer \(live.token)")) }
         if let contentType { headers.append(("Content-Type", contentType)) }
         return try await HTTPClient().send(HTTPClientRequest(method: "POST", url: live.url + path, headers: headers,
                                                              body: Array(json.utf8)))
@@ -43,6 +48,23 @@ struct CrossSiteRequestTests {
         let payment = try #require(try live.service.gateway.ledger.allPayments().first { $0.orderId == "xs-1" })
         #expect(payment.status == .approved)
         #expect(payment.refundedAmount == 0)
+        await live.server.stop()
+    }
+
+    @Test("a refund, a reversal and an authorisation as a browser really sends them (no token) are 401 and move nothing",
+          arguments: simpleTypes)
+    func withoutToken(_ contentType: String?) async throws {
+        let live = try LiveService()
+        let sale = try await live.authorise(orderId: "xs-0", amount: 1000)
+        for (path, body) in [("/terminal/v1/refunds", #"{"uniqueRef":"\#(sale.uniqueRef)","amount":1000}"#),
+                             ("/coreapi/v1/reversal", #"{"uniqueRef":"\#(sale.uniqueRef)"}"#),
+                             ("/terminal/v1/authorisations", #"{"orderId":"xs-00","amount":1000,"card":{"pan":"4012888888881881","expiry":"2812"}}"#)] {
+            let r = try await post(live, path, body, contentType: contentType, withToken: false)
+            #expect(r.status == 401, "\(path)")
+            #expect(try jsonObject(r.body)["code"] as? String == "unauthorized", "\(path)")
+        }
+        let payments = try live.service.gateway.ledger.allPayments()
+        #expect(payments.count == 1 && payments[0].refundedAmount == 0 && !payments[0].reversed)
         await live.server.stop()
     }
 

@@ -20,12 +20,13 @@ struct DashboardBrowserTests {
         let receiver = try WebhookReceiver { path, _ in path == "/fail" ? 500 : 200 }
         let serverDir = try temporaryDirectory()
         let device = try temporaryDirectory()
-        let (server, url, _) = try await ServeProcess.start(["--data-dir", serverDir] + testSchedule)
+        let (server, url, key) = try await ServeProcess.start(["--data-dir", serverDir] + testSchedule)
         let dashboardLine = try #require(await server.line(startingWith: "dashboard: "))
-        #expect(dashboardLine == "dashboard: \(url)/dashboard")
+        // The notebook way: the printed URL carries the key once.
+        #expect(dashboardLine == "dashboard: \(url)/dashboard?key=\(key)")
         func pay(_ order: String, amount: String = "1250", hook: String = "/ok") async {
             let r = await runCLI(["pay", "--amount", amount, "--order-id", order, "--callback-url", receiver.url + hook,
-                                  "--gateway", url, "--data-dir", device, "--json"])
+                                  "--gateway", url, "--api-key", key, "--data-dir", device, "--json"])
             #expect(r.status == 0 || r.status == PayCommand.declined, "\(r.err)")
         }
         await pay("order-1042")
@@ -33,8 +34,12 @@ struct DashboardBrowserTests {
         await pay("order-2002", amount: "1251")  // declined by the amount's trigger
 
         let browser = try HeadlessChromium(executable: executable)
-        try browser.open(url + "/dashboard")
+        try browser.open(String(dashboardLine.dropFirst("dashboard: ".count)))
         try browser.waitUntil(##"document.querySelectorAll("#payments tbody tr[data-order-id]").length === 3"##)
+        // The key left the address bar at once (a 303 to the page without it); the session is a
+        // cookie the page's scripts cannot read (HttpOnly).
+        #expect(try browser.evaluate("location.pathname + location.search") as? String == "/dashboard")
+        #expect(try browser.evaluate("document.cookie") as? String == "")
 
         // The seed's step 3 as written: filter by order ID.
         _ = try browser.evaluate("""

@@ -29,7 +29,8 @@ struct LoopbackHostGuardTests {
                                     handler: GatewayServeCommand.makeHandler(service, listenHost: "127.0.0.1"))
         func post(_ path: String, _ json: String, host: String) async throws -> HTTPClientResponse {
             try await HTTPClient().send(HTTPClientRequest(method: "POST", url: server.url + path,
-                                                          headers: [("Host", host), ("Content-Type", "application/json")],
+                                                          headers: [("Host", host), ("Content-Type", "application/json"),
+                                                                    ("Authorization", "Bearer \(service.testToken)")],
                                                           body: Array(json.utf8)))
         }
         let sale = #"{"orderId":"rb-1","amount":1000,"card":{"pan":"4012888888881881","expiry":"2812"}}"#
@@ -50,7 +51,8 @@ struct LoopbackHostGuardTests {
                                     host: "evil.example")
         #expect(refund.status == 421)
         #expect(try service.gateway.ledger.allPayments().first { $0.orderId == "rb-1" }?.refundedAmount == 0)
-        let plain = try await HTTPClient().send(HTTPClientRequest(url: server.url + "/dashboard/api/payments"))
+        let plain = try await HTTPClient().send(HTTPClientRequest(url: server.url + "/dashboard/api/payments",
+                                                                  headers: [("Authorization", service.apiKey)]))
         #expect(plain.status == 200)   // curl names 127.0.0.1 in Host
         await server.stop()
     }

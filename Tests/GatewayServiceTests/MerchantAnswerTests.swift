@@ -35,6 +35,14 @@ final class HookedLedger: LedgerStore {
                     beforeCommit: (@Sendable ([String]) -> Void)?) -> [Result<SaleOutcome, GatewayError>] {
         base.storeSales(sales, beforeCommit: beforeCommit)
     }
+    func claimOrder(_ orderId: String, by terminal: TerminalIdentity, tokenId: String,
+                    at now: Date) throws(GatewayError) -> OrderClaim {
+        try base.claimOrder(orderId, by: terminal, tokenId: tokenId, at: now)
+    }
+    func orderTerminal(_ orderId: String) throws(GatewayError) -> TerminalIdentity? {
+        try read("orderTerminal")
+        return try base.orderTerminal(orderId)
+    }
     func storeReversal(uniqueRef: String, at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment) {
         let r = try base.storeReversal(uniqueRef: uniqueRef, at: now)
         wrote()
@@ -128,7 +136,7 @@ struct MerchantAnswerTests {
         let server = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(1)),
                                     handler: service.routes())
         let live = LiveService.Client(url: server.url, key: service.apiKey)
-        let sale = try await RemoteGateway(baseURL: server.url).authorize(
+        let sale = try await RemoteGateway(baseURL: server.url, deviceToken: service.testToken).authorize(
             AuthorisationRequest(orderId: "m-refund", amount: 1000,
                                  card: CardData(pan: PAN("378282246310005")!, expiry: "2812")))
         #expect(sale.status == .approved)
@@ -178,12 +186,13 @@ struct WebRoutesThreadTests {
         let service = try GatewayService(gateway: EmbeddedGateway(configuration: .init(dataDirectory: dir), ledger: ledger))
         let server = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(1)),
                                     handler: GatewayServeCommand.makeRouter(service, dashboard: true))
-        _ = try await RemoteGateway(baseURL: server.url).authorize(
+        _ = try await RemoteGateway(baseURL: server.url, deviceToken: service.testToken).authorize(
             AuthorisationRequest(orderId: "t-1", amount: 1000, card: CardData(pan: PAN("378282246310005")!, expiry: "2812")))
         let client = LiveService.Client(url: server.url, key: service.apiKey)
         let graphql = try await client.post("/graphql", #"{"query":"{ charges(filter: {orderId: {eq: \"t-1\"}}) { total items { refunds { id } } } }"}"#)
         #expect(graphql.status == 200 && String(decoding: graphql.body, as: UTF8.self).contains(#""total":1"#))
-        let dashboard = try await HTTPClient().send(HTTPClientRequest(url: server.url + "/dashboard/api/payments?orderId=t-1"))
+        let dashboard = try await HTTPClient().send(HTTPClientRequest(url: server.url + "/dashboard/api/payments?orderId=t-1",
+                                                                      headers: [("Authorization", service.apiKey)]))
         #expect(dashboard.status == 200)
         _ = try await HTTPClient().send(HTTPClientRequest(url: server.url + "/v1/payments?orderId=t-1", headers: [("Authorization", service.apiKey)]))
         let names = threads.withLock { $0 }
@@ -200,7 +209,7 @@ struct RESTGraphQLAgreementTests {
         let service = try GatewayService(dataDirectory: try temporaryDirectory())
         let server = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(1)),
                                     handler: GatewayServeCommand.makeRouter(service, dashboard: false))
-        let sale = try await RemoteGateway(baseURL: server.url).authorize(
+        let sale = try await RemoteGateway(baseURL: server.url, deviceToken: service.testToken).authorize(
             AuthorisationRequest(orderId: "agree-1", amount: 1000, card: CardData(pan: PAN("4012888888881881")!, expiry: "2812")))
         #expect(sale.status == .approved)
         let client = LiveService.Client(url: server.url, key: service.apiKey)

@@ -20,18 +20,18 @@ struct PayOverTCPTests {
     func approveDecline() async throws {
         let live = try LiveService()
         let device = try temporaryDirectory()
-        let ok = await runCLI(["pay", "--amount", "1250", "--order-id", "tcp-ok", "--gateway", live.url,
+        let ok = await runCLI(["pay", "--amount", "1250", "--order-id", "tcp-ok", "--gateway", live.url, "--api-key", live.service.apiKey,
                                "--data-dir", device, "--json"])
         #expect(ok.status == 0, "\(ok.err)")
         let doc = try jsonObject(Array(ok.out.utf8))
         #expect(doc["status"] as? String == "approved")
         #expect(try live.service.gateway.ledger.sales(orderId: "tcp-ok").first?.status == .approved)
-        let declined = await runCLI(["pay", "--amount", "1251", "--order-id", "tcp-no", "--gateway", live.url,
+        let declined = await runCLI(["pay", "--amount", "1251", "--order-id", "tcp-no", "--gateway", live.url, "--api-key", live.service.apiKey,
                                      "--data-dir", device, "--json"])
         #expect(declined.status == PayCommand.declined, "\(declined.err)")
         #expect(try live.service.gateway.ledger.sales(orderId: "tcp-no").first?.status == .declined)
         #expect(!FileManager.default.fileExists(atPath: device + "/" + Ledger.fileName))
-        let charges = await runCLI(["charges", "--order-id", "tcp-ok", "--gateway", live.url, "--data-dir", device, "--json"])
+        let charges = await runCLI(["charges", "--order-id", "tcp-ok", "--gateway", live.url, "--api-key", live.service.apiKey, "--data-dir", device, "--json"])
         #expect(charges.status == 0, "\(charges.err)")
         #expect(charges.out.contains("tcp-ok") && charges.out.contains("approved"))
         await live.server.stop()
@@ -56,13 +56,13 @@ struct PayOverTCPTests {
         if let f = c.server { live.service.armFault(f, count: 1) }
         // The token up front: `--gateway-timeout` bounds every request to the gateway, and the
         // token's, before the submission point, must not be what a loaded machine times out.
-        let token = try await RemoteGateway(baseURL: live.url).issueTestToken(accountId: "acct_tapemu_test")
+        let token = try await RemoteGateway(baseURL: live.url).posAuthToken(apiKey: live.service.apiKey, pointOfSaleId: "tapemu-cli")
         let order = "tcp-unclear"
-        let r = await runCLI(["pay", "--amount", String(c.amount), "--order-id", order, "--gateway", live.url,
+        let r = await runCLI(["pay", "--amount", String(c.amount), "--order-id", order, "--gateway", live.url, "--api-key", live.service.apiKey,
                               "--token", token, "--data-dir", device, "--json"] + c.flags)
         #expect(r.status == PayCommand.outcomeUnknown, "\(c.name): \(r.err)")
         #expect(try live.service.gateway.ledger.sales(orderId: order).count == (c.recorded ? 1 : 0), "\(c.name)")
-        let step3 = await runCLI(["charges", "--pending", "--gateway", live.url, "--data-dir", device, "--json"])
+        let step3 = await runCLI(["charges", "--pending", "--gateway", live.url, "--api-key", live.service.apiKey, "--data-dir", device, "--json"])
         if c.recorded {
             #expect(step3.status == 0, "\(c.name): \(step3.err)")
         } else {
@@ -75,13 +75,13 @@ struct PayOverTCPTests {
     @Test("a gateway that cannot be reached before the submission point: no payment, not an unclear outcome")
     func unreachable() async throws {
         let live = try LiveService()
-        let token = try await RemoteGateway(baseURL: live.url).issueTestToken(accountId: "acct_tapemu_test")
+        let token = try await RemoteGateway(baseURL: live.url).posAuthToken(apiKey: live.service.apiKey, pointOfSaleId: "tapemu-cli")
         await live.server.stop()
         let device = try temporaryDirectory()
-        let r = await runCLI(["pay", "--amount", "1250", "--order-id", "tcp-down", "--gateway", live.url,
+        let r = await runCLI(["pay", "--amount", "1250", "--order-id", "tcp-down", "--gateway", live.url, "--api-key", live.service.apiKey,
                               "--token", token, "--data-dir", device, "--json"])
         #expect(r.status == PayCommand.failedNoPayment, "\(r.err)")
-        let noToken = await runCLI(["pay", "--amount", "1250", "--order-id", "tcp-down2", "--gateway", live.url,
+        let noToken = await runCLI(["pay", "--amount", "1250", "--order-id", "tcp-down2", "--gateway", live.url, "--api-key", live.service.apiKey,
                                     "--data-dir", device])
         #expect(noToken.status == ExitCode.unavailable, "\(noToken.err)")
         let bad = await runCLI(["pay", "--amount", "1250", "--order-id", "x", "--gateway", "ftp://nope"])
@@ -94,18 +94,18 @@ struct PayOverTCPTests {
         let live = try LiveService()
         let device = try temporaryDirectory()
         let order = "core-\(seed)"
-        let sale = await runCLI(["sale", "--amount", "1292", "--order-id", order, "--gateway", live.url,
+        let sale = await runCLI(["sale", "--amount", "1292", "--order-id", order, "--gateway", live.url, "--api-key", live.service.apiKey,
                                  "--data-dir", device, "--json"])
         #expect(sale.status == SaleCommand.commError, "\(sale.err)")
         #expect(try live.service.gateway.ledger.sales(orderId: order).first?.transactionCode == .approved)
-        let resolve = await runCLI(["resolve", "--seed", seed, "--gateway", live.url, "--data-dir", device, "--json"])
+        let resolve = await runCLI(["resolve", "--seed", seed, "--gateway", live.url, "--api-key", live.service.apiKey, "--data-dir", device, "--json"])
         #expect(resolve.status == 0, "\(resolve.err)")
         #expect(resolve.out.contains(order))
         let stored = try #require(try live.service.gateway.ledger.sales(orderId: order).first)
         #expect(stored.reversed)
         #expect(stored.transactionCode == .cancelled)
         // Running it again reverses nothing twice: the record left the device.
-        let again = await runCLI(["resolve", "--seed", seed, "--gateway", live.url, "--data-dir", device, "--json"])
+        let again = await runCLI(["resolve", "--seed", seed, "--gateway", live.url, "--api-key", live.service.apiKey, "--data-dir", device, "--json"])
         #expect(again.status == 0)
         #expect(!again.out.contains(order))
         await live.server.stop()

@@ -18,9 +18,9 @@ final class ServeProcess: @unchecked Sendable {
     /// The built `tapemu` (TestSupport's ``tapemuExecutable()``).
     static func binary() throws -> URL { try tapemuExecutable() }
 
-    init(_ args: [String]) throws {
+    init(_ args: [String], listen: String = "127.0.0.1:0") throws {
         process.executableURL = try Self.binary()
-        process.arguments = ["gateway", "serve", "--listen", "127.0.0.1:0"] + args
+        process.arguments = ["gateway", "serve", "--listen", listen] + args
         process.standardOutput = outPipe
         // stderr too: the access log (`--access-log`) says when a request is under way.
         process.standardError = outPipe
@@ -70,6 +70,17 @@ final class ServeProcess: @unchecked Sendable {
         }
     }
 
+    /// The merchant API key the server printed.
+    func apiKey() async throws -> String {
+        String(try #require(await line(startingWith: "merchant API key: ")).dropFirst("merchant API key: ".count))
+    }
+
+    /// The server's terminal API as a terminal with a token for the API key (`pos-test`).
+    func terminal(timeout: Duration = .seconds(30)) async throws -> RemoteGateway {
+        let remote = RemoteGateway(baseURL: try await url(), requestTimeout: timeout)
+        return remote.with(deviceToken: try await remote.posAuthToken(apiKey: try await apiKey(), pointOfSaleId: "pos-test"))
+    }
+
     /// The server's URL from its "listening on" line.
     func url() async throws -> String {
         let line = try #require(await line(startingWith: "tapemu gateway listening on "))
@@ -88,7 +99,7 @@ struct ServeProcessTests {
     func killMidBatch() async throws {
         let serverDir = try temporaryDirectory()
         let server = try ServeProcess(["--data-dir", serverDir, "--fault", "kill-mid-batch"])
-        let remote = RemoteGateway(baseURL: try await server.url(), requestTimeout: .seconds(20))
+        let remote = try await server.terminal(timeout: .seconds(20))
         var approved: Set<String> = []
         // Waves of 32 concurrent authorisations until a batch of two or more forms (the first
         // usually does); the process dies inside it.
@@ -138,7 +149,7 @@ struct ServeProcessTests {
             headers: [("Authorization", key), ("Content-Type", "application/json")],
             body: Array(#"{"fault":"kill-mid-batch","count":1}"#.utf8)))
         #expect(armed.status == 200)
-        let remote = RemoteGateway(baseURL: url, requestTimeout: .seconds(20))
+        let remote = try await server.terminal(timeout: .seconds(20))
         var wave = 0
         while server.process.isRunning && wave < 5 {
             await withTaskGroup(of: Void.self) { group in
@@ -169,7 +180,8 @@ struct ServeProcessTests {
         let server = try ServeProcess(["--data-dir", serverDir, "--fault", "kill-after-commit"])
         let url = try await server.url()
         let key = try #require(await server.line(startingWith: "merchant API key: "))
-        let token = await runCLI(["pay", "--amount", "1250", "--order-id", "killed-1", "--gateway", url,
+        let apiKey = try await server.apiKey()
+        let token = await runCLI(["pay", "--amount", "1250", "--order-id", "killed-1", "--gateway", url, "--api-key", apiKey,
                                   "--data-dir", device, "--json"])
         #expect(token.status == PayCommand.outcomeUnknown, "\(token.err)")
         let exit = await server.waitForExit()
@@ -179,11 +191,11 @@ struct ServeProcessTests {
         let restarted = try ServeProcess(["--data-dir", serverDir])
         let url2 = try await restarted.url()
         #expect(await restarted.line(startingWith: "merchant API key: ") == key)
-        let charges = await runCLI(["charges", "--order-id", "killed-1", "--gateway", url2, "--data-dir", device, "--json"])
+        let charges = await runCLI(["charges", "--order-id", "killed-1", "--gateway", url2, "--api-key", apiKey, "--data-dir", device, "--json"])
         #expect(charges.status == 0, "\(charges.err)")
         #expect(charges.out.contains("killed-1") && charges.out.contains("approved"))
         // Seed 000 step 3 over HTTP resolves the device's pending record.
-        let step3 = await runCLI(["charges", "--pending", "--gateway", url2, "--data-dir", device, "--json"])
+        let step3 = await runCLI(["charges", "--pending", "--gateway", url2, "--api-key", apiKey, "--data-dir", device, "--json"])
         #expect(step3.status == 0, "\(step3.err)")
         restarted.process.terminate()
         let stopped = await restarted.waitForExit()
@@ -198,7 +210,8 @@ struct ServeProcessTests {
         let server = try ServeProcess(["--data-dir", serverDir, "--fault", "delay:1500", "--access-log"])
         let url = try await server.url()
         let device = try temporaryDirectory()
-        let paying = Task { await runCLI(["pay", "--amount", "1250", "--order-id", "term-1", "--gateway", url,
+        let apiKey = try await server.apiKey()
+        let paying = Task { await runCLI(["pay", "--amount", "1250", "--order-id", "term-1", "--gateway", url, "--api-key", apiKey,
                                           "--data-dir", device, "--json"]) }
         // The access log's line when the authorisation reached the server (the delay holds it).
         _ = try #require(await server.line(startingWith: "tapemu: → POST /terminal/v1/authorisations"))

@@ -19,7 +19,7 @@ struct SharedInstanceGatewayTests {
             TapToPay.cardEnvironmentVariable: "mastercard-mchip",
         ])
         let tapToPay = TapToPay(configuration: config)
-        try await tapToPay.prepare(token: try await RemoteGateway(baseURL: live.url).issueTestToken(accountId: "acct_env"))
+        try await tapToPay.prepare(token: try await RemoteGateway(baseURL: live.url).posAuthToken(apiKey: live.service.apiKey, pointOfSaleId: "pos-env"))
         let result = try await tapToPay.acceptPayment(amount: 1250, orderId: "env-tcp-1")
         #expect(result.status == .approved && result.last4 == "0434")
         #expect(try live.service.gateway.ledger.sales(orderId: "env-tcp-1").first?.paymentId == result.paymentId)

@@ -161,9 +161,9 @@ struct WebhookServeTests {
     func signedDelivery() async throws {
         let receiver = try WebhookReceiver()
         let serverDir = try temporaryDirectory()
-        let (server, url, _) = try await ServeProcess.start(["--data-dir", serverDir] + testSchedule)
+        let (server, url, apiKey) = try await ServeProcess.start(["--data-dir", serverDir] + testSchedule)
         let pay = await runCLI(["pay", "--amount", "1250", "--order-id", "wh-signed", "--callback-url", receiver.url + "/hook",
-                                "--gateway", url, "--data-dir", try temporaryDirectory(), "--json"])
+                                "--gateway", url, "--api-key", apiKey, "--data-dir", try temporaryDirectory(), "--json"])
         #expect(pay.status == 0, "\(pay.err)")
         let got = try await receiver.wait(for: "the webhook of wh-signed") { !WebhookReceiver.of($0, order: "wh-signed").isEmpty }
         let hook = try #require(WebhookReceiver.of(got, order: "wh-signed").first)
@@ -213,9 +213,9 @@ struct WebhookServeTests {
     func retriedThenDelivered() async throws {
         let receiver = try WebhookReceiver { _, n in n == 1 ? 500 : 200 }
         let serverDir = try temporaryDirectory()
-        let (server, url, _) = try await ServeProcess.start(["--data-dir", serverDir] + testSchedule)
+        let (server, url, key) = try await ServeProcess.start(["--data-dir", serverDir] + testSchedule)
         let pay = await runCLI(["pay", "--amount", "1250", "--order-id", "wh-retry", "--callback-url", receiver.url + "/flaky",
-                                "--gateway", url, "--data-dir", try temporaryDirectory(), "--json"])
+                                "--gateway", url, "--api-key", key, "--data-dir", try temporaryDirectory(), "--json"])
         #expect(pay.status == 0, "\(pay.err)")
         let first = try #require(await server.line(startingWith: "tapemu: webhook 1 (order wh-retry) attempt 1: HTTP 500, next try "))
         _ = try #require(await server.line(startingWith: "tapemu: webhook 1 (order wh-retry) attempt 2: delivered (HTTP 200)"))
@@ -246,7 +246,7 @@ struct WebhookServeTests {
         let (server, url, key) = try await ServeProcess.start(["--data-dir", serverDir, "--fault", "kill-after-commit"]
                                                               + testSchedule)
         let pay = await runCLI(["pay", "--amount", "1250", "--order-id", "order-1042", "--callback-url", receiver.url + "/hook",
-                                "--gateway", url, "--data-dir", try temporaryDirectory(), "--json"])
+                                "--gateway", url, "--api-key", key, "--data-dir", try temporaryDirectory(), "--json"])
         #expect(pay.status == PayCommand.outcomeUnknown, "\(pay.err)")
         let exit = await server.waitForExit()
         #expect(exit.signalled && exit.status == SIGKILL)
@@ -278,12 +278,12 @@ struct WebhookServeTests {
         let receiver = try WebhookReceiver()
         let serverDir = try temporaryDirectory()
         // First run: every first attempt held back an hour, so nothing leaves before the stop.
-        let (server, url, _) = try await ServeProcess.start(["--data-dir", serverDir, "--webhook-fault", "delay=3600s"]
+        let (server, url, key) = try await ServeProcess.start(["--data-dir", serverDir, "--webhook-fault", "delay=3600s"]
                                                             + testSchedule)
         let device = try temporaryDirectory()
         for order in ["resume-1", "resume-2"] {
             let pay = await runCLI(["pay", "--amount", "1250", "--order-id", order, "--callback-url", receiver.url + "/hook",
-                                    "--gateway", url, "--data-dir", device, "--json"])
+                                    "--gateway", url, "--api-key", key, "--data-dir", device, "--json"])
             #expect(pay.status == 0, "\(pay.err)")
         }
         await server.stop()
@@ -316,7 +316,7 @@ struct WebhookServeTests {
         let device = try temporaryDirectory()
         func pay(_ order: String) async {
             let r = await runCLI(["pay", "--amount", "1250", "--order-id", order, "--callback-url", receiver.url + "/hook",
-                                  "--gateway", url, "--data-dir", device, "--json"])
+                                  "--gateway", url, "--api-key", key, "--data-dir", device, "--json"])
             #expect(r.status == 0, "\(r.err)")
         }
         func setFaults(_ list: String) async throws {

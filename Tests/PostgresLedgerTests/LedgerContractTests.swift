@@ -181,6 +181,32 @@ enum LedgerContract {
         #expect(try !g.ledger.renewWebhookLease(id: id, owner: "b", until: now.addingTimeInterval(120)))
     }
 
+    /// A sale (a terminal's, or MONEI's SALE) whose orderId holds an authorisation not captured
+    /// yet, for the same card and amount, is an order conflict, not a replay: answered with the
+    /// AUTHORIZED payment it would read as approved (the terminal's APPROVED, a CoreAPI `A`) for
+    /// funds only held, which the merchant's cancel then releases. An AUTH replayed, or a sale
+    /// once the authorisation was captured, is still a replay.
+    static func saleIsNotAnsweredWithAnAuthorisation(_ b: Backend) async throws {
+        let g = try b.fresh().gateway
+        var auth = Card.request("o-held")
+        auth.capture = false
+        auth.cardPresent = false
+        let held = try await g.authorize(auth)
+        do throws(GatewayError) {
+            let answer = try await g.authorize(Card.request("o-held"))
+            Issue.record("a sale was answered with the authorisation \(answer.paymentId) (replay \(answer.isReplay))")
+        } catch {
+            #expect(error.code == .orderConflict)
+        }
+        #expect(try g.ledger.saleCount(orderId: "o-held") == 1)
+        #expect(try g.ledger.payment(paymentId: held.paymentId)?.state == .authorized)
+        let again = try await g.authorize(auth)
+        #expect(again.isReplay && again.paymentId == held.paymentId)
+        _ = try await g.capture(uniqueRef: held.uniqueRef, amount: nil, options: .init())
+        let sale = try await g.authorize(Card.request("o-held"))
+        #expect(sale.isReplay && sale.paymentId == held.paymentId)
+    }
+
     /// MONEI's two-step flow and reasons (ledger version 3 / PostgreSQL version 2): an AUTH is
     /// AUTHORIZED, captured once in full or cancelled once with its reason; a captured sale is
     /// not cancelled; refund reasons are kept; webhooks are signed with the merchant API key.
@@ -259,6 +285,7 @@ struct SQLiteLedgerContractTests {
     @Test func webhookLeaseRenewal() async throws { try await LedgerContract.webhookLeaseRenewal(.sqlite) }
     @Test func sharedSettings() async throws { try await LedgerContract.sharedSettings(.sqlite) }
     @Test func authorizeCaptureCancel() async throws { try await LedgerContract.authorizeCaptureCancel(.sqlite) }
+    @Test func saleIsNotAnsweredWithAnAuthorisation() async throws { try await LedgerContract.saleIsNotAnsweredWithAnAuthorisation(.sqlite) }
 }
 
 @Suite("Gateway ledger contract: PostgreSQL", .enabled(if: TestPostgres.available, Comment(rawValue: TestPostgres.skipMessage)))
@@ -272,4 +299,5 @@ struct PostgresLedgerContractTests {
     @Test func webhookLeaseRenewal() async throws { try await LedgerContract.webhookLeaseRenewal(.postgres) }
     @Test func sharedSettings() async throws { try await LedgerContract.sharedSettings(.postgres) }
     @Test func authorizeCaptureCancel() async throws { try await LedgerContract.authorizeCaptureCancel(.postgres) }
+    @Test func saleIsNotAnsweredWithAnAuthorisation() async throws { try await LedgerContract.saleIsNotAnsweredWithAnAuthorisation(.postgres) }
 }

@@ -136,6 +136,10 @@ struct MultiServerTests {
         var found: [String] = []
         for s in servers { found.append(try #require(await s.url())) }
         let urls = found
+        // One terminal's token (the servers share the ledger's token key): the 4 sends of an
+        // order id are one terminal's retries, not 4 terminals (another terminal's would be 403).
+        let token = try EmbeddedGateway.shared(ledgerURL: ledgerURL)
+            .issueToken(accountId: "acct_test", pointOfSaleId: "pos-multi")
         let callback = hooks.url + "/hooks"
         let answered = Progress()
         let total = orders * 4
@@ -148,7 +152,7 @@ struct MultiServerTests {
                         var server = (t / 8 + o) % count
                         var outcome = Outcome()
                         for _ in 0..<count {
-                            let gw = RemoteGateway(baseURL: urls[server], requestTimeout: .seconds(30))
+                            let gw = RemoteGateway(baseURL: urls[server], requestTimeout: .seconds(30), deviceToken: token)
                             do throws(GatewayError) {
                                 let r = try await gw.authorize(Card.request(orderId, callbackUrl: callback))
                                 outcome = Outcome(paymentId: r.paymentId, faults: outcome.faults)
@@ -158,7 +162,7 @@ struct MultiServerTests {
                                 guard error.isCommunicationFailure else { break }
                                 // Unknown outcome: look the order up on the next server first.
                                 server = (server + 1) % count
-                                let next = RemoteGateway(baseURL: urls[server], requestTimeout: .seconds(30))
+                                let next = RemoteGateway(baseURL: urls[server], requestTimeout: .seconds(30), deviceToken: token)
                                 if let found = try? await next.charges(orderId: orderId).first {
                                     outcome = Outcome(paymentId: found.paymentId, faults: outcome.faults)
                                     break
@@ -222,7 +226,9 @@ struct MultiServerTests {
     func databaseOutage() async throws {
         let ledgerURL = try TestPostgres.freshDatabase()
         let server = try ServerProcess(ledger: ledgerURL)
-        let gw = RemoteGateway(baseURL: try #require(await server.url()), requestTimeout: .seconds(30))
+        let gw = RemoteGateway(baseURL: try #require(await server.url()), requestTimeout: .seconds(30),
+                               deviceToken: try EmbeddedGateway.shared(ledgerURL: ledgerURL)
+                                   .issueToken(accountId: "acct_test", pointOfSaleId: "pos-outage"))
         _ = try await gw.authorize(Card.request("up-1", callbackUrl: nil))
         try TestPostgres.cutConnections(to: ledgerURL, refuse: true)
         do throws(GatewayError) {

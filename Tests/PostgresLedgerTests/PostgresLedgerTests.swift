@@ -18,7 +18,7 @@ struct PostgresLedgerTests {
         }
         #expect(secrets.count == 8 && Set(secrets).count == 1)
         let c = try PostgresConnection(url: url)
-        #expect(try c.query("SELECT version FROM tapemu_schema_migrations").rows.map { $0[0] } == ["1", "2"])
+        #expect(try c.query("SELECT version FROM tapemu_schema_migrations ORDER BY version").rows.map { $0[0] } == ["1", "2", "3"])
     }
 
     @Test("a version-1 database (an earlier tapemu's) is migrated to version 2 once: its sale unchanged, its webhook key the merchant API key, reasons kept from then on")
@@ -31,11 +31,12 @@ struct PostgresLedgerTests {
         for column in ["last_refund_amount", "last_refund_reason", "cancellation_reason"] {
             try c.query("ALTER TABLE payments DROP COLUMN \(column)")
         }
-        try c.query("DELETE FROM tapemu_schema_migrations WHERE version = 2")
+        // An earlier tapemu's database: version 1 only (version 3's table is left: IF NOT EXISTS).
+        try c.query("DELETE FROM tapemu_schema_migrations WHERE version >= 2")
         try c.query("DELETE FROM settings WHERE key = 'merchant_api_key'")
         let a = try PostgresLedger(url: url, connections: 1)
         let b = try PostgresLedger(url: url, connections: 1)
-        #expect(try c.query("SELECT version FROM tapemu_schema_migrations ORDER BY version").rows.map { $0[0] } == ["1", "2"])
+        #expect(try c.query("SELECT version FROM tapemu_schema_migrations ORDER BY version").rows.map { $0[0] } == ["1", "2", "3"])
         #expect(a.merchantAPIKey.hasPrefix("tpk_test_") && a.merchantAPIKey == b.merchantAPIKey)
         #expect(a.webhookSecret == Array(a.merchantAPIKey.utf8) && a.legacyWebhookSecret.count == 32)
         let stored = try #require(try a.payment(paymentId: sale.paymentId))

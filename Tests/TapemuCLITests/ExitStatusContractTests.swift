@@ -83,9 +83,11 @@ struct ExitStatusContractTests {
         Case(args: ["bench", "-n", "0"], status: 64),
         Case(args: ["emulate", "--card", "nope"], status: 64),
         // A --gateway nobody serves (port 1 on loopback): the token cannot be had, nothing is sent.
-        Case(args: ["pay", "--amount", "1000", "--order-id", "g-1", "--gateway", "http://127.0.0.1:1", "--data-dir", "D", "--json"], status: 69),
-        Case(args: ["sale", "--amount", "1000", "--order-id", "g-2", "--gateway", "http://127.0.0.1:1", "--data-dir", "D", "--json"], status: 69),
-        Case(args: ["resolve", "--gateway", "http://127.0.0.1:1", "--data-dir", "TMP", "--json"], status: 69),
+        Case(args: ["pay", "--amount", "1000", "--order-id", "g-1", "--gateway", "http://127.0.0.1:1", "--api-key", "tpk_test_0", "--data-dir", "D", "--json"], status: 69),
+        Case(args: ["sale", "--amount", "1000", "--order-id", "g-2", "--gateway", "http://127.0.0.1:1", "--api-key", "tpk_test_0", "--data-dir", "D", "--json"], status: 69),
+        Case(args: ["resolve", "--gateway", "http://127.0.0.1:1", "--api-key", "tpk_test_0", "--data-dir", "TMP", "--json"], status: 69),
+        // A --gateway without the API key or a token: nothing to authenticate the terminal with.
+        Case(args: ["pay", "--amount", "1000", "--order-id", "g-3", "--gateway", "http://127.0.0.1:1", "--data-dir", "D", "--json"], status: 64),
         Case(args: ["emulate", "--trace", "X/none.apdu", "--json"], status: 66),
         Case(args: ["emulate", "--trace", "TMP"], status: 74),
         Case(args: ["emulate", "--trace", "T"], status: 65),

@@ -1,4 +1,6 @@
+import BERTLV
 import Foundation
+import PaymentGateway
 import Testing
 @testable import tapemu
 import TestSupport
@@ -100,5 +102,40 @@ struct PayUnclearOutcomeTests {
         #expect(truth["submitted"] as? Bool == false && truth["charged"] as? Bool == false)
         let pending = await runCLI(["pending", "--all", "--json", "--data-dir", dir])
         #expect(pending.out.contains("u-4"))
+    }
+
+    /// An order whose only payment is an authorisation the merchant's backend made (MONEI
+    /// `transactionType: AUTH`, AUTHORIZED: funds held, nothing captured) for the same card and
+    /// amount: a terminal's sale of it is refused (an order conflict: unclear for the MONEI face,
+    /// a reply that is not a clear approval), and nothing is charged. It was answered with the
+    /// authorisation as a replay: APPROVED, exit 0, groundTruth charged:true — for funds only
+    /// held, which the merchant's cancel then released.
+    @Test func saleOfAnOrderHeldAsAnAuthorisation() async throws {
+        let dir = try temporaryDirectory()
+        do {
+            let gateway = try EmbeddedGateway(dataDirectory: dir)
+            var auth = AuthorisationRequest(orderId: "u-5", amount: 1000, currency: "EUR",
+                                            card: CardData(pan: try #require(PAN("4761739001010010")), expiry: "3012"))
+            auth.capture = false
+            auth.cardPresent = false
+            let held = try await gateway.authorize(auth)
+            #expect(try gateway.ledger.payment(paymentId: held.paymentId)?.state == .authorized)
+        }
+        let r = try await TapemuChild(["pay", "--amount", "1000", "--order-id", "u-5", "--card", "visa-qvsdc",
+                                       "--data-dir", dir, "--json"]).finish()
+        #expect(r.status == 4, "\(r.stdout) \(r.stderr)")
+        let doc = try jsonObject(r.stdout)
+        #expect(doc["code"] as? String == "outcomeUnknown", "\(r.stdout)")
+        let truth = try #require(doc["groundTruth"] as? [String: Any], "\(r.stdout)")
+        #expect(truth["submitted"] as? Bool == true && truth["charged"] as? Bool == false, "\(r.stdout)")
+        // Recovery does not take the merchant's authorisation for this attempt's sale: the
+        // record stays, reported as another payment (it was removed as "authorized").
+        let recovery = await runCLI(["charges", "--pending", "--json", "--data-dir", dir])
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(recovery.out.utf8)) as? [[String: Any]], "\(recovery.out) \(recovery.err)")
+        #expect(rows.map { $0["finding"] as? String } == ["otherPayment"], "\(recovery.out)")
+        let pending = await runCLI(["pending", "--all", "--json", "--data-dir", dir])
+        #expect(pending.out.contains("u-5"), "\(pending.out)")
+        let ledger = try Ledger(directory: dir, access: .readOnly)
+        #expect(try ledger.sales(orderId: "u-5").map(\.state) == [.authorized])
     }
 }

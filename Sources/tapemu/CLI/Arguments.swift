@@ -10,8 +10,12 @@ struct Arguments: Sendable {
     private var afterDashDash: [String]
     /// Every option and flag name the command asked for, for "did you mean" in ``finish()``.
     private(set) var askedFor: [String] = []
+    /// The process's environment, for the options that fall back on a variable
+    /// (``Option/environment(_:)``: `TAPEMU_GATEWAY`, `TAPEMU_DATA_DIR`, …).
+    let environment: [String: String]
 
-    init(_ arguments: [String]) {
+    init(_ arguments: [String], environment: [String: String] = [:]) {
+        self.environment = environment
         if let i = arguments.firstIndex(of: "--") {
             tokens = Array(arguments[..<i])
             afterDashDash = Array(arguments[(i + 1)...])

@@ -35,6 +35,20 @@ protocol CommandArgument: Sendable {
     var isRequired: Bool { get }
     /// The lines of `--help` for it.
     var helpRows: [OptionHelp] { get }
+    /// The single options, flags and positionals it is made of (itself, unless it groups
+    /// others): what completion and the man page list.
+    var leaves: [any CommandArgument] { get }
+    /// Its spellings (`-o`, `--output`); none for a positional.
+    var spellings: [String] { get }
+    /// The value it takes (`<file>`), nil for a flag.
+    var takesValue: String? { get }
+    /// The environment variable that gives its value when the command line does not.
+    var environmentVariable: String? { get }
+}
+
+extension CommandArgument {
+    var leaves: [any CommandArgument] { [self] }
+    var environmentVariable: String? { nil }
 }
 
 extension CommandArgument {
@@ -63,6 +77,8 @@ struct Option<Value: Sendable>: CommandArgument {
     /// Turns the text into the value, or throws the usage error for it; the second argument
     /// is the option's name as given.
     let parse: @Sendable (_ text: String, _ name: String) throws(UsageError) -> Value
+    /// The environment variable read when the option is not given (``environment(_:)``).
+    private(set) var environmentVariable: String? = nil
 
     init(_ names: String..., value valueName: String, help: String, required: Bool = false,
          parse: @escaping @Sendable (_ text: String, _ name: String) throws(UsageError) -> Value) {
@@ -75,7 +91,19 @@ struct Option<Value: Sendable>: CommandArgument {
 
     var name: String { names[0] }
     var bareUsage: String { "\(name) \(valueName)" }
-    var helpRows: [OptionHelp] { [OptionHelp(Self.spellings(names) + " " + valueName, help)] }
+    var helpRows: [OptionHelp] {
+        [OptionHelp(Self.spellings(names) + " " + valueName, help + (environmentVariable.map { " [env: \($0)]" } ?? ""))]
+    }
+    var spellings: [String] { names }
+    var takesValue: String? { Optional(valueName) }
+
+    /// The same option, its value taken from the environment variable `variable` when the
+    /// command line does not give it (the command line wins; an empty variable counts as unset).
+    func environment(_ variable: String) -> Self {
+        var copy = self
+        copy.environmentVariable = variable
+        return copy
+    }
 
     /// `-o, --output`: short spellings first.
     static func spellings(_ names: [String]) -> String {
@@ -129,7 +157,9 @@ extension Option {
 
     /// The same option with the help a command gives it (its parsing and checks unchanged).
     func withHelp(_ help: String) -> Self {
-        Self(names: names, valueName: valueName, help: help, required: isRequired, parse: parse)
+        var copy = Self(names: names, valueName: valueName, help: help, required: isRequired, parse: parse)
+        copy.environmentVariable = environmentVariable
+        return copy
     }
 
     /// One of a fixed set of words, each standing for a value; anything else is `error(text)`.
@@ -159,6 +189,8 @@ struct Flag: CommandArgument {
     var isRequired: Bool { false }
     var bareUsage: String { name }
     var helpRows: [OptionHelp] { [OptionHelp(Option<String>.spellings(names), help)] }
+    var spellings: [String] { names }
+    var takesValue: String? { nil }
 }
 
 /// A positional argument, `<hex>|-`.
@@ -182,6 +214,8 @@ struct Positional: CommandArgument {
 
     var bareUsage: String { repeats ? "\(valueName)..." : valueName }
     var helpRows: [OptionHelp] { [OptionHelp(valueName, help)] }
+    var spellings: [String] { [] }
+    var takesValue: String? { Optional(valueName) }
 }
 
 /// At most one of several arguments: `[--reader <name> | --trace <file> | --card <profile>]`.
@@ -196,6 +230,9 @@ struct OneOf: CommandArgument {
     }
     var bareUsage: String { members.map(\.bareUsage).joined(separator: " | ") }
     var helpRows: [OptionHelp] { members.flatMap(\.helpRows) }
+    var leaves: [any CommandArgument] { members.flatMap(\.leaves) }
+    var spellings: [String] { [] }
+    var takesValue: String? { nil }
 }
 
 /// An argument with options that only go with it: `[--record <file> [--no-redact]]`,
@@ -210,17 +247,34 @@ struct WithDependents: CommandArgument {
     var isRequired: Bool { base.isRequired }
     var bareUsage: String { ([base.bareUsage] + dependents.map(\.usage)).joined(separator: " ") }
     var helpRows: [OptionHelp] { base.helpRows + dependents.flatMap(\.helpRows) }
+    var leaves: [any CommandArgument] { base.leaves + dependents.flatMap(\.leaves) }
+    var spellings: [String] { [] }
+    var takesValue: String? { nil }
 }
 
 // MARK: - Reading them
 
 extension Arguments {
     /// The option's value, parsed; nil when it is absent. Given twice is a usage error.
-    mutating func value<V>(_ option: Option<V>) throws(UsageError) -> V? {
+    /// With `environment` false, only the command line counts (an option that yields to
+    /// another one given on the command line: `webhook verify --secret` over TAPEMU_API_KEY).
+    mutating func value<V>(_ option: Option<V>, environment: Bool = true) throws(UsageError) -> V? {
         let given = try takeSpelledOption(option.names, valueName: option.valueName)
         guard given.count <= 1 else { throw UsageError("\(option.name) given \(given.count) times") }
-        guard let (name, text) = given.first else { return nil }
+        guard let (name, text) = given.first else { return environment ? try environmentValue(option) : nil }
         return try option.parse(text, name)
+    }
+
+    /// The value of `option`'s environment variable, parsed with the variable's name in its
+    /// errors; nil when it has none or the variable is unset or empty.
+    private func environmentValue<V>(_ option: Option<V>) throws(UsageError) -> V? {
+        guard let variable = option.environmentVariable, let text = environment[variable], !text.isEmpty else { return nil }
+        do {
+            return try option.parse(text, variable)
+        } catch {
+            let reason = error.reason.contains(variable) ? error.reason : "\(variable): \(error.reason)"
+            throw UsageError("\(reason) (from the environment; \(option.name) on the command line wins)")
+        }
     }
 
     /// The option's value, or `defaultValue` when it is absent.

@@ -12,6 +12,9 @@ struct CommandConfiguration: Sendable {
     let options: [OptionHelp]
     /// Exit statuses other than 0 and 64, for `--help`.
     var exitCodes: [(code: Int32, meaning: String)]
+    /// The declared arguments, each a single option, flag or positional (``CommandArgument/leaves``):
+    /// the one table help, completion and the man page are made from.
+    let arguments: [any CommandArgument]
 
     /// The usage line and the option help both come from `arguments`, each declared once
     /// (``CommandArgument``), in usage order.
@@ -23,6 +26,7 @@ struct CommandConfiguration: Sendable {
         self.discussion = discussion
         self.options = arguments.flatMap(\.helpRows)
         self.exitCodes = exitCodes
+        self.arguments = arguments.flatMap(\.leaves)
     }
 
     /// The command name as words.

@@ -28,6 +28,10 @@ enum CommandRegistry {
             TransmitCommand.self,
             EmulateCommand.self,
             BenchCommand.self,
+            CompletionCommand.self,
+            ScenariosListCommand.self,
+            ScenariosRunCommand.self,
+            SupportAskCommand.self,
         ]
     }
 }

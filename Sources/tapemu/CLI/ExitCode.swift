@@ -25,7 +25,7 @@ enum ExitCode {
     /// are `pay`'s and `sale`'s.
     static let table: [(code: Int32, meaning: String)] = [
         (success, "success (pay, sale: approved)"),
-        (failure, "a check failed: a replayed trace diverged, a benchmarked read or payment failed"),
+        (failure, "a check failed: a replayed trace diverged, a benchmarked read or payment failed, a scenario graded its backend wrong (scenarios run)"),
         (2, "a result that is a no: pay/sale declined by the issuer (the payment exists); read: the card declined offline"),
         (3, "pay/sale: failed — no payment occurred (invalid amount or order id, no card in time, reader not ready, card declined offline, cancelled while waiting for a card, …)"),
         (4, "pay/sale: outcome unknown — the card may have been charged; do not retry, look the order up. pay (seed 000): any card read or PIN entry error and a Ctrl-C once the card is being read, before the request left or after it; sale (seeds 002/003): a card read and a request that did not reach the gateway"),

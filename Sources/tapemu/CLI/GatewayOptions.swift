@@ -2,6 +2,7 @@ import DeviceStore
 import Foundation
 import GatewayService
 import PaymentGateway
+import TapToPay
 
 /// Options for the embedded gateway shared by `pay`, `charges`, `sale`, `pending`, `resolve` and
 /// `gateway`, and the one rule for opening a data directory from the command line:
@@ -21,7 +22,7 @@ struct GatewayOptions: Sendable {
         text, _ throws(UsageError) in
         guard !text.isEmpty else { throw UsageError("--data-dir needs a directory path") }
         return text
-    }
+    }.environment(TapToPay.dataDirectoryEnvironmentVariable)
     static let arguments: [any CommandArgument] = [dataDir]
 
     /// What opening the data directory can end with, for the commands that do not create it.
@@ -117,19 +118,40 @@ struct GatewayOptions: Sendable {
 }
 
 /// `--gateway <url>` of `pay`, `sale`, `resolve` and `charges`: the gateway service
-/// (`tapemu gateway serve`) to talk to over HTTP instead of the embedded ledger. The device's
-/// pending payments stay in --data-dir either way.
+/// (`tapemu gateway serve`) to talk to over HTTP(S) instead of the embedded ledger, with the
+/// merchant API key that gets the terminal its token (`--api-key`) and the CA of an https://
+/// gateway (`--cacert`). The device's pending payments stay in --data-dir either way.
 struct RemoteGatewayOption: Sendable {
     var url: String?
+    var apiKey: String?
+    var caFile: String?
 
     static let gatewayURL = Option<String>(
         "--gateway", value: "<url>",
-        help: "Use the gateway served at this http://HOST:PORT (tapemu gateway serve) instead of the embedded ledger; pending payments stay in --data-dir.") {
+        help: "Use the gateway served at this http://HOST:PORT or https://HOST:PORT (tapemu gateway serve) instead of the embedded ledger; pending payments stay in --data-dir.") {
         text, name throws(UsageError) in
         if let problem = RemoteGateway.validate(url: text) { throw UsageError("\(name): \(problem)") }
         return text
+    }.environment(TapToPay.gatewayEnvironmentVariable)
+    static let apiKeyOption = Option<String>(
+        "--api-key", value: "<key>",
+        help: "The merchant API key of the --gateway (gateway serve prints it): the terminal gets its token with it (POST /v1/pos/auth-token).") {
+        text, name throws(UsageError) in
+        guard !text.isEmpty else { throw UsageError("\(name) needs the merchant API key") }
+        return text
+    }.environment("TAPEMU_API_KEY")
+    static let cacert = Option<String>(
+        "--cacert", value: "<file>",
+        help: "The CA certificate(s) (PEM) an https:// --gateway's certificate must chain to (default: the system's).") {
+        text, name throws(UsageError) in
+        guard FileManager.default.isReadableFile(atPath: text) else { throw UsageError("\(name): cannot read \(text)") }
+        return text
     }
-    static let arguments: [any CommandArgument] = [gatewayURL]
+    static let arguments: [any CommandArgument] = [gatewayURL, apiKeyOption, cacert]
+
+    /// The point of sale the command line's tokens are for: every run asks for this one, so
+    /// `resolve` and `charges` find what an earlier `pay` or `sale` sent.
+    static let pointOfSaleId = "tapemu-cli"
 
     /// What ``token(_:accountId:)`` ends with when the --gateway cannot be reached for a token
     /// (nothing else was sent: no payment, nothing resolved), for the commands that fetch one.
@@ -139,25 +161,42 @@ struct RemoteGatewayOption: Sendable {
 
     init(arguments: inout Arguments) throws(UsageError) {
         url = try arguments.value(Self.gatewayURL)
+        apiKey = try arguments.value(Self.apiKeyOption)
+        caFile = try arguments.value(Self.cacert)
+        if url == nil, apiKey != nil || caFile != nil {
+            throw UsageError("--api-key and --cacert are for a --gateway URL (the embedded gateway needs neither)")
+        }
     }
 
     /// The remote gateway, else the embedded one opened from `local` with `access`.
     func open(_ local: GatewayOptions, _ access: DataDirectoryLayout.Access,
               timeout: Duration = .seconds(30)) throws -> any Gateway {
-        if let url { return RemoteGateway(baseURL: url, requestTimeout: timeout) }
+        if let url { return RemoteGateway(baseURL: url, requestTimeout: timeout, caCertificateFile: caFile) }
         return try local.openGateway(access)
     }
 
-    /// A test token from whichever gateway `gw` is.
-    static func token(_ gw: any Gateway, accountId: String = "acct_tapemu_test") async throws -> String {
-        if let embedded = gw as? EmbeddedGateway { return embedded.issueToken(accountId: accountId) }
-        if let remote = gw as? RemoteGateway {
-            do {
-                return try await remote.issueTestToken(accountId: accountId)
-            } catch {
-                throw CommandFailure(exitCode: ExitCode.unavailable, "cannot get a token from \(remote.baseURL): \(error)")
-            }
+    /// `gw` as this terminal (a remote one sends the token on every request) and the token for
+    /// `prepare(token:)`: `given` (--token), else one issued for ``pointOfSaleId`` — by the
+    /// embedded gateway, or by the --gateway for the --api-key.
+    func terminal(_ gw: any Gateway, token given: String?,
+                  accountId: String = GatewayService.defaultAccountId) async throws -> (gateway: any Gateway, token: String) {
+        if let embedded = gw as? EmbeddedGateway {
+            return (embedded, given ?? embedded.issueToken(accountId: accountId, pointOfSaleId: Self.pointOfSaleId))
         }
-        throw CommandFailure(exitCode: ExitCode.software, "this gateway issues no tokens; give --token")
+        guard let remote = gw as? RemoteGateway else {
+            guard let given else { throw CommandFailure(exitCode: ExitCode.software, "this gateway issues no tokens; give --token") }
+            return (gw, given)
+        }
+        if let given { return (remote.with(deviceToken: given), given) }
+        guard let apiKey else {
+            throw CommandFailure(exitCode: ExitCode.usage,
+                                 "--gateway needs the merchant API key (--api-key KEY, printed by `tapemu gateway serve`) or a terminal's --token")
+        }
+        do {
+            let token = try await remote.posAuthToken(apiKey: apiKey, pointOfSaleId: Self.pointOfSaleId)
+            return (remote.with(deviceToken: token), token)
+        } catch {
+            throw CommandFailure(exitCode: ExitCode.unavailable, "cannot get a token from \(remote.baseURL): \(error)")
+        }
     }
 }

@@ -1,4 +1,5 @@
 import BERTLV
+import Foundation
 import Synchronization
 
 /// The `tapemu` entry point: finds the command, parses its arguments, runs it, and turns
@@ -19,8 +20,11 @@ enum TapemuCLI {
     }
 
     /// Runs the command line `argv` (argv[0] is the program name) and returns the exit status.
+    /// `environment` gives the options that fall back on a variable (`TAPEMU_GATEWAY`, …) their
+    /// value when the command line does not.
     static func main(_ argv: [String], console: Console = .standard,
-                     commands: [any TapemuCommand.Type] = CommandRegistry.commands) async -> Int32 {
+                     commands: [any TapemuCommand.Type] = CommandRegistry.commands,
+                     environment: [String: String] = ProcessInfo.processInfo.environment) async -> Int32 {
         let args = Array(argv.dropFirst())
         guard let first = args.first else {
             console.printError("tapemu: missing command")
@@ -55,24 +59,28 @@ enum TapemuCLI {
         let json = options.contains("--json")
         let wroteOut = Mutex(false)
         let tracked = console.observingOutput { wroteOut.withLock { $0 = true } }
+        // The order ids typed (`--order-id`, as given everywhere); the parsed command adds its own.
+        let identifiers = Mutex(MerchantIdentifiers.typed(rest))
         func failed(_ code: Int32, _ message: String) -> Int32 {
             // A failure can quote what it could not read (a trace line, a header, a profile's
             // value): a card number typed there is masked by the one policy, as in usage errors.
-            let message = SensitiveData.maskedText(message)
+            // The merchant's identifiers stay as given.
+            let message = SensitiveData.maskedText(message, keeping: identifiers.withLock { $0 })
             console.printError("tapemu: \(message)")
             if json, !wroteOut.withLock({ $0 }) { printErrorDocument(code, message, console: console) }
             return code
         }
-        var arguments = Arguments(rest)
+        var arguments = Arguments(rest, environment: environment)
         do {
             let parsed = try command.init(arguments: &arguments)
+            identifiers.withLock { $0 += parsed.identifiers }
             try parsed.validate()
             return try await parsed.run(json ? tracked : console)
         } catch let error as UsageError {
             // A usage error names what was typed: a card number pasted in the wrong place is
             // masked by the one policy, on stderr and in the JSON document.
             let reason = SensitiveData.maskedText(arguments.mistypedOption(documented: command.configuration.optionNames)
-                ?? mistypedSubcommand(rest, of: command, in: commands) ?? error.reason)
+                ?? mistypedSubcommand(rest, of: command, in: commands) ?? error.reason, keeping: identifiers.withLock { $0 })
             console.printError("tapemu: \(reason)")
             console.printError("Usage: \(command.configuration.usageLine)")
             console.printError("See 'tapemu help \(command.configuration.commandName)'.")
@@ -155,6 +163,10 @@ enum TapemuCLI {
             console.write(rootHelp(commands))
             return ExitCode.success
         }
+        if words == ["--man"] {
+            console.write(ManPage.render(commands))
+            return ExitCode.success
+        }
         if words == ["exit-codes"] {
             console.write(exitCodesHelp())
             return ExitCode.success
@@ -182,11 +194,34 @@ enum TapemuCLI {
         s += "USAGE: tapemu <command> [<options>]\n\n"
         s += "COMMANDS:\n"
         s += table(commands.map { ($0.configuration.commandName, $0.configuration.abstract) }
-                   + [("help <command>", "Show help for a command.")])
+                   + [("help <command>", "Show help for a command."), ("help --man", "Print the manual page (roff: `tapemu help --man | man -l -`).")])
         s += "\nOPTIONS:\n"
         s += table([("-h, --help", "Show this help."), ("--version", "Print the version.")])
+        let variables = environmentVariables(commands)
+        if !variables.isEmpty {
+            s += "\nENVIRONMENT (an option on the command line wins):\n"
+            s += table(variables.map { ($0.variable, "\($0.option) of \($0.commands.joined(separator: ", "))") })
+        }
         s += "\nSee 'tapemu help <command>' for a command's options, 'tapemu help exit-codes' for the exit statuses.\n"
         return s
+    }
+
+    /// Every environment variable an option falls back on, with the option and the commands
+    /// that have it, from the descriptors.
+    static func environmentVariables(_ commands: [any TapemuCommand.Type])
+        -> [(variable: String, option: String, commands: [String])] {
+        var out: [(variable: String, option: String, commands: [String])] = []
+        for c in commands {
+            for a in c.configuration.arguments {
+                guard let v = a.environmentVariable, let option = a.spellings.last else { continue }
+                if let i = out.firstIndex(where: { $0.variable == v }) {
+                    out[i].commands.append(c.configuration.commandName)
+                } else {
+                    out.append((v, option, [c.configuration.commandName]))
+                }
+            }
+        }
+        return out.sorted { $0.variable < $1.variable }
     }
 
     /// `tapemu help exit-codes`: the one table every command follows.

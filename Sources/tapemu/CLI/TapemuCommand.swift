@@ -21,8 +21,14 @@ protocol TapemuCommand: Sendable {
 
     /// Does the work. Returns the process exit status (0 for success).
     func run(_ console: Console) async throws -> Int32
+
+    /// The merchant's identifiers this command was given (order ids, an attempt id): every
+    /// message shows them as given, digits and all, so an error's id can be copied back
+    /// (README, "Sensitive data"); everything else in a message is masked by the one policy.
+    var identifiers: [String] { get }
 }
 
 extension TapemuCommand {
     func validate() throws(UsageError) {}
+    var identifiers: [String] { [] }
 }

@@ -49,7 +49,7 @@ struct CardsShowCommand: TapemuCommand {
         s += "  PPSE         \(p.hasPPSE ? "yes" : "no (SELECT PPSE answers 6A82)")\n"
         s += "  ATC          \(p.atc) (the first cryptogram carries \(Int(p.atc) + 1))\n"
         for (i, a) in p.applications.enumerated() {
-            s += "  Application \(i + 1)  \(Hex.encode(a.aid))  \(a.label)"
+            s += "  Application \(i + 1)  \(Hex.encode(a.aid))  \(SensitiveData.maskedText(a.label))"
             if let k = a.kernelIdentifier { s += "  kernel \(Hex.encode(k))" }
             if let priority = a.priority { s += "  priority \(priority)" }
             s += "\n"

@@ -10,7 +10,7 @@ struct ChargesCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "charges",
         abstract: "Show what the gateway holds for an order (the charges query by orderId).",
-        arguments: [OneOf([Self.orderId, Self.pending], required: true)] + RemoteGatewayOption.arguments
+        arguments: [OneOf([Self.orderId, Self.pending], required: true), PaymentOptions.token] + RemoteGatewayOption.arguments
             + GatewayOptions.arguments + OutputOptions.arguments,
         discussion: """
             With --pending, runs the charges query for every payment `tapemu pay` left with an \
@@ -30,12 +30,15 @@ struct ChargesCommand: TapemuCommand {
     var pending: Bool
     var gateway: GatewayOptions
     var remote: RemoteGatewayOption
+    /// `--token`: the terminal's token for a --gateway (default: one for the API key).
+    var token: String?
     var output: OutputOptions
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
         gateway = try GatewayOptions(arguments: &arguments)
         remote = try RemoteGatewayOption(arguments: &arguments)
+        token = try arguments.value(PaymentOptions.token)
         pending = arguments.isSet(Self.pending)
         orderId = try arguments.value(Self.orderId)
         try arguments.finish()
@@ -68,7 +71,7 @@ struct ChargesCommand: TapemuCommand {
 
     func run(_ console: Console) async throws -> Int32 {
         guard let orderId else { return try await runPending(console) }
-        let gw = try remote.open(gateway, .readOnly)
+        let gw = try await remote.terminal(remote.open(gateway, .readOnly), token: token).gateway
         let payments: [Payment]
         do {
             payments = try await gw.charges(orderId: orderId)
@@ -102,7 +105,7 @@ struct ChargesCommand: TapemuCommand {
     /// `--pending`: seed 000's step 3 for every payment `pay` left with an unknown outcome, or
     /// whose result it never handed over.
     private func runPending(_ console: Console) async throws -> Int32 {
-        let gw = try remote.open(gateway, .existing)
+        let gw = try await remote.terminal(remote.open(gateway, .existing), token: token).gateway
         let store = try gateway.openPendingStore(.existing)
         let tapToPay = TapToPay(configuration: .init(
             cardSource: try CardSourceOptions().makeSource(), gateway: gw, pendingStore: store))

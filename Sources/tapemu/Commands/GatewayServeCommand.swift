@@ -13,20 +13,30 @@ struct GatewayServeCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway serve",
         abstract: "Serve the gateway over HTTP (terminal API, merchant REST, CoreAPI REST, GraphQL, dashboard) and deliver its webhooks until SIGINT or SIGTERM.",
-        arguments: [Self.listen, Self.fault, Self.webhookFault, Self.maxBody, Self.accessLog, Self.ledger, Self.ledgerWait] + GatewayOptions.arguments,
+        arguments: [Self.listen, Self.tlsCert, Self.tlsKey, Self.insecureListen, Self.fault, Self.webhookFault, Self.maxBody,
+                    Self.accessLog, Self.ledger, Self.ledgerWait] + GatewayOptions.arguments,
         discussion: """
             Prints its URL, the merchant API key (kept in the ledger: the same on every run \
             on this --data-dir; it also signs every webhook, as MONEI signs with the API key) and \
-            the dashboard's URL. The merchant REST under /v1 is MONEI's as its official SDKs call it \
-            (payments get, create with SALE or AUTH, refund, capture, cancel). Listens on loopback unless --listen names \
-            another address; the dashboard (no key) is served on loopback only, GraphQL at \
-            POST /graphql takes the API key like the merchant REST. Delivers each webhook of the \
+            the dashboard's URL, which carries the key once (opening it sets an HttpOnly, \
+            SameSite=Strict session cookie). The merchant REST under /v1 is MONEI's as its official \
+            SDKs call it (payments get, create with SALE or AUTH, refund, capture, cancel). Every \
+            route that reads payments or moves money takes a credential: the API key (merchant \
+            REST, GraphQL, admin, POST /v1/pos/auth-token) or a terminal's token from \
+            POST /v1/pos/auth-token (terminal and CoreAPI routes; a terminal acts on its own orders \
+            only). Listens on loopback unless --listen names another address: then it serves HTTPS \
+            with --tls-cert and --tls-key, or plain HTTP only with --insecure-listen (said on every \
+            start); the dashboard is served on loopback only. Delivers each webhook of the \
             outbox to its callbackUrl, signed, retried with backoff (also those a previous run left), \
             one stderr line per attempt. SIGINT or SIGTERM stops accepting, lets the requests under \
             way finish, stops delivering (what is undelivered stays in the ledger for the next run), \
-            and exits 0. Terminals use it with `tapemu pay --gateway URL` (also sale, resolve, charges).
+            and exits 0. Terminals use it with `tapemu pay --gateway URL --api-key KEY` (also sale, \
+            resolve, charges; --cacert FILE for an https:// gateway whose CA is not the system's).
             """,
-        exitCodes: GatewayOptions.creatingExitCodes + [(ExitCode.unavailable, "the address cannot be listened on, or the --ledger database did not answer within --ledger-wait")])
+        exitCodes: GatewayOptions.creatingExitCodes + [
+            (ExitCode.unavailable, "the address cannot be listened on, the TLS certificate and key cannot be served, or the --ledger database did not answer within --ledger-wait"),
+            (ExitCode.noInput, "the --tls-cert or --tls-key file cannot be read"),
+        ])
 
     /// `--listen HOST:PORT`.
     struct ListenAddress: Sendable, Hashable {
@@ -43,6 +53,13 @@ struct GatewayServeCommand: TapemuCommand {
         }
         return ListenAddress(host: String(text[..<colon]), port: port)
     }
+    static let tlsCert = Option<String>(
+        "--tls-cert", value: "<file>",
+        help: "Serve HTTPS with this PEM certificate (chain); needs --tls-key. Required to --listen on an address other than loopback (or --insecure-listen).")
+    static let tlsKey = Option<String>("--tls-key", value: "<file>", help: "The PEM private key of --tls-cert.")
+    static let insecureListen = Flag(
+        "--insecure-listen",
+        help: "Allow plain HTTP on an address other than loopback: API key, tokens and payments cross the network readable by anyone on it (said on every start).")
     static let fault = Option<ServerFault>(
         "--fault", value: "<fault>",
         help: "A network fault on every authorisation: \(ServerFault.names.joined(separator: ", ")). POST /admin/faults arms one for N requests.") {
@@ -89,6 +106,9 @@ struct GatewayServeCommand: TapemuCommand {
     #endif
 
     var listen: ListenAddress
+    var tlsCert: String?
+    var tlsKey: String?
+    var insecureListen: Bool
     var fault: ServerFault?
     var maxBody: Int
     var accessLog: Bool
@@ -105,6 +125,9 @@ struct GatewayServeCommand: TapemuCommand {
         ledgerWait = try arguments.value(Self.ledgerWait, default: .seconds(30))
         accessLog = arguments.isSet(Self.accessLog)
         listen = try arguments.value(Self.listen, default: ListenAddress(host: "127.0.0.1", port: 8080))
+        tlsCert = try arguments.value(Self.tlsCert)
+        tlsKey = try arguments.value(Self.tlsKey)
+        insecureListen = arguments.isSet(Self.insecureListen)
         fault = try arguments.value(Self.fault)
         maxBody = try arguments.value(Self.maxBody, default: 1 << 20)
         webhookFaults = try arguments.value(Self.webhookFault, default: .none)
@@ -117,6 +140,18 @@ struct GatewayServeCommand: TapemuCommand {
     }
 
     /// The stderr line of one delivery attempt (never the body or the signature):
+    func validate() throws(UsageError) {
+        if (tlsCert == nil) != (tlsKey == nil) {
+            throw UsageError("--tls-cert and --tls-key go together (a certificate and its private key)")
+        }
+        if tlsCert != nil && insecureListen {
+            throw UsageError("--insecure-listen is for plain HTTP; with --tls-cert the server is not insecure (drop one)")
+        }
+        if !Self.isLoopback(listen.host) && tlsCert == nil && !insecureListen {
+            throw UsageError("--listen \(listen.host):\(listen.port) is not loopback: anyone on the network could read the API key, tokens and payments; give --tls-cert FILE --tls-key FILE (HTTPS), or --insecure-listen to serve plain HTTP anyway")
+        }
+    }
+
     /// `tapemu: webhook 3 (order o-1) attempt 2: HTTP 500, next try 2026-…` /
     /// `…: delivered (HTTP 200)` / `…: no answer (couldNotConnect: …), gave up`.
     static func attemptLine(_ w: Webhook, _ a: WebhookAttemptRecord) -> String {
@@ -143,16 +178,17 @@ struct GatewayServeCommand: TapemuCommand {
     /// Every route the server answers. To serve another handler (GraphQL, webhooks admin, the
     /// dashboard), mount it here — one line each, e.g. `router.mount("/graphql", handler)`.
     ///
-    /// GraphQL takes the merchant API key; the dashboard (no key) is mounted only when
-    /// `dashboard` is true (the server listens on loopback). Both read the ledger inside their
-    /// handler, so they run on the ledger's threads (``GatewayService/onLedgerThreads(_:)``).
+    /// GraphQL takes the merchant API key; the dashboard (its session cookie or the key) is
+    /// mounted only when `dashboard` is true (the server listens on loopback). Both read the
+    /// ledger inside their handler, so they run on the ledger's threads
+    /// (``GatewayService/onLedgerThreads(_:)``). The router checks each credential.
     static func makeRouter(_ service: GatewayService, dashboard: Bool = true) -> Router {
         var router = service.routes()
-        let web = service.onLedgerThreads(GatewayWebRoutes(ledger: service.gateway.ledger, apiKey: service.apiKey))
-        router.mount("/graphql", web)
+        let web = service.onLedgerThreads(GatewayWebRoutes(ledger: service.gateway.ledger))
+        router.mount("/graphql", .apiKey, web)
         if dashboard {
-            router.mount("/", web)
-            router.mount("/dashboard/*", web)
+            router.mount("/", .dashboard, web)
+            router.mount("/dashboard/*", .dashboard, web)
         }
         return router
     }
@@ -215,10 +251,19 @@ struct GatewayServeCommand: TapemuCommand {
         }
         let dashboard = Self.isLoopback(listen.host)
         let router = Self.makeHandler(service, listenHost: listen.host)
+        var tls: HTTPServerTLS?
+        if let tlsCert, let tlsKey {
+            do {
+                tls = try HTTPServerTLS(certificateFile: tlsCert, privateKeyFile: tlsKey)
+            } catch {
+                throw CommandFailure.noInput(error.reason)
+            }
+        }
         let server: HTTPServer
         do {
-            server = try HTTPServer(configuration: HTTPServerConfiguration(host: listen.host, port: listen.port,
-                                                                           maxBodySize: maxBody),
+            var configuration = HTTPServerConfiguration(host: listen.host, port: listen.port, maxBodySize: maxBody)
+            configuration.tls = tls
+            server = try HTTPServer(configuration: configuration,
                                     handler: accessLog ? AccessLog(inner: router, console: console) : router)
         } catch {
             throw CommandFailure(exitCode: ExitCode.unavailable, "cannot serve: \(error.reason)")
@@ -231,8 +276,12 @@ struct GatewayServeCommand: TapemuCommand {
         let (stopped, stop) = AsyncStream<Void>.makeStream()
         await SignalTrap.whileRunning(onSignal: { stop.finish() }) {
             console.print("tapemu gateway listening on \(server.url)")
+            if insecureListen && tls == nil {
+                console.printError("tapemu: WARNING: --insecure-listen: plain HTTP on \(listen.host):\(server.port), not loopback: the API key, terminal tokens and every payment read or moved cross the network readable and changeable by anyone on it")
+            }
             console.print("merchant API key: \(service.apiKey)")
-            console.print(dashboard ? "dashboard: \(server.url)/dashboard"
+            console.print("terminal tokens: POST \(server.url)/v1/pos/auth-token (Authorization: <merchant API key>)")
+            console.print(dashboard ? "dashboard: \(server.url)/dashboard?key=\(service.apiKey)"
                                     : "dashboard: off (served on loopback only; --listen 127.0.0.1:PORT)")
             console.print("graphql: POST \(server.url)/graphql (Authorization: <merchant API key>)")
             let faultList = GatewayService.faultNames(webhookFaults)

@@ -4,6 +4,7 @@ import Foundation
 import PaymentGateway
 import Synchronization
 import TapToPay
+import Timing
 
 /// `tapemu pay`: one payment through the MONEI-style API on any card source and the embedded gateway.
 struct PayCommand: TapemuCommand {
@@ -87,7 +88,8 @@ struct PayCommand: TapemuCommand {
         let gateway = payment.gateway
         // The card source first: a --trace or --card that cannot be used creates no data directory.
         let cardSource = try payment.source.makeSource()
-        let gw = try payment.remote.open(gateway, .create, timeout: payment.gatewayTimeout)
+        let (gw, token) = try await payment.remote.terminal(payment.remote.open(gateway, .create, timeout: payment.gatewayTimeout),
+                                                            token: payment.token)
         let store = try gateway.openPendingStore(.create)
         let json = payment.output.json
         let pinProvider: any PINProvider = payment.pin.map { ScriptedPINProvider(.pin($0)) }
@@ -103,7 +105,6 @@ struct PayCommand: TapemuCommand {
                 console.printError("tapemu: \(PayCommand.describe(event))")
             })
         let tapToPay = TapToPay(configuration: config)
-        let token = if let t = payment.token { t } else { try await RemoteGatewayOption.token(gw) }
         // Ctrl-C during prepare (its location fix) cancels it: `cancelled`. During acceptPayment it
         // is the user's cancel on the payment sheet (TapToPay.cancel()): `cancelled` while waiting
         // for a card, `outcomeUnknown` once the card is being read. The payment runs in a task of
@@ -183,7 +184,11 @@ struct PayCommand: TapemuCommand {
 
     static func describe(_ event: PaymentEvent) -> String {
         switch event {
-        case .waitingForLocation: "waiting for a location fix"
+        case .waitingForLocation:
+            // Why it waits (seed 000): Tap to Pay needs the device's location before a payment,
+            // and gives up after the location timeout with paymentFailed(locationTimeout).
+            "waiting for a location fix (Tap to Pay needs the device's location before the first payment; "
+                + "at most \(PaymentTimeouts.default.locationFix.readable), then locationTimeout)"
         case .waitingForCard(let source): "waiting for a card (\(source))"
         case .reading: "reading the card"
         case .cardRead(let brand, let masked, let cvm): "card read: \(brand) \(masked), CVM \(cvm)"

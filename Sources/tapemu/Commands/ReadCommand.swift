@@ -79,6 +79,10 @@ struct ReadCommand: TapemuCommand {
         let cardSource = try source.makeSource()
         let clock = MonotonicClock.continuous
         let channel: any CardChannel
+        if case .reader = source.source {
+            // A reader may be empty: say what the silence is (a virtual card or a trace is there at once).
+            console.printError("tapemu: waiting up to \(wait.readable) for a card on reader '\(cardSource.name)' (--wait to change; Ctrl-C to stop)")
+        }
         do {
             channel = try await cardSource.waitForCard(timeout: wait, clock: clock)
         } catch {

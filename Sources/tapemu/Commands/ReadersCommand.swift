@@ -1,3 +1,4 @@
+import BERTLV
 import CardChannel
 import ISO7816
 import PCSC
@@ -7,7 +8,7 @@ import PCSC
 struct ReadersCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "readers",
-        abstract: "List the PC/SC readers with their state, card presence and ATR; --watch follows their events.",
+        abstract: "List the PC/SC readers with their state, card presence, ATR and what card the ATR names; --watch follows their events.",
         arguments: [WithDependents(Self.watch, [Self.reader, Self.events]), Self.json],
         discussion: """
             Asks pcscd for its readers and the state of each: whether a card is present, held \
@@ -27,6 +28,11 @@ struct ReadersCommand: TapemuCommand {
             `cardMute`; `error` with `exitCode` and `message` when the watch fails), `time`, and the \
             reader's fields as without --watch. Ctrl-C (SIGINT) or \
             SIGTERM ends the watch, exit 0; so does the n-th event with --events n.
+            The card is named as pcsc_scan names it, from pcsc-tools' list of known ATRs: \
+            ~/.cache/smartcard_list.txt (kept up to date by `pcsc_scan -u`) if there is one, else \
+            Debian's /usr/share/pcsc/smartcard_list.txt (package pcsc-tools); the list shows last \
+            which file it was (`atrNamesFrom` with --json; on stderr with --watch). Without either, \
+            the ATR is shown alone.
             """,
         exitCodes: [(ExitCode.unavailable, "the PC/SC service (pcscd) is not running or stopped, or no reader matches --reader")])
 
@@ -65,8 +71,12 @@ struct ReadersCommand: TapemuCommand {
         } catch {
             throw CommandFailure(exitCode: ExitCode.unavailable, "\(error)")
         }
+        let names = Self.atrNames
         if output.json {
-            try JSONOutput.print(JSONValue.object(["readers": .array(report.map(Self.json))]), to: console)
+            try JSONOutput.print(JSONValue.object([
+                "readers": .array(report.map(Self.json)),
+                "atrNamesFrom": names.map { .string($0.path) } ?? .null,
+            ]), to: console)
             return ExitCode.success
         }
         if report.isEmpty {
@@ -78,9 +88,24 @@ struct ReadersCommand: TapemuCommand {
             console.print("   " + Self.stateLine(r))
             if let atr = r.readerATR {
                 console.print("   ATR \(Hex.encode(atr.bytes)) — \(atr)")
+                if let known = Self.knownAs(atr.bytes, names) { console.print("   Known as: \(known)") }
             }
         }
+        console.print(Self.namesSource(names))
         return ExitCode.success
+    }
+
+    /// What pcsc-tools' list calls the card with `atr` (every matching entry's lines, joined),
+    /// nil when it has none or there is no list.
+    static func knownAs(_ atr: [UInt8], _ list: SmartcardList?) -> String? {
+        guard let found = list?.names(for: atr), !found.isEmpty else { return nil }
+        return SensitiveData.maskedText(found.joined(separator: "; "))
+    }
+
+    /// Where the names came from, or why there are none.
+    static func namesSource(_ list: SmartcardList?) -> String {
+        if let list { return "ATR names from \(list.path) (pcsc-tools' list, as pcsc_scan)" }
+        return "ATR names: no smartcard_list.txt (looked in \(SmartcardList.defaultPaths().joined(separator: ", ")); install pcsc-tools): the ATR alone is shown"
     }
 
     static func stateLine(_ r: ReaderReport) -> String {
@@ -100,7 +125,11 @@ struct ReadersCommand: TapemuCommand {
         return words.isEmpty ? "state unknown" : words.joined(separator: ", ")
     }
 
+    /// pcsc-tools' list of known ATRs, read once (nil when not installed).
+    static let atrNames = SmartcardList.load()
+
     static func json(_ r: ReaderReport) -> JSONValue {
+        let names = atrNames
         var d: [String: JSONValue] = [
             "index": .int(r.index),
             "name": .string(r.name),
@@ -115,6 +144,7 @@ struct ReadersCommand: TapemuCommand {
             d["atr"] = .string(Hex.encode(atr.bytes))
             d["card"] = .string(atr.description)
             d["paymentCapable"] = .bool(atr.canCarryAPDUs)
+            d["knownAs"] = .array((names?.names(for: atr.bytes) ?? []).map { .string(SensitiveData.maskedText($0)) })
         } else {
             d["atr"] = .null
         }

@@ -7,6 +7,7 @@ import Synchronization
 /// `tapemu readers --watch`: pcsc_scan's job, one line per reader event.
 extension ReadersCommand {
     func runWatch(_ console: Console) async throws -> Int32 {
+        if !output.json { console.printError("tapemu: \(Self.namesSource(Self.atrNames))") }
         let stop = WatchStop()
         // The trap goes in before anything is printed: a Ctrl-C right after the first line ends
         // the watch cleanly, never the default way (killed by the signal).
@@ -108,6 +109,7 @@ extension ReadersCommand {
         if event != ReaderEvent.Kind.cardRemoved.rawValue, event != ReaderEvent.Kind.readerRemoved.rawValue,
            let atr = r.readerATR {
             line += " — ATR \(Hex.encode(atr.bytes)) — \(atr)"
+            if let known = knownAs(atr.bytes, atrNames) { line += " — \(known)" }
         }
         console.print(line)
     }

@@ -54,9 +54,9 @@ struct ResolveCommand: TapemuCommand {
     }
 
     func run(_ console: Console) async throws -> Int32 {
-        let gw = try remote.open(gateway, .existing, timeout: gatewayTimeout)
+        let (gw, token) = try await remote.terminal(remote.open(gateway, .existing, timeout: gatewayTimeout), token: token)
         let store = try gateway.openPendingStore(.existing)
-        let terminal = CoreTerminal(gateway: gw, token: token == nil ? try await RemoteGatewayOption.token(gw) : token,
+        let terminal = CoreTerminal(gateway: gw, token: token,
                                     requestTimeout: gatewayTimeout, requestFault: fault)
         let resolver = PendingSaleResolver(terminal: terminal, store: store, variant: variant)
         let reports: [PendingSaleReport]

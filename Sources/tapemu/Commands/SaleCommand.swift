@@ -93,7 +93,8 @@ struct SaleCommand: TapemuCommand {
         let hooks = try TestHooks.fromEnvironment()
         // The card source first: a --trace or --card that cannot be used creates no data directory.
         let cardSource = try payment.source.makeSource()
-        let gw = try payment.remote.open(payment.gateway, .create, timeout: gatewayTimeout)
+        let (gw, token) = try await payment.remote.terminal(payment.remote.open(payment.gateway, .create, timeout: gatewayTimeout),
+                                                            token: payment.token)
         let store = try payment.gateway.openPendingStore(.create)
         let pinProvider: any PINProvider = payment.pin.map { ScriptedPINProvider(.pin($0)) }
             ?? TerminalPINProvider(console: console)
@@ -111,7 +112,6 @@ struct SaleCommand: TapemuCommand {
         let core = CoreAPI(configuration: config, environment: CoreDeviceEnvironment(condition: condition),
                            deviceMonitor: monitor)
         let printer = CallbackPrinter(console: console, json: output.json)
-        let token = if let t = payment.token { t } else { try await RemoteGatewayOption.token(gw) }
         let terminal = CoreTerminal(gateway: gw, token: token,
                                     currency: currency.uppercased(), requestTimeout: gatewayTimeout)
 

@@ -12,8 +12,8 @@ struct TransmitCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "transmit",
         abstract: "Send APDUs (arguments, a script file or stdin) to a card and explain each answer, as scriptor does.",
-        arguments: CardSourceOptions.arguments + [Self.file, OneOf([Self.raw, Self.json]), Self.noAutoResponse, Self.wait,
-                                                   Self.apduTimeout, Self.script],
+        arguments: CardSourceOptions.arguments + [OneOf([Self.file, Self.interactive]), OneOf([Self.raw, Self.json]), Self.noAutoResponse,
+                                                   Self.wait, Self.apduTimeout, Self.script],
         discussion: """
             Each argument is one line of a script; with none (or '-'), the script is read from \
             stdin; -f reads it from a file. The syntax is pcsc-tools scriptor's: one APDU in hex \
@@ -31,6 +31,10 @@ struct TransmitCommand: TapemuCommand {
             blocks (VERIFY, CHANGE REFERENCE DATA) are not shown. The default card is the virtual card visa-qvsdc; \
             `reset` on a virtual card powers it on again (its ATC goes on), on a trace it starts \
             the trace again.
+            With --interactive (-i), a prompt `apdu> ` reads the script a line at a time, with line \
+            editing and history (libedit: Emacs keys, the arrows, Ctrl-R; the history lasts the \
+            session): each APDU is sent when its line is entered and its answer explained as above; \
+            a line that is not an APDU is said and the prompt comes back; `exit` or Ctrl-D ends.
             """,
         exitCodes: [
             (ExitCode.dataError, "a script line is not an APDU (bad hex, not a command), the --card or --trace file is not valid, or the trace expected another command"),
@@ -44,6 +48,8 @@ struct TransmitCommand: TapemuCommand {
         "<apdu>...|-", help: "Script lines: APDUs in hex, or reset / exit; '-' (or none): read the script from stdin.",
         required: false)
     static let file = Option<String>("-f", "--file", value: "<script>", help: "Read the script from this file ('-': stdin).")
+    static let interactive = Flag(
+        "-i", "--interactive", help: "Read APDUs at a prompt, with line editing and history; each answer explained as it comes.")
     static let raw = Flag(
         "--raw", help: "Print only each answer's bytes in hex (data + SW1 SW2, PANs masked), one line each; a reset prints the ATR.")
     static let json = Flag(
@@ -59,6 +65,7 @@ struct TransmitCommand: TapemuCommand {
     var raw: Bool
     var output: OutputOptions
     var autoResponse: Bool
+    var interactive: Bool
     var wait: Duration
     var apduTimeout: Duration
     /// Where APDU deadlines and a virtual card's time run (a ManualClock in tests).
@@ -69,6 +76,7 @@ struct TransmitCommand: TapemuCommand {
         source = try CardSourceOptions(arguments: &arguments)
         file = try arguments.value(Self.file)
         raw = arguments.isSet(Self.raw)
+        interactive = arguments.isSet(Self.interactive)
         autoResponse = !arguments.isSet(Self.noAutoResponse)
         wait = try arguments.value(Self.wait, default: .seconds(30))
         apduTimeout = try arguments.value(Self.apduTimeout, default: .seconds(2))
@@ -78,12 +86,16 @@ struct TransmitCommand: TapemuCommand {
 
     func validate() throws(UsageError) {
         if raw && output.json { throw UsageError("--raw and --json cannot be used together") }
+        if interactive && (file != nil || !arguments.isEmpty || output.json) {
+            throw UsageError("--interactive reads the APDUs at its prompt: not with APDU arguments, -f or --json")
+        }
         if file != nil && !arguments.isEmpty {
             throw UsageError("give the APDUs as arguments or with -f, not both")
         }
     }
 
     func run(_ console: Console) async throws -> Int32 {
+        if interactive { return try await runInteractive(console) }
         let script = try loadScript(console)
         let cardSource = try source.makeSource()
         let render = TransmitRender(mode: output.json ? .json : raw ? .raw : .text, console: console,
@@ -92,14 +104,57 @@ struct TransmitCommand: TapemuCommand {
         defer { Self.close(channel) }
         var session = CardSession(channel: channel, apduTimeout: apduTimeout, clock: clock)
         render.start(source: Self.sourceName(channel, cardSource), atr: channel.atr)
+        try await perform(script.steps, cardSource: cardSource, channel: &channel, session: &session, render: render)
+        try render.finish()
+        return ExitCode.success
+    }
 
-        for step in script.steps {
+    /// `--interactive`: a prompt (libedit), each line parsed as a one-line script (a `\` at
+    /// the end goes on at the next prompt) and run at once; a line that is not an APDU is said
+    /// and the prompt comes back. `exit` or the end of input (Ctrl-D) ends the session.
+    private func runInteractive(_ console: Console) async throws -> Int32 {
+        let cardSource = try source.makeSource()
+        let render = TransmitRender(mode: raw ? .raw : .text, console: console, autoResponse: autoResponse)
+        var channel = try await open(cardSource)
+        defer { Self.close(channel) }
+        var session = CardSession(channel: channel, apduTimeout: apduTimeout, clock: clock)
+        render.start(source: Self.sourceName(channel, cardSource), atr: channel.atr)
+        console.printError("tapemu: enter APDUs in hex, `reset` or `exit` (Ctrl-D); the arrows recall earlier lines")
+        let editor = LineEditor(historyFile: nil)
+        var lines: [Substring] = []
+        var entered = 0
+        while let line = editor.readLine(prompt: lines.isEmpty ? "apdu> " : "...> ") {
+            editor.remember(line)
+            entered += 1
+            lines.append(Substring(line))
+            if line.trimmingCharacters(in: .whitespaces).hasSuffix("\\") { continue }
+            defer { lines = [] }
+            if lines.count == 1, line.trimmingCharacters(in: .whitespaces).lowercased() == "exit" { break }
+            let script: APDUScript
+            do {
+                let first = entered - lines.count + 1
+                script = try APDUScript.parse(lines: lines, place: { "line \(first + $0 - 1)" })
+            } catch {
+                console.printError("tapemu: \(error)")
+                continue
+            }
+            try await perform(script.steps, cardSource: cardSource, channel: &channel, session: &session, render: render)
+        }
+        return ExitCode.success
+    }
+
+    /// Runs `steps` on the card, each shown by `render`; a card error ends the session.
+    private func perform(_ steps: [APDUScript.Step], cardSource: any CardSource, channel: inout any CardChannel,
+                         session: inout CardSession, render: TransmitRender) async throws {
+        for step in steps {
             switch step {
             case .send(let command, let line):
-                let before = session.exchanges.count
+                // The count and the new exchanges only: `session.exchanges` copies the whole log,
+                // which made a script of n APDUs cost n² (8,000 APDUs took 4 s).
+                let before = session.exchangeCount
                 do {
                     let response = autoResponse ? try await session.send(command) : try await session.sendAsIs(command)
-                    render.exchange(command, response, wire: Array(session.exchanges.dropFirst(before)), line: line)
+                    render.exchange(command, response, wire: session.exchanges(from: before), line: line)
                 } catch {
                     try render.failed(command, error, line: line)
                     throw CommandFailure(exitCode: ReadCommand.exitCode(for: error.code), "line \(line): \(error)")
@@ -120,8 +175,6 @@ struct TransmitCommand: TapemuCommand {
                 }
             }
         }
-        try render.finish()
-        return ExitCode.success
     }
 
     /// The script from the arguments, the file or stdin, checked whole.

@@ -31,7 +31,7 @@ struct WebhookVerifyCommand: TapemuCommand {
         text, name throws(UsageError) in
         guard !text.isEmpty else { throw UsageError("\(name) is empty (tapemu gateway secret prints the API key)") }
         return text
-    }
+    }.environment("TAPEMU_API_KEY")
     static let secret = Option<String>(
         "--secret", value: "<secret>",
         help: "A signing secret instead of the API key (`gateway secret --legacy`: 64 hex digits; other text is used as its UTF-8 bytes).") {
@@ -73,8 +73,9 @@ struct WebhookVerifyCommand: TapemuCommand {
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
-        let apiKey = try arguments.value(Self.apiKey)
+        // --secret on the command line wins over TAPEMU_API_KEY (not "both given").
         let secret = try arguments.value(Self.secret)
+        let apiKey = try arguments.value(Self.apiKey, environment: secret == nil)
         switch (apiKey, secret) {
         case (let k?, nil): key = Array(k.utf8)
         case (nil, let s?): key = WebhookSignature.secretBytes(s)

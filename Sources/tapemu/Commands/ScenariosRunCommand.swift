@@ -1,0 +1,220 @@
+import DeviceStore
+import Foundation
+import GatewayService
+import HTTPServer
+import PaymentGateway
+
+/// `tapemu scenarios run`: plays the catalogue against a merchant backend and grades its conclusions.
+struct ScenariosRunCommand: TapemuCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scenarios run",
+        abstract: "Play the scenarios against your merchant backend and grade what it concluded against the truth.",
+        arguments: [Self.names, Self.callbackUrl, Self.backendCheck, Self.settle, Self.junit, Self.listen, Self.terminals, Self.repeats]
+            + RemoteGatewayOption.arguments + GatewayOptions.arguments.map { ($0 as? Option<String>)?.withHelp(
+                "Where the embedded gateway keeps its ledger and the terminals their pending payments (default: a new temporary directory)") ?? $0 }
+            + OutputOptions.arguments,
+        discussion: """
+            Each scenario (all, or the NAMEs given; `tapemu scenarios list`) is one payment on its \
+            own terminal, all at once: the run creates the order at the backend (POST \
+            {--backend-check}/orders), pays with the webhook going to --callback-url, tells the \
+            backend what the SDK told the app (POST …/orders/{orderId}/app-result), then asks \
+            GET …/orders/{orderId} until it is not pending or --settle has passed, and grades that \
+            conclusion against the truth: paid where nothing was charged, not_paid where a charge \
+            holds, a second charge, or pending where the seed's steps reach an answer fail, each \
+            with the step that was missed. Without --gateway the embedded gateway is served on \
+            --listen for the backend (its MONEI REST, GraphQL and webhooks) and announced to it \
+            with PUT …/tapemu/gateway {url, apiKey}. The contract is in README, "Prove your integration".
+            """,
+        exitCodes: [(ExitCode.failure, "a scenario failed (the table says which and why)")] + GatewayOptions.creatingExitCodes
+            + [(ExitCode.unavailable, "the gateway cannot be served or reached")])
+
+    static let names = Positional("<name>", help: "A scenario to run (default: all).", required: false, repeats: true)
+    static let callbackUrl = Option<String>("--callback-url", value: "<url>", help: "The backend's webhook URL (each payment's callbackUrl).",
+                                            required: true)
+    static let backendCheck = Option<String>(
+        "--backend-check", value: "<url>", help: "The base URL of the backend's scenario contract (/orders…).", required: true) {
+        text, name throws(UsageError) in
+        guard text.hasPrefix("http://") || text.hasPrefix("https://") else { throw UsageError("\(name) must be an http:// or https:// URL") }
+        return text.hasSuffix("/") ? String(text.dropLast()) : text
+    }
+    static let settle = Option<Duration>.duration(
+        "--settle", help: "How long the backend may take to reach its conclusion (default 10s).", positive: true)
+    static let junit = Option<String>("--junit", value: "<file>", help: "Also write the grades as JUnit XML to this file.")
+    static let listen = GatewayServeCommand.listen.withHelp(
+        "Where the embedded gateway is served for the backend (default 127.0.0.1:0, a free port).")
+
+    static let terminals = Option<Int>.integer(
+        "--terminals", value: "<n>", help: "A load run: N terminals at once, each playing the scenarios --repeat times in turn (default: each scenario on its own terminal, once).",
+        in: 1...1024)
+    static let repeats = Option<Int>.integer(
+        "--repeat", value: "<k>", help: "How many times each terminal plays the scenarios (default 1).", in: 1...100_000)
+
+    var names: [String]
+    var terminalCount: Int?
+    var repeatCount: Int
+    var callbackUrl: String
+    var backendCheck: String
+    var settle: Duration
+    var junit: String?
+    var listen: GatewayServeCommand.ListenAddress
+    var remote: RemoteGatewayOption
+    var dataDir: String?
+    var output: OutputOptions
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        output = OutputOptions(arguments: &arguments)
+        remote = try RemoteGatewayOption(arguments: &arguments)
+        dataDir = try arguments.value(GatewayOptions.dataDir)
+        callbackUrl = try arguments.required(Self.callbackUrl)
+        backendCheck = try arguments.required(Self.backendCheck)
+        settle = try arguments.value(Self.settle, default: .seconds(10))
+        junit = try arguments.value(Self.junit)
+        listen = try arguments.value(Self.listen, default: .init(host: "127.0.0.1", port: 0))
+        terminalCount = try arguments.value(Self.terminals)
+        repeatCount = try arguments.value(Self.repeats, default: 1)
+        names = arguments.remainingPositionals()
+        try arguments.finish()
+    }
+
+    func validate() throws(UsageError) {
+        for name in names where ScenarioCatalogue.named(name) == nil {
+            throw UsageError("unknown scenario '\(name)' (tapemu scenarios list)")
+        }
+        guard CallbackURL.isValid(callbackUrl) else { throw UsageError("--callback-url must be an http:// or https:// URL") }
+    }
+
+    func run(_ console: Console) async throws -> Int32 {
+        let scenarios = names.isEmpty ? ScenarioCatalogue.all : names.compactMap(ScenarioCatalogue.named)
+        let directory = dataDir ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("tapemu-scenarios-\(UUID().uuidString.prefix(8))").path
+        let local = GatewayOptions(dataDirectory: directory)
+        let backend = MerchantBackendClient(baseURL: backendCheck)
+        let store = try local.openPendingStore(.create)
+        let runId = "sc-\(UUID().uuidString.prefix(8).lowercased())"
+
+        var server: HTTPServer?
+        var apiKey: String? = remote.apiKey
+        var delivery: Task<Void, Never>?
+        let player: ScenarioPlayer
+        if let url = remote.url {
+            let gw = RemoteGateway(baseURL: url, requestTimeout: .seconds(30), caCertificateFile: remote.caFile)
+            // The --api-key is the run's one credential: each terminal's token comes from the
+            // gateway's POST /v1/pos/auth-token with it (RemoteGatewayOption.terminal).
+            let remote = remote
+            player = ScenarioPlayer(gateway: gw, issueToken: { _, account in try await remote.terminal(gw, token: nil, accountId: account).token },
+                                    pendingStore: store, callbackUrl: callbackUrl)
+        } else {
+            let embedded: EmbeddedGateway
+            do {
+                embedded = try EmbeddedGateway(configuration: .init(
+                    dataDirectory: directory, blockedSDKVersions: [ScenarioPlayer.blockedSDKVersion], access: .create))
+            } catch {
+                throw local.failure(error, doing: "cannot open the gateway ledger")
+            }
+            let service: GatewayService
+            do throws(GatewayError) {
+                service = try GatewayService(gateway: embedded)
+            } catch {
+                throw local.failure(error, doing: "cannot open the gateway ledger")
+            }
+            do {
+                server = try HTTPServer(configuration: HTTPServerConfiguration(host: listen.host, port: listen.port),
+                                        handler: GatewayServeCommand.makeHandler(service, listenHost: listen.host))
+            } catch {
+                throw CommandFailure(exitCode: ExitCode.unavailable, "cannot serve the embedded gateway: \(error.reason)")
+            }
+            let deliverer = service.makeWebhookDeliverer(pollInterval: .milliseconds(50))
+            delivery = Task { await service.runWebhookDelivery(deliverer) }
+            let url = server!.url
+            apiKey = service.apiKey
+            console.printError("tapemu: embedded gateway served at \(url) (data in \(directory))")
+            do {
+                try await backend.announceGateway(url: url, apiKey: service.apiKey)
+            } catch {
+                await server?.stop()
+                delivery?.cancel()
+                throw CommandFailure(exitCode: ExitCode.unavailable, "the backend refused the gateway: \(error)")
+            }
+            player = ScenarioPlayer(gateway: embedded, issueToken: { expired, account in
+                embedded.issueToken(accountId: account, ttl: expired ? .zero : .seconds(3600))
+            }, pendingStore: store, callbackUrl: callbackUrl)
+        }
+        // The webhook relay: each payment's callbackUrl, forwarding to --callback-url as its cross says.
+        let relay: HTTPServer
+        do {
+            relay = try HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0),
+                                   handler: WebhookRelay(target: callbackUrl))
+        } catch {
+            await server?.stop()
+            delivery?.cancel()
+            throw CommandFailure(exitCode: ExitCode.unavailable, "cannot serve the webhook relay: \(error.reason)")
+        }
+        let runner = ScenarioRunner(player: player, backend: backend, settle: settle, embedded: remote.url == nil, runId: runId,
+                                    apiKey: apiKey, callbackUrl: callbackUrl, relayURL: relay.url)
+        let grades = await Self.play(scenarios, runner: runner, terminals: terminalCount, repeats: repeatCount)
+        if let server { await server.stop() }
+        await relay.stop()
+        delivery?.cancel()
+        await delivery?.value
+
+        if let junit {
+            do {
+                try ScenarioReport.junit(grades).write(toFile: junit, atomically: true, encoding: .utf8)
+            } catch {
+                throw CommandFailure(exitCode: ExitCode.ioError, "cannot write \(junit): \(error.localizedDescription)")
+            }
+        }
+        if output.json {
+            try JSONOutput.print(ScenarioReport.json(grades), to: console)
+        } else {
+            let lines = terminalCount == nil && repeatCount == 1 ? ScenarioReport.table(grades) : ScenarioReport.summary(grades)
+            for line in lines { console.print(line) }
+        }
+        return grades.allSatisfy { $0.passed || $0.skipped != nil } ? ExitCode.success : ExitCode.failure
+    }
+}
+
+extension ScenariosRunCommand {
+    /// Plays every scenario: each on its own terminal, all at once (`terminals` nil), or on
+    /// `terminals` terminals at once, each playing them `repeats` times in turn. A progress bar
+    /// on stderr when it is a terminal. Grades come back in a stable order (terminal, repetition,
+    /// catalogue).
+    static func play(_ scenarios: [Scenario], runner: ScenarioRunner, terminals: Int?, repeats: Int) async -> [ScenarioGrade] {
+        let lanes: [[(Int, Int, Scenario)]]
+        if let terminals {
+            lanes = (1...terminals).map { t in (1...repeats).flatMap { r in scenarios.map { (t, r, $0) } } }
+        } else {
+            lanes = scenarios.enumerated().map { i, s in (1...repeats).map { r in (i + 1, r, s) } }
+        }
+        let progress = SharedProgress(BenchProgress(total: lanes.reduce(0) { $0 + $1.count }, label: "scenarios"))
+        let indexed = await withTaskGroup(of: [(Int, ScenarioGrade)].self) { group in
+            var offset = 0
+            for lane in lanes {
+                let base = offset
+                offset += lane.count
+                group.addTask {
+                    var out = [(Int, ScenarioGrade)]()
+                    for (i, (t, r, s)) in lane.enumerated() {
+                        out.append((base + i, await runner.run(s, repetition: r, terminal: t)))
+                        progress.advance()
+                    }
+                    return out
+                }
+            }
+            var all = [(Int, ScenarioGrade)]()
+            for await part in group { all += part }
+            return all
+        }
+        progress.finish()
+        return indexed.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+}
+
+/// ``BenchProgress`` advanced from several terminals' tasks, one at a time.
+final class SharedProgress: @unchecked Sendable {
+    private let lock = NSLock()
+    private let bar: BenchProgress
+    init(_ bar: BenchProgress) { self.bar = bar }
+    func advance() { lock.withLock { bar.advance() } }
+    func finish() { lock.withLock { bar.finish() } }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import HTTPClient
+import PaymentGateway
+
+/// One graded scenario: what the terminal met, the truth, and what the backend concluded.
+struct ScenarioGrade: Sendable {
+    var scenario: Scenario
+    var orderId: String
+    var played: PlayedPayment?
+    /// The second payment the backend asked for (`chargeAgain`), if any.
+    var again: PlayedPayment?
+    var conclusion: MerchantBackendClient.Conclusion?
+    /// Why it failed (the seed's step that was missed), or nil when it passed.
+    var failure: String?
+    /// Set when the scenario was not played (needs the embedded gateway).
+    var skipped: String?
+    var duration: Duration
+
+    var passed: Bool { failure == nil && skipped == nil }
+}
+
+/// The grading rule, one place: the backend's conclusion against the truth.
+enum ScenarioGrader {
+    static func grade(_ scenario: Scenario, played: PlayedPayment, again: PlayedPayment?,
+                      conclusion: MerchantBackendClient.Conclusion) -> String? {
+        // The scenario must have happened as the catalogue says, or the grade means nothing.
+        if played.sdk != scenario.sdk {
+            return "the scenario did not happen: the SDK answered \(played.sdk), the catalogue says \(scenario.sdk)"
+        }
+        if played.truth != scenario.truth {
+            return "the scenario did not happen: the truth is \(played.truth.rawValue), the catalogue says \(scenario.truth.rawValue)"
+        }
+        if played.charged, again?.charged == true {
+            return "a second charge: the backend asked to charge again after \(played.sdk) and order \(played.orderId) was already charged (seed 000 #outcome-unknown: do not retry, do not charge again with a new orderId)"
+        }
+        switch (played.charged, conclusion.state) {
+        case (false, "paid"):
+            return "the backend calls order \(played.orderId) paid, but no charge holds it (\(played.truth.rawValue)): trust only the signed webhook or the charges query"
+        case (true, "not_paid"):
+            return "a charge the backend calls not paid: the customer would pay twice (seed 000 #outcome-unknown: the card can be charged; steps 2–3 find it)"
+        case (true, "pending"):
+            return "still pending after the settle wait, but the seed's steps reach an answer: step 2 (the signed webhook) or step 3 (GraphQL charges by orderId) shows SUCCEEDED"
+        case (false, "pending") where !scenario.acceptedStates.contains("pending"):
+            let step = played.recorded ? "step 3 (GraphQL charges by orderId) shows the payment FAILED"
+                : "the SDK's \(played.sdk) means no payment occurred"
+            return "still pending after the settle wait, but the seed reaches an answer: \(step)"
+        case (true, "paid"):
+            if let amount = conclusion.amount, amount != played.amount {
+                return "the backend says paid \(amount), the charge is \(played.amount)"
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
+}
+
+/// Runs scenarios against a backend: each payment played, reported, settled and graded.
+struct ScenarioRunner: Sendable {
+    var player: ScenarioPlayer
+    var backend: MerchantBackendClient
+    var settle: Duration
+    var embedded: Bool
+    var runId: String
+    /// The merchant API key, when the run knows it (the embedded gateway's; else --api-key).
+    var apiKey: String?
+    /// The backend's webhook URL (forged and stale webhooks go there).
+    var callbackUrl: String
+    /// The relay's base URL (each payment's callbackUrl is `{relay}/relay/{cross}`).
+    var relayURL: String
+
+    func run(_ scenario: Scenario, repetition: Int, terminal: Int) async -> ScenarioGrade {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let orderId = "\(runId)-\(scenario.name)-t\(terminal)-r\(repetition)"
+        var grade = ScenarioGrade(scenario: scenario, orderId: orderId, duration: .zero)
+        if scenario.needsEmbeddedGateway && !embedded {
+            grade.skipped = "needs the embedded gateway (an expired token or a blocked SDK version is made there)"
+            return grade
+        }
+        if scenario.needsAPIKey && apiKey == nil {
+            grade.skipped = "needs the merchant API key (a webhook signed with it)"
+            return grade
+        }
+        do {
+            try await backend.createOrder(orderId, amount: scenario.setup.amount, currency: "EUR")
+            var player = self.player
+            player.callbackUrl = relayURL + WebhookRelay.callbackPath(scenario.webhook)
+            let played = try await player.play(scenario, orderId: orderId)
+            grade.played = played
+            try await sendFakeWebhook(scenario.webhook, orderId: orderId, amount: played.amount)
+            let again = try await backend.reportAppResult(
+                orderId, outcome: played.sdk.appOutcome,
+                error: { if case .error(let code) = played.sdk { return code } else { return nil } }(),
+                paymentId: played.paymentId)
+            if again {
+                var plain = Scenario.Setup()
+                plain.amount = played.amount > 0 ? played.amount : 1000
+                var second = scenario
+                second.setup = plain
+                second.webhook = .asIs
+                grade.again = try await player.play(second, orderId: orderId + "-again")
+            }
+            let conclusion = try await backend.settledConclusion(orderId, settle: settle)
+            grade.conclusion = conclusion
+            grade.failure = ScenarioGrader.grade(scenario, played: played, again: grade.again, conclusion: conclusion)
+        } catch {
+            grade.failure = "\(error)"
+        }
+        grade.duration = clock.now - start
+        return grade
+    }
+}
+
+extension ScenarioRunner {
+    /// The forged or replayed webhook of a cross, sent to the backend as a gateway would send it.
+    func sendFakeWebhook(_ cross: WebhookCross, orderId: String, amount: Int) async throws {
+        let now = Int64(Date().timeIntervalSince1970)
+        let fake: (body: [UInt8], signature: String)
+        switch cross {
+        case .forged:
+            // Signed, but not with the API key: a key of the same shape, one character off.
+            let key = apiKey ?? "tpk_test_forged"
+            fake = WebhookRelay.fakeSucceeded(orderId: orderId, amount: amount, key: Array((key + "x").utf8), timestamp: now)
+        case .stale:
+            guard let apiKey else { return }
+            fake = WebhookRelay.fakeSucceeded(orderId: orderId, amount: amount, key: Array(apiKey.utf8), timestamp: now - 600)
+        case .asIs, .neverDelivered, .duplicated:
+            return
+        }
+        // The backend's answer is its own business (it should refuse with 401): only its conclusion is graded.
+        _ = try? await HTTPClient(defaultTimeout: .seconds(10)).send(HTTPClientRequest(
+            method: "POST", url: callbackUrl,
+            headers: [("Content-Type", "application/json"), ("MONEI-Signature", fake.signature)], body: fake.body))
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import HTTPClient
+import HTTPServer
+import PaymentGateway
+
+/// A webhook fault crossed with a scenario, where it changes what a backend must do to reach the
+/// truth (seed 000 step 2: wait for the *signed* webhook).
+enum WebhookCross: String, Sendable, CaseIterable {
+    /// The gateway's webhooks reach the backend as they are.
+    case asIs = ""
+    /// Never delivered: the backend must find the order with the charges query (step 3).
+    case neverDelivered = "webhook-never-delivered"
+    /// Each webhook arrives twice: recorded once (the amount is not counted twice).
+    case duplicated = "webhook-duplicated"
+    /// Besides the real ones, a webhook saying SUCCEEDED for the order with a signature that is
+    /// not the API key's: refused.
+    case forged = "webhook-forged"
+    /// Besides the real ones, a webhook saying SUCCEEDED signed with the API key but 10 minutes
+    /// old (a replay): refused.
+    case stale = "webhook-stale"
+
+    var how: String {
+        switch self {
+        case .asIs: ""
+        case .neverDelivered: "; the webhook is never delivered"
+        case .duplicated: "; every webhook is delivered twice"
+        case .forged: "; a forged webhook (SUCCEEDED, signature not the API key's) reaches the backend"
+        case .stale: "; a webhook saying SUCCEEDED, signed with the API key 10 minutes ago, reaches the backend"
+        }
+    }
+
+    var seedStep: String {
+        switch self {
+        case .asIs: ""
+        case .neverDelivered: "; step 3: if no webhook arrives, find the orderId with GraphQL charges"
+        case .duplicated, .forged, .stale: "; step 2: the signed webhook (#webhook: verify MONEI-Signature)"
+        }
+    }
+}
+
+/// Stands between the gateway's webhook deliverer and the backend's --callback-url: each
+/// payment's callbackUrl is `{relay}/relay/{cross}`; it forwards the webhook (its body and
+/// MONEI-Signature untouched) as the cross says.
+struct WebhookRelay: HTTPHandler {
+    var target: String
+    var client = HTTPClient(defaultTimeout: .seconds(10))
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let parts = request.path.split(separator: "/")
+        guard request.method == "POST", parts.count == 2, parts[0] == "relay",
+              let cross = WebhookCross(rawValue: parts[1] == "as-is" ? "" : String(parts[1])) else {
+            return HTTPResponse(status: 404)
+        }
+        if cross == .neverDelivered { return HTTPResponse(status: 200) }
+        let headers = request.headers.filter { ["monei-signature", "content-type"].contains($0.name.lowercased()) }
+        var status = 502
+        for _ in 0..<(cross == .duplicated ? 2 : 1) {
+            let r = try? await client.send(HTTPClientRequest(method: "POST", url: target, headers: headers, body: request.body))
+            status = r?.status ?? 502
+        }
+        return HTTPResponse(status: status)
+    }
+
+    static func callbackPath(_ cross: WebhookCross) -> String { "/relay/" + (cross == .asIs ? "as-is" : cross.rawValue) }
+
+    /// The webhook a forger or a replayer sends for `orderId`: SUCCEEDED, signed with `key` at `timestamp`.
+    static func fakeSucceeded(orderId: String, amount: Int, key: [UInt8], timestamp: Int64) -> (body: [UInt8], signature: String) {
+        let doc: [String: Any] = ["id": "fake-\(orderId)", "orderId": orderId, "amount": amount, "currency": "EUR",
+                                  "status": "SUCCEEDED", "statusCode": "E000", "livemode": false]
+        let body = Array((try? JSONSerialization.data(withJSONObject: doc, options: [.sortedKeys])) ?? Data())
+        return (body, WebhookSignature.header(body: body, secret: key, timestamp: timestamp))
+    }
+}

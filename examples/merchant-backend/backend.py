@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""A reference merchant backend for MONEI Tap to Pay, as seed 000 says one should be.
+
+- Its own durable order store (sqlite3, --db): an order is created before the app takes payment
+  and its state survives a restart.
+- Webhooks (POST /webhooks/monei): MONEI-Signature verified with the official MONEI SDK's
+  `verify_signature`, keyed with the merchant API key, and refused when its timestamp is older
+  than --tolerance seconds (a replayed webhook); each (payment, status) is recorded once, so a
+  duplicate changes nothing; a paid order never goes back to not paid.
+- What the app reports (POST /orders/{id}/app-result): `failed` (an error after which no payment
+  occurred) is not paid; `approved`, `declined` and `outcomeUnknown` wait for the signed webhook
+  (seed 000 step 2). The backend never asks for an unclear payment to be charged again.
+- The recovery job (a thread): an order still pending --grace seconds after the app's report is
+  looked up with MONEI's GraphQL `charges` query by orderId (step 3): SUCCEEDED is paid, FAILED is
+  not paid, nothing found stays pending — absence is not proof (step 4: ask support).
+- The scenario contract of `tapemu scenarios run` (README, "Prove your integration"):
+  PUT /tapemu/gateway, POST /orders, POST /orders/{id}/app-result, GET /orders/{id}.
+
+--mistake NAME makes it a variant with one classic mistake (MISTAKES below), for proving that
+`tapemu scenarios run` catches it. Run: python backend.py --listen 127.0.0.1:0 --db orders.sqlite
+(prints "listening on http://HOST:PORT" once it serves).
+"""
+import argparse
+import json
+import sqlite3
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from Monei import MoneiClient
+
+MISTAKES = {
+    "unknown-as-failed": "treats outcomeUnknown as failed: marks the order not paid and asks the app to charge again",
+    "no-signature-check": "trusts a webhook without verifying MONEI-Signature (so neither its key nor its age)",
+    "no-stale-check": "verifies the signature but not its timestamp: a replayed webhook is taken",
+    "not-idempotent": "adds the amount of every SUCCEEDED webhook it receives: a duplicate counts twice",
+    "no-recovery-job": "waits for the webhook only: never asks the charges query (skips step 3)",
+}
+
+
+class Store:
+    """The durable order store. One connection, one lock: every change is one transaction."""
+
+    def __init__(self, path):
+        self.lock = threading.Lock()
+        self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript("""
+            CREATE TABLE IF NOT EXISTS orders (
+                order_id TEXT PRIMARY KEY, amount INTEGER NOT NULL, currency TEXT NOT NULL,
+                state TEXT NOT NULL DEFAULT 'pending', paid_amount INTEGER, payment_id TEXT,
+                app_outcome TEXT, app_error TEXT, app_result_at REAL, reason TEXT);
+            CREATE TABLE IF NOT EXISTS webhook_events (
+                payment_id TEXT NOT NULL, status TEXT NOT NULL, order_id TEXT NOT NULL, received_at REAL NOT NULL,
+                PRIMARY KEY (payment_id, status));
+            CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """)
+
+    def tx(self, fn):
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(self.db)
+                self.db.execute("COMMIT")
+                return result
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+    def setting(self, name):
+        row = self.tx(lambda db: db.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone())
+        return row[0] if row else None
+
+    def set_setting(self, name, value):
+        self.tx(lambda db: db.execute("INSERT OR REPLACE INTO settings VALUES (?, ?)", (name, value)))
+
+
+def conclude(db, order_id, state, amount=None, payment_id=None, reason=""):
+    """Moves a pending order to its conclusion. Paid is final: nothing takes it back to not paid
+    (a late FAILED webhook of another attempt, a duplicate, out of order)."""
+    row = db.execute("SELECT state FROM orders WHERE order_id = ?", (order_id,)).fetchone()
+    if row is None or row[0] == "paid":
+        return
+    if state == "not_paid" and row[0] == "not_paid":
+        return
+    db.execute("UPDATE orders SET state = ?, paid_amount = COALESCE(?, paid_amount), payment_id = COALESCE(?, payment_id),"
+               " reason = ? WHERE order_id = ?", (state, amount, payment_id, reason, order_id))
+
+
+class Backend:
+    def __init__(self, store, mistake, grace, tolerance, gateway, api_key):
+        self.store = store
+        self.mistake = mistake
+        self.grace = grace
+        self.tolerance = tolerance
+        if gateway:
+            store.set_setting("gateway", gateway)
+        if api_key:
+            store.set_setting("api_key", api_key)
+        self.stop = threading.Event()
+
+    # --- Webhooks --------------------------------------------------------------------------
+    def webhook(self, raw, signature):
+        api_key = self.store.setting("api_key")
+        if self.mistake == "no-signature-check":
+            # MISTAKE: anyone can post a payment here.
+            try:
+                doc = json.loads(raw)
+            except ValueError:
+                return 400, {"error": "not JSON"}
+        else:
+            if not api_key or not signature:
+                return 401, {"error": "unsigned"}
+            try:
+                # The official SDK: HMAC-SHA256 of "<t>.<body>" with the API key.
+                doc = MoneiClient(api_key=api_key).verify_signature(raw.decode("utf-8"), signature)
+                t = int(dict(p.split("=", 1) for p in signature.split(","))["t"])
+            except Exception:
+                return 401, {"error": "bad signature"}
+            # MISTAKE (no-stale-check): skipping this takes a replayed webhook.
+            if self.mistake != "no-stale-check" and abs(time.time() - t) > self.tolerance:
+                return 401, {"error": "stale signature"}
+        if not isinstance(doc, dict):
+            return 400, {"error": "not a payment"}
+        order_id, status, payment_id = doc.get("orderId"), doc.get("status"), doc.get("id")
+        if not order_id or not status or not payment_id:
+            return 400, {"error": "not a payment"}
+
+        def apply(db):
+            if self.mistake == "not-idempotent" and status == "SUCCEEDED":
+                # MISTAKE: every delivery counts; webhooks come at least once.
+                db.execute("UPDATE orders SET state = 'paid', paid_amount = COALESCE(paid_amount, 0) + ?, payment_id = ?"
+                           " WHERE order_id = ?", (doc.get("amount") or 0, payment_id, order_id))
+                return
+            seen = db.execute("INSERT OR IGNORE INTO webhook_events VALUES (?, ?, ?, ?)",
+                              (payment_id, status, order_id, time.time())).rowcount == 0
+            if seen:
+                return  # a duplicate: recorded once
+            if status == "SUCCEEDED":
+                conclude(db, order_id, "paid", doc.get("amount"), payment_id, "webhook SUCCEEDED")
+            elif status == "FAILED":
+                conclude(db, order_id, "not_paid", None, payment_id, "webhook FAILED")
+        self.store.tx(apply)
+        return 200, {"received": True}
+
+    # --- The app's report --------------------------------------------------------------------
+    def app_result(self, order_id, body):
+        outcome = body.get("outcome")
+        if outcome not in ("approved", "declined", "failed", "outcomeUnknown"):
+            return 400, {"error": "outcome must be approved, declined, failed or outcomeUnknown"}
+        charge_again = False
+
+        def apply(db):
+            nonlocal charge_again
+            if db.execute("SELECT 1 FROM orders WHERE order_id = ?", (order_id,)).fetchone() is None:
+                return False
+            db.execute("UPDATE orders SET app_outcome = ?, app_error = ?, app_result_at = ? WHERE order_id = ?",
+                       (outcome, body.get("error"), time.time(), order_id))
+            if outcome == "failed":
+                conclude(db, order_id, "not_paid", reason=f"the SDK: {body.get('error')} (no payment occurred)")
+            elif outcome == "outcomeUnknown" and self.mistake == "unknown-as-failed":
+                # MISTAKE: the card can be charged; this calls it failed and charges again.
+                conclude(db, order_id, "not_paid", reason="outcomeUnknown taken as failed")
+                charge_again = True
+            return True
+        if not self.store.tx(apply):
+            return 404, {"error": "no such order"}
+        return 200, {"chargeAgain": charge_again}
+
+    # --- The recovery job (seed 000 step 3) ------------------------------------------------------
+    def recovery_loop(self, interval):
+        while not self.stop.wait(interval):
+            try:
+                self.recover_once()
+            except Exception as e:  # keep running; the next pass tries again
+                print(f"recovery: {e}", flush=True)
+
+    def recover_once(self):
+        gateway, api_key = self.store.setting("gateway"), self.store.setting("api_key")
+        if not gateway or not api_key:
+            return
+        due = self.store.tx(lambda db: db.execute(
+            "SELECT order_id FROM orders WHERE state = 'pending' AND app_result_at IS NOT NULL AND app_result_at <= ?",
+            (time.time() - self.grace,)).fetchall())
+        for (order_id,) in due:
+            items = charges(gateway, api_key, order_id)
+            succeeded = [i for i in items if i.get("status") == "SUCCEEDED"]
+            failed = [i for i in items if i.get("status") == "FAILED"]
+            if succeeded:
+                self.store.tx(lambda db: conclude(db, order_id, "paid", succeeded[0].get("amount"), succeeded[0].get("id"),
+                                                  "charges query: SUCCEEDED"))
+            elif failed:
+                self.store.tx(lambda db: conclude(db, order_id, "not_paid", None, failed[0].get("id"), "charges query: FAILED"))
+            # Else: stays pending. Step 4 (ask support) before charging again; never retried here.
+
+
+def charges(gateway, api_key, order_id):
+    """MONEI's GraphQL `charges` query with filter.orderId (seed 000 step 3)."""
+    query = "query { charges(filter: {orderId: {eq: %s}}) { items { id status amount } } }" % json.dumps(order_id)
+    req = urllib.request.Request(gateway.rstrip("/") + "/graphql", method="POST",
+                                 data=json.dumps({"query": query}).encode(),
+                                 headers={"Content-Type": "application/json", "Authorization": api_key})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        doc = json.loads(r.read())
+    if doc.get("errors"):
+        raise RuntimeError(f"charges query: {doc['errors']}")
+    return doc["data"]["charges"]["items"]
+
+
+def make_handler(backend):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def answer(self, status, doc):
+            data = json.dumps(doc).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def body(self):
+            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+        def json_body(self):
+            try:
+                doc = json.loads(self.body() or b"{}")
+                return doc if isinstance(doc, dict) else None
+            except ValueError:
+                return None
+
+        def order_path(self):
+            parts = self.path.split("?")[0].strip("/").split("/")
+            if len(parts) >= 2 and parts[0] == "orders":
+                return urllib.parse.unquote(parts[1]), parts[2:]
+            return None, None
+
+        def do_GET(self):
+            order_id, rest = self.order_path()
+            if order_id is None or rest:
+                return self.answer(404, {"error": "not found"})
+            row = backend.store.tx(lambda db: db.execute(
+                "SELECT state, amount, paid_amount, reason FROM orders WHERE order_id = ?", (order_id,)).fetchone())
+            if row is None:
+                return self.answer(404, {"error": "no such order"})
+            state, amount, paid, reason = row
+            self.answer(200, {"state": state, "amount": paid if paid is not None else amount, "reason": reason})
+
+        def do_PUT(self):
+            if self.path != "/tapemu/gateway":
+                return self.answer(404, {"error": "not found"})
+            doc = self.json_body()
+            if not doc or not isinstance(doc.get("url"), str) or not isinstance(doc.get("apiKey"), str):
+                return self.answer(400, {"error": "need {url, apiKey}"})
+            backend.store.set_setting("gateway", doc["url"])
+            backend.store.set_setting("api_key", doc["apiKey"])
+            self.answer(200, {"ok": True})
+
+        def do_POST(self):
+            if self.path == "/webhooks/monei":
+                status, doc = backend.webhook(self.body(), self.headers.get("MONEI-Signature"))
+                return self.answer(status, doc)
+            if self.path == "/orders":
+                doc = self.json_body()
+                if not doc or not isinstance(doc.get("orderId"), str) or not isinstance(doc.get("amount"), int):
+                    return self.answer(400, {"error": "need {orderId, amount, currency}"})
+                backend.store.tx(lambda db: db.execute(
+                    "INSERT OR IGNORE INTO orders (order_id, amount, currency) VALUES (?, ?, ?)",
+                    (doc["orderId"], doc["amount"], doc.get("currency") or "EUR")))
+                return self.answer(201, {"orderId": doc["orderId"]})
+            order_id, rest = self.order_path()
+            if order_id is not None and rest == ["app-result"]:
+                doc = self.json_body()
+                if doc is None:
+                    return self.answer(400, {"error": "not JSON"})
+                status, answer = backend.app_result(order_id, doc)
+                return self.answer(status, answer)
+            self.answer(404, {"error": "not found"})
+    return Handler
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--listen", default="127.0.0.1:8070")
+    p.add_argument("--db", default="orders.sqlite")
+    p.add_argument("--gateway", help="MONEI's (tapemu gateway serve's) base URL; else announced by PUT /tapemu/gateway")
+    p.add_argument("--api-key", help="the merchant API key; else announced by PUT /tapemu/gateway")
+    p.add_argument("--grace", type=float, default=1.0, help="seconds to wait for the webhook before the charges query")
+    p.add_argument("--interval", type=float, default=0.25, help="seconds between passes of the recovery job")
+    p.add_argument("--tolerance", type=float, default=300.0, help="the oldest webhook timestamp accepted, in seconds")
+    p.add_argument("--mistake", choices=sorted(MISTAKES), help="run a variant with one classic mistake")
+    args = p.parse_args()
+    host, port = args.listen.rsplit(":", 1)
+    backend = Backend(Store(args.db), args.mistake, args.grace, args.tolerance, args.gateway, args.api_key)
+    server = ThreadingHTTPServer((host, int(port)), make_handler(backend))
+    if args.mistake != "no-recovery-job":  # MISTAKE (no-recovery-job): no step 3
+        threading.Thread(target=backend.recovery_loop, args=(args.interval,), daemon=True).start()
+    print(f"listening on http://{host}:{server.server_address[1]}" + (f" (mistake: {args.mistake})" if args.mistake else ""),
+          flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        backend.stop.set()
+
+
+if __name__ == "__main__":
+    main()

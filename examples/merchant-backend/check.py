@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Proves the scenario kit both ways: the reference backend passes every scenario of
+`tapemu scenarios run`, and each mistaken variant fails exactly the scenarios its mistake should
+fail (EXPECTED_FAILURES). Reads the JUnit file of each run with PyPI's junitparser.
+
+python check.py --tapemu PATH [--gateway-serve] — exits 0 when every check holds, prints one line
+per check and a closing line "scenario kit: N passed, 0 failed".
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from junitparser import JUnitXml, Failure, Skipped
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# The scenarios each variant's one mistake must fail, and no other.
+EXPECTED_FAILURES = {
+    # outcomeUnknown taken as failed, charged again: wrong exactly where the unclear payment was charged.
+    "unknown-as-failed": {"unknown-lost-answer-approved", "unknown-slow-answer", "unknown-lost-reader-session",
+                          "unknown-lost-answer-approved+webhook-never-delivered"},
+    # A webhook taken unverified: the forged and the replayed SUCCEEDED make unpaid orders paid.
+    "no-signature-check": {"unknown-no-answer+webhook-forged", "declined-insufficient-funds+webhook-forged",
+                           "unknown-no-answer+webhook-stale", "declined-insufficient-funds+webhook-stale"},
+    # The signature checked, its age not: only the replayed one gets through.
+    "no-stale-check": {"unknown-no-answer+webhook-stale", "declined-insufficient-funds+webhook-stale"},
+    # A duplicate counted: the amount is wrong where a webhook came twice.
+    "not-idempotent": {"approved+webhook-duplicated"},
+    # No step 3: a charge whose webhook never came stays pending.
+    "no-recovery-job": {"approved+webhook-never-delivered", "unknown-lost-answer-approved+webhook-never-delivered"},
+}
+
+
+def start_backend(workdir, mistake=None):
+    args = [sys.executable, os.path.join(HERE, "backend.py"), "--listen", "127.0.0.1:0",
+            "--db", os.path.join(workdir, f"orders-{mistake or 'reference'}.sqlite"), "--grace", "0.5"]
+    if mistake:
+        args += ["--mistake", mistake]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    line = proc.stdout.readline()
+    if not line.startswith("listening on "):
+        proc.kill()
+        raise RuntimeError(f"backend did not start: {line}")
+    return proc, line.split()[2]
+
+
+def run_scenarios(tapemu, workdir, url, label, extra):
+    junit = os.path.join(workdir, f"{label}.xml")
+    out = subprocess.run([tapemu, "scenarios", "run", "--callback-url", url + "/webhooks/monei",
+                          "--backend-check", url, "--junit", junit, "--settle", "6s", "--json"] + extra,
+                         capture_output=True, text=True, timeout=600)
+    return out, junit
+
+
+def read_junit(path):
+    """{name: "passed" | "failed" | "skipped"} from the JUnit file, as a CI consumer reads it."""
+    results = {}
+    for suite in JUnitXml.fromfile(path):
+        for case in suite:
+            kinds = {type(r) for r in case.result}
+            results[case.name] = "failed" if Failure in kinds else "skipped" if Skipped in kinds else "passed"
+    return results
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--tapemu", required=True)
+    p.add_argument("--extra", default="", help="more arguments for scenarios run, space-separated")
+    args = p.parse_args()
+    extra = args.extra.split()
+    listed = json.loads(subprocess.run([args.tapemu, "scenarios", "list", "--json"], capture_output=True, text=True,
+                                       check=True).stdout)
+    names = {s["name"] for s in listed}
+    passed = failed = 0
+
+    def check(label, problem):
+        nonlocal passed, failed
+        if problem:
+            failed += 1
+            print(f"FAIL {label}: {problem}", flush=True)
+        else:
+            passed += 1
+            print(f"ok   {label}", flush=True)
+
+    with tempfile.TemporaryDirectory() as workdir:
+        for mistake in [None] + sorted(EXPECTED_FAILURES):
+            label = mistake or "reference"
+            proc, url = start_backend(workdir, mistake)
+            try:
+                out, junit = run_scenarios(args.tapemu, workdir, url, label, extra)
+            finally:
+                proc.kill()
+                proc.wait()
+            if not os.path.exists(junit):
+                check(label, f"no JUnit file (exit {out.returncode}): {out.stderr[-2000:]}")
+                continue
+            results = read_junit(junit)
+            failing = {n for n, r in results.items() if r == "failed"}
+            expected = EXPECTED_FAILURES.get(mistake, set())
+            problems = []
+            if set(results) != names:
+                problems.append(f"the JUnit file has {sorted(set(results) ^ names)} unlike the catalogue")
+            if failing != expected:
+                problems.append(f"failed {sorted(failing)}, expected {sorted(expected)}")
+            if out.returncode != (1 if expected else 0):
+                problems.append(f"exit {out.returncode}")
+            if problems:
+                problems.append(out.stdout[-4000:] + out.stderr[-2000:])
+            check(f"{label}: fails exactly {sorted(expected) or 'nothing'}", "; ".join(problems))
+        # A small load run: 3 terminals at once, each playing four scenarios twice; every payment graded.
+        load = ["approved", "unknown-lost-answer-approved", "approved+webhook-duplicated", "unknown-no-answer"]
+        proc, url = start_backend(workdir, None)
+        try:
+            out, junit = run_scenarios(args.tapemu, workdir, url, "load", extra + ["--terminals", "3", "--repeat", "2"] + load)
+        finally:
+            proc.kill()
+            proc.wait()
+        problems = []
+        if not os.path.exists(junit):
+            problems.append(f"no JUnit file (exit {out.returncode}): {out.stderr[-2000:]}")
+        else:
+            cases = [(case.name, case.result) for suite in JUnitXml.fromfile(junit) for case in suite]
+            if len(cases) != 3 * 2 * len(load) or any(r for _, r in cases) or out.returncode != 0:
+                problems.append(f"{len(cases)} cases, failing {[n for n, r in cases if r]}, exit {out.returncode}: {out.stdout[-3000:]}")
+        check("load: --terminals 3 --repeat 2, every payment graded and passed", "; ".join(problems))
+    print(f"scenario kit: {passed} passed, {failed} failed", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
