@@ -48,6 +48,8 @@ public struct EMVKernel: Sendable {
         case readingRecords(RecordReading)
         /// The online data was handed out; ``resume()`` sends READ RECORD of `remaining[0]`.
         case onlineDataReady(RecordReading)
+        /// INTERNAL AUTHENTICATE was sent (DDA), GENERATE AC follows.
+        case authenticating(DynamicAuthentication)
         /// GENERATE AC was sent.
         case generatingAC(CryptogramRequest)
         /// Complete or failed.
@@ -128,6 +130,19 @@ public struct EMVKernel: Sendable {
         var staticData: [UInt8] = []
     }
 
+    /// INTERNAL AUTHENTICATE sent for DDA: what GENERATE AC needs once the signature is checked.
+    public struct DynamicAuthentication: Sendable {
+        public var reading: RecordReading
+        public var card: CardData
+        public var cvmDecision: CVMDecision
+        /// The DDOL data sent: the terminal dynamic data the signature covers.
+        public var ddolData: [UInt8]
+        /// The certificates, recovered.
+        var oda: ODAResult
+        /// The card's key, from its certificate.
+        var key: RSAPublicKey
+    }
+
     /// GENERATE AC sent for an ARQC.
     public struct CryptogramRequest: Sendable {
         public var application: SelectedApplication
@@ -190,6 +205,7 @@ public struct EMVKernel: Sendable {
         case .selectingApplication(let s): return .selectAID(s.current.aid)
         case .gettingProcessingOptions: return .gpo
         case .readingRecords(let r), .onlineDataReady(let r): return r.remaining.first?.step
+        case .authenticating: return .internalAuthenticate
         case .generatingAC: return .generateAC
         }
     }
@@ -244,6 +260,8 @@ public struct EMVKernel: Sendable {
                 return try processingOptionsAnswered(request, response)
             case .readingRecords:
                 preconditionFailure("handled above")
+            case .authenticating(let request):
+                return try dynamicSignatureAnswered(request, response)
             case .generatingAC(let request):
                 return try cryptogramAnswered(request, response)
             }
@@ -483,8 +501,38 @@ public struct EMVKernel: Sendable {
             read.oda = authenticateGPOCryptogram(r, pan: card.pan)
             return conclude(read, onlineDataWasReady: r.onlineDataWasReady)
         }
-        // ODA before GENERATE AC: SDA whole, CDA's certificates; the TVR it leaves goes in CDOL1.
-        let (oda, cdaKey) = authenticateBeforeGenerateAC(r, pan: card.pan)
+        // ODA before GENERATE AC: SDA whole, CDA's certificates, DDA's INTERNAL AUTHENTICATE; the
+        // TVR it leaves goes in CDOL1.
+        switch authenticateBeforeGenerateAC(r, pan: card.pan) {
+        case .done(let oda, let cdaKey):
+            return try requestCryptogram(r, card: card, cvm: cvm, oda: oda, cdaKey: cdaKey)
+        case .internalAuthenticate(let ddolData, let oda, let key):
+            state = .authenticating(DynamicAuthentication(reading: r, card: card, cvmDecision: cvm, ddolData: ddolData,
+                                                          oda: oda, key: key))
+            return .send(.internalAuthenticate(ddolData: ddolData))
+        }
+    }
+
+    // MARK: - INTERNAL AUTHENTICATE
+
+    /// DDA's signature checked (or failed: the TVR bit, then GENERATE AC all the same, Book 3
+    /// §10.3: the issuer judges); the ICC dynamic number it held joins the card's data (9F4C, which
+    /// CDOL1 may ask for).
+    private mutating func dynamicSignatureAnswered(_ a: DynamicAuthentication,
+                                                   _ response: ResponseAPDU) throws(KernelError) -> Action {
+        var r = a.reading
+        let (oda, dynamicNumber) = verifyDDA(response, request: a)
+        if let dynamicNumber, !r.data.contains(.iccDynamicNumber) {
+            try r.data.add([TLV(tag: .iccDynamicNumber, value: dynamicNumber)], step: .internalAuthenticate)
+        }
+        return try requestCryptogram(r, card: a.card, cvm: a.cvmDecision, oda: oda, cdaKey: nil)
+    }
+
+    // MARK: - GENERATE AC
+
+    /// GENERATE AC for an ARQC (with CDA when `cdaKey`), the TVR holding what ODA found.
+    private mutating func requestCryptogram(_ r: RecordReading, card: CardData, cvm: CVMDecision, oda: ODAResult,
+                                            cdaKey: RSAPublicKey?) throws(KernelError) -> Action {
         // "Not performed" (set from the start) gives way to the method's own bits.
         terminalValues[.terminalVerificationResults]![0] = terminalValues[.terminalVerificationResults]![0] & ~TVR1.notPerformed
             | oda.tvrByte1
@@ -508,8 +556,6 @@ public struct EMVKernel: Sendable {
                                                 cdaKey: cdaKey, pdolData: r.pdolData))
         return .send(.generateAC(.arqc, cda: cdaKey != nil, cdolData: cdolData))
     }
-
-    // MARK: - GENERATE AC
 
     private mutating func cryptogramAnswered(_ r: CryptogramRequest, _ response: ResponseAPDU) throws(KernelError) -> Action {
         guard response.statusWord == .success else {
@@ -697,6 +743,11 @@ public struct EMVKernel: Sendable {
                     ? try? makeCryptogram(r.data, application: r.application, terminal: terminal, source: .gpo, step: .gpo)
                     : nil,
                 cvm: cvm?.cvm, onlineDataWasReady: r.onlineDataWasReady)
+        case .authenticating(let a):
+            var partial = PartialCardRead(step: .internalAuthenticate, application: a.reading.application.info(aip: a.reading.aip),
+                                          card: a.card, cvm: a.cvmDecision.cvm, onlineDataWasReady: a.reading.onlineDataWasReady)
+            partial.oda = a.oda
+            return partial
         case .generatingAC(let r):
             return PartialCardRead(step: .generateAC, application: r.application.info(aip: r.aip), card: r.card,
                                    cvm: r.cvm)

@@ -92,7 +92,8 @@ extension CardProfile {
           "additionalProperties": false,
           "required": ["method"],
           "properties": {
-            "method": {"enum": ["SDA", "fDDA", "CDA"], "description": "SDA: signed static data 93. fDDA (Visa qVSDC): the card signs its GPO answer (9F4B over the unpredictable number, amount, currency and 9F69). CDA: the card signs its GENERATE AC answer when the reader asks (P1 bit 5)."},
+            "method": {"enum": ["SDA", "fDDA", "DDA", "CDA"], "description": "SDA: signed static data 93. fDDA (Visa qVSDC): the card signs its GPO answer (9F4B over the unpredictable number, amount, currency and 9F69). DDA: the card signs the DDOL data of INTERNAL AUTHENTICATE with its ICC dynamic number. CDA: the card signs its GENERATE AC answer when the reader asks (P1 bit 5)."},
+            "ddol": {"$ref": "#/$defs/hex", "default": "9F3704", "description": "DDA: the card's DDOL 9F49, in its certificate record; empty: none (the reader uses its default DDOL)."},
             "issuerCertificateSerial": {"$ref": "#/$defs/hex", "default": "000001", "description": "The issuer certificate's serial number, 3 bytes (what a revocation list names)."},
             "fault": {"enum": ["expiredIssuerCertificate", "wrongHash", "revokedCertificate", "missingRecord", "tamperedSignature", "cdaMismatch"], "description": "A broken card: an issuer certificate expired 12/24, a certificate hash that does not match, an issuer certificate with serial 0BAD01 (for a revocation list), a certificate record the AFL does not name, a signature changed after signing, a CDA transaction data hash without the CDOL1 data."}
           }

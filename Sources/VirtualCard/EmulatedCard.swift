@@ -241,6 +241,9 @@ struct CardState: Sendable {
             answer = generateAC(apdu, profile: profile, image: image)
         case 0xCA:
             answer = getData(apdu, profile: profile)
+        case 0x88:
+            guard cla == 0x00 else { return StatusWord.classNotSupported.bytes }
+            answer = internalAuthenticate(apdu, profile: profile)
         case 0xC0:
             guard cla == 0x00 else { return StatusWord.classNotSupported.bytes }
             return getResponse(apdu, behaviour: profile.behaviour)
@@ -423,6 +426,20 @@ struct CardState: Sendable {
                 TLV(tag: .issuerApplicationData, value: app.issuerApplicationData),
             ]).encoded)
         }
+    }
+
+    /// INTERNAL AUTHENTICATE (Book 3 §6.5.9): a DDA card signs the DDOL data, after GPO and
+    /// before GENERATE AC; any other card does not know the command.
+    func internalAuthenticate(_ apdu: CommandAPDU, profile: CardProfile) -> Answer {
+        guard apdu.p1Parameter == 0, apdu.p2Parameter == 0 else { return Answer(.incorrectP1P2) }
+        guard case .initiated(let index) = selection else { return Answer(.conditionsOfUseNotSatisfied) }
+        let app = profile.applications[index]
+        guard let oda = app.oda, oda.method == .dda else { return Answer(.instructionNotSupported) }
+        guard !apdu.data.isEmpty else { return Answer(.wrongLength) }
+        if !oda.ddol.isEmpty, let ddol = try? DataObjectList(bytes: oda.ddol), ddol.dataLength != apdu.data.count {
+            return Answer(.wrongLength)
+        }
+        return Answer(CardState.signedForDDA(ddolData: apdu.data, atc: atcs[index], app: app))
     }
 
     func getData(_ apdu: CommandAPDU, profile: CardProfile) -> Answer {

@@ -167,9 +167,10 @@ import VirtualCard
         let card = EmulatedCard(profile: try card("visa-qvsdc"))
         let r = await read(card.profile)
         #expect(r.oda?.succeeded == true)
-        // The certificate as the card gave it: from the last record read.
-        let recordData = try #require(r.exchanges.last(where: { $0.command.instructionCode == 0xB2 })?.response?.data)
-        let record = try BERTLV.parseSingle(recordData)
+        // The certificate as the card gave it: from the record that holds 90.
+        let records = r.exchanges.filter { $0.command.instructionCode == 0xB2 }.compactMap { $0.response?.data }
+            .compactMap { try? BERTLV.parseSingle($0) }
+        let record = try #require(records.first { $0.child(.issuerPublicKeyCertificate) != nil })
         let certificate = try #require(record.child(.issuerPublicKeyCertificate)?.valueBytes)
         let ca = try #require(CAPublicKeyList.builtIn.key(rid: bytes("A000000003"), index: 0xE7))
         func recover(_ c: [UInt8]) -> Bool {

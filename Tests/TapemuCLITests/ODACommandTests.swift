@@ -83,4 +83,33 @@ struct ODACommandTests {
         let oda = try #require(try jsonObject(read.out)["oda"] as? [String: Any])
         #expect(oda["signature"] as? String == "verified")
     }
+
+    @Test("DDA: --oda-methods DDA,CDA runs INTERNAL AUTHENTICATE on mastercard-mchip-dda and read --json says DDA; the default reader (CDA only) does not; a bad list is exit 64; a recorded DDA read replays authenticated")
+    func dda() async throws {
+        let json = await runCLI(["read", "--card", "mastercard-mchip-dda", "--oda-methods", "DDA,CDA", "--json"])
+        #expect(json.status == 0)
+        let oda = try #require(try jsonObject(json.out)["oda"] as? [String: Any])
+        #expect(oda["method"] as? String == "DDA")
+        #expect(oda["signature"] as? String == "verified")
+        #expect(oda["tvrByte1"] as? String == "00")
+        let text = await runCLI(["read", "--card", "mastercard-mchip-dda", "--oda-methods", "DDA,CDA"])
+        #expect(text.out.contains("DDA with CA A000000004/E7: verified"))
+        #expect(text.out.contains("INTERNAL AUTHENTICATE") || text.out.contains("0088000004"))
+        let contactless = await runCLI(["read", "--card", "mastercard-mchip-dda", "--json"])
+        #expect((try jsonObject(contactless.out)["oda"] as? [String: Any])?["method"] as? String == "none")
+        let tampered = await runCLI(["read", "--card", "oda-dda-tampered-sdad", "--oda-methods", "DDA", "--json"])
+        #expect(tampered.status == 0)   // online, with the bit for the issuer
+        #expect((try jsonObject(tampered.out)["oda"] as? [String: Any])?["tvrByte1"] as? String == "08")
+        let bad = await runCLI(["read", "--card", "mastercard-mchip-dda", "--oda-methods", "DDA,XDA"])
+        #expect(bad.status == 64)
+        #expect(bad.err.contains("--oda-methods"))
+        // The recorded reader's INTERNAL AUTHENTICATE says it did DDA: replay runs it again.
+        let dir = try temporaryDirectory()
+        let trace = dir + "/dda.apdu"
+        #expect(await runCLI(["read", "--card", "mastercard-mchip-dda", "--oda-methods", "DDA,CDA", "--record", trace]).status == 0)
+        let replay = await runCLI(["replay", trace, "--json"])
+        #expect(replay.status == 0)
+        let traces = try #require(try jsonObject(replay.out)["traces"] as? [[String: Any]])
+        #expect(traces.first?["oda"] as? String == "ODA DDA with CA A000000004/E7: verified")
+    }
 }

@@ -9,14 +9,17 @@ import ISO7816
 ///   answer), over the unpredictable number, amount, currency and 9F69; else SDA when the card and
 ///   the terminal support it. The TVR in the PDOL data the card signed stays as it was; the bits
 ///   are reported in ``CardRead/oda``.
-/// - GENERATE AC: CDA when the AIP and the terminal (9F33 byte 3) support it — certificates before
-///   GENERATE AC, the signature in its answer; else SDA before it. The TVR bits go into CDOL1.
+/// - GENERATE AC (Book 3 §10.3): CDA when the AIP and the terminal (9F33 byte 3) both support it —
+///   certificates before GENERATE AC, the signature in its answer; else DDA when both support it —
+///   INTERNAL AUTHENTICATE with the card's DDOL 9F49 (the terminal's default DDOL when the card has
+///   none), the signature over the DDOL data, before GENERATE AC; else SDA before it. The TVR bits
+///   go into CDOL1. tapemu applies this rule, Book 3's, under every kernel (a C-2 reader proper runs
+///   CDA only).
 /// - A failure sets its TVR byte 1 bit. A signature that fails on a cryptogram the card meant as
 ///   final (CDA, or fDDA on a TC) makes the reader decline offline (Book 2 §6.6.2; C-3: a failed
 ///   fDDA on an offline approval is a decline); a failed certificate or SDA before GENERATE AC, or
 ///   fDDA on an ARQC, goes online with the bit set for the issuer to judge.
-/// - DDA with INTERNAL AUTHENTICATE is not run (no contactless kernel tapemu emulates uses it): a
-///   card that offers only DDA reads as "not performed".
+/// - A failed DDA goes online with its bit set (Book 3 §10.3); on a TC it is a decline.
 extension EMVKernel {
     // MARK: Methods
 
@@ -44,14 +47,83 @@ extension EMVKernel {
         return .notPerformed
     }
 
-    func authenticateBeforeGenerateAC(_ r: RecordReading, pan: PAN) -> (ODAResult, RSAPublicKey?) {
+    /// What ODA does before GENERATE AC.
+    enum BeforeGenerateAC {
+        /// Done (SDA, not performed, or a chain that failed), or CDA's certificates with the key
+        /// its signature will be checked with.
+        case done(ODAResult, cdaKey: RSAPublicKey?)
+        /// DDA: send INTERNAL AUTHENTICATE with this DDOL data; the certificates are recovered.
+        case internalAuthenticate(ddolData: [UInt8], ODAResult, key: RSAPublicKey)
+    }
+
+    func authenticateBeforeGenerateAC(_ r: RecordReading, pan: PAN) -> BeforeGenerateAC {
         let aip1 = r.aip.first ?? 0
         if aip1 & 0x01 != 0, terminalSupports(0x08) {
             let (result, _, icc) = chain(r, pan: pan, method: .cda, failBit: TVR1.cdaFailed, needsICC: true)
-            return (result, icc)
+            return .done(result, cdaKey: icc)
         }
-        if aip1 & 0x40 != 0, terminalSupports(0x80) { return (sda(r, pan: pan), nil) }
-        return (.notPerformed, nil)
+        if aip1 & 0x20 != 0, terminalSupports(0x40) {
+            var (result, _, icc) = chain(r, pan: pan, method: .dda, failBit: TVR1.ddaFailed, needsICC: true)
+            guard let icc else { return .done(result, cdaKey: nil) }
+            do throws(ODAFailure) {
+                return .internalAuthenticate(ddolData: try ddolData(r), result, key: icc)
+            } catch {
+                return .done(failed(&result, \.signature, TVR1.ddaFailed, error), cdaKey: nil)
+            }
+        }
+        if aip1 & 0x40 != 0, terminalSupports(0x80) { return .done(sda(r, pan: pan), cdaKey: nil) }
+        return .done(.notPerformed, cdaKey: nil)
+    }
+
+    /// The DDOL data INTERNAL AUTHENTICATE sends (Book 3 §10.3.2 / Book 2 §6.5.1): the card's DDOL
+    /// 9F49, else the terminal's default; either must ask for the unpredictable number.
+    private func ddolData(_ r: RecordReading) throws(ODAFailure) -> [UInt8] {
+        let bytes = r.data[.dynamicDataAuthenticationDOL] ?? configuration.defaultDDOL
+        guard !bytes.isEmpty else {
+            throw ODAFailure("the card gave no DDOL 9F49 and the terminal has no default DDOL", missingData: true)
+        }
+        let ddol: DataObjectList
+        do { ddol = try DataObjectList(bytes: bytes) } catch {
+            throw ODAFailure("the DDOL \(Hex.encode(bytes)) is not a data object list")
+        }
+        guard ddol.entries.contains(where: { $0.tag == .unpredictableNumber }) else {
+            throw ODAFailure("the DDOL \(Hex.encode(bytes)) does not ask for the unpredictable number 9F37")
+        }
+        let data = ddol.build { [terminalValues = terminalData, store = r.data] tag in terminalValues[tag] ?? store[tag] }
+        guard data.count <= 255 else { throw ODAFailure("the DDOL asks for \(data.count) bytes; INTERNAL AUTHENTICATE holds at most 255") }
+        return data
+    }
+
+    /// DDA's signature (Book 2 §6.5.2): the INTERNAL AUTHENTICATE answer (format 1 `80`, or
+    /// format 2 `77` holding 9F4B) recovered with the card's key, its hash over the DDOL data sent.
+    /// The ICC dynamic number it holds, once verified.
+    func verifyDDA(_ response: ResponseAPDU, request: DynamicAuthentication) -> (ODAResult, dynamicNumber: [UInt8]?) {
+        var result = request.oda
+        do throws(ODAFailure) {
+            guard response.statusWord == .success else {
+                throw ODAFailure("INTERNAL AUTHENTICATE answered \(response.statusWord)")
+            }
+            let sdad: [UInt8]
+            switch try? BERTLV.parse(response.data) {
+            case let nodes? where nodes.count == 1 && nodes[0].tag == .responseMessageTemplateFormat1:
+                sdad = Array(nodes[0].value)
+            case let nodes? where nodes.count == 1 && nodes[0].tag == .responseMessageTemplateFormat2:
+                guard let s = nodes.find(.signedDynamicApplicationData) else {
+                    throw ODAFailure("the INTERNAL AUTHENTICATE answer 77 holds no signature 9F4B", missingData: true)
+                }
+                sdad = Array(s.value)
+            default:
+                throw ODAFailure("the INTERNAL AUTHENTICATE answer is not one template 80 or 77")
+            }
+            let dynamic = try Book2.verifyDynamicSignature(sdad, icc: request.key, terminalData: request.ddolData)
+            guard let l = dynamic.first.map(Int.init), (2...8).contains(l), dynamic.count >= 1 + l else {
+                throw ODAFailure("the signed dynamic data (\(dynamic.count) byte(s)) holds no ICC dynamic number of 2 to 8 bytes")
+            }
+            result.signature = .passed
+            return (result, Array(dynamic[1...l]))
+        } catch {
+            return (failed(&result, \.signature, TVR1.ddaFailed, error), nil)
+        }
     }
 
     /// The CDA signature in the GENERATE AC answer (Book 2 §6.6.2): recovered with the card's key,

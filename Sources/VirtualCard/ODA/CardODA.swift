@@ -4,8 +4,8 @@ import ISO7816
 /// How an application authenticates itself offline, and the fault it is made with (profile field
 /// `oda`). The card is personalised when it is made: tapemu's test CA (``ODATestKeys``, index E7)
 /// certifies the test issuer key for the application's PAN, the issuer certifies the card's key
-/// over the static data, and a certificate record is added to the files (first free SFI of 1…10,
-/// record 1) with every record the AFL already names marked for offline data authentication and
+/// over the static data, and certificate records are added to the files (first free SFI of 1…10,
+/// records 1 and 2) with every record the AFL already names marked for offline data authentication and
 /// 9F4A = 82. The keys are tapemu's test keys; a profile never holds a private key.
 ///
 /// JSON: `{"method": "fDDA", "issuerCertificateSerial": "000001", "fault": "wrongHash"}`.
@@ -15,6 +15,9 @@ public struct CardODA: Codable, Sendable, Hashable {
         case sda = "SDA"
         /// Visa's fast DDA: the card signs in its GPO answer (9F4B, with 9F69).
         case fdda = "fDDA"
+        /// Dynamic data authentication (Book 2 §6.5): the card signs the DDOL data the reader
+        /// sends in INTERNAL AUTHENTICATE, with an ICC dynamic number of its own.
+        case dda = "DDA"
         /// Combined DDA / AC generation: the card signs its GENERATE AC answer when asked (P1 bit 5).
         case cda = "CDA"
     }
@@ -29,7 +32,8 @@ public struct CardODA: Codable, Sendable, Hashable {
         case revokedCertificate
         /// The AFL does not name the certificate record: the reader never sees 9F46 (or 93).
         case missingRecord
-        /// The dynamic signature 9F4B (or SDA's 93) is changed after signing.
+        /// The dynamic signature 9F4B (DDA's INTERNAL AUTHENTICATE answer, or SDA's 93) is
+        /// changed after signing.
         case tamperedSignature
         /// CDA: the transaction data hash in the signature leaves out the CDOL1 data.
         case cdaMismatch
@@ -39,17 +43,25 @@ public struct CardODA: Codable, Sendable, Hashable {
     /// The issuer certificate's serial number (3 bytes).
     public var issuerCertificateSerial: [UInt8]
     public var fault: Fault?
+    /// DDA: the card's DDOL 9F49, put in its certificate record; empty: the card has none and the
+    /// reader uses its default DDOL (9F3704).
+    public var ddol: [UInt8]
 
-    public init(method: Method, issuerCertificateSerial: [UInt8] = [0x00, 0x00, 0x01], fault: Fault? = nil) {
+    public init(method: Method, issuerCertificateSerial: [UInt8] = [0x00, 0x00, 0x01], fault: Fault? = nil,
+                ddol: [UInt8] = CardODA.defaultDDOL) {
         self.method = method
         self.issuerCertificateSerial = issuerCertificateSerial
         self.fault = fault
+        self.ddol = ddol
     }
+
+    /// The DDOL a DDA card carries unless its profile says otherwise: the unpredictable number.
+    public static let defaultDDOL: [UInt8] = [0x9F, 0x37, 0x04]
 
     /// The serial a ``Fault/revokedCertificate`` card's issuer certificate carries.
     public static let revokedSerial: [UInt8] = [0x0B, 0xAD, 0x01]
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case method, issuerCertificateSerial, fault }
+    enum CodingKeys: String, CodingKey, CaseIterable { case method, issuerCertificateSerial, fault, ddol }
 
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
@@ -61,6 +73,10 @@ public struct CardODA: Codable, Sendable, Hashable {
                                                    debugDescription: "a certificate serial number is 3 bytes")
         }
         fault = try c.decodeIfPresent(Fault.self, forKey: .fault)
+        ddol = try c.hexIfPresent(.ddol) ?? CardODA.defaultDDOL
+        guard ddol.isEmpty || (try? DataObjectList(bytes: ddol)) != nil else {
+            throw DecodingError.dataCorruptedError(forKey: .ddol, in: c, debugDescription: "the DDOL is not a data object list")
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -68,6 +84,7 @@ public struct CardODA: Codable, Sendable, Hashable {
         try c.encode(method, forKey: .method)
         try c.encode(Hex.encode(issuerCertificateSerial), forKey: .issuerCertificateSerial)
         try c.encodeIfPresent(fault, forKey: .fault)
+        if ddol != CardODA.defaultDDOL { try c.encode(Hex.encode(ddol), forKey: .ddol) }
     }
 }
 
@@ -130,7 +147,7 @@ extension CardApplication {
         // AIP: the method's bit (Visa cards that sign in the GPO answer say DDA).
         switch oda.method {
         case .sda: app.aip[0] |= 0x40
-        case .fdda: app.aip[0] |= 0x20
+        case .fdda, .dda: app.aip[0] |= 0x20
         case .cda: app.aip[0] |= 0x01
         }
         // Every record the AFL names takes part in the static data (unless it is raw bytes).
@@ -145,7 +162,8 @@ extension CardApplication {
             for r in entry { staticData += TLV(tag: .readRecordResponseTemplate, children: r.objects.map(\.tlv)).valueBytes }
         }
         staticData += app.aip
-        if oda.fault != .missingRecord { afl += [sfi << 3, 1, 1, 0] }
+        // Two records: a short READ RECORD answer holds at most 256 bytes.
+        if oda.fault != .missingRecord { afl += [sfi << 3, 1, 2, 0] }
         app.afl = afl
 
         let issuer = ODATestKeys.issuer, icc = ODATestKeys.icc, ca = ODATestKeys.ca
@@ -163,6 +181,7 @@ extension CardApplication {
         if !issuerSplit.remainder.isEmpty { objects.append(CardDataObject(.issuerPublicKeyRemainder, issuerSplit.remainder)) }
         objects.append(CardDataObject(.issuerPublicKeyExponent, issuer.publicExponent))
         objects.append(CardDataObject(.staticDataAuthenticationTagList, [0x82]))
+        var iccObjects: [CardDataObject] = []
         switch oda.method {
         case .sda:
             // Signed static application data 93 (§5.4 table 7), data authentication code DAC1.
@@ -171,18 +190,20 @@ extension CardApplication {
             var ssad = ODASigning.block(body, hashed: staticData, key: issuer)
             if oda.fault == .tamperedSignature { ssad[ssad.count / 2] ^= 0x01 }
             objects.append(CardDataObject(.signedStaticApplicationData, ssad))
-        case .fdda, .cda:
+        case .fdda, .dda, .cda:
             // ICC certificate 9F46 (§6.4 table 14).
             let iccSplit = ODASigning.split(icc.modulus, room: issuer.modulus.count - 42)
             let iccBody: [UInt8] = [0x04] + ODASigning.bcd(panDigits, length: 10) + ODASigning.expiry + [0x00, 0x00, 0x01]
                 + [0x01, 0x01, UInt8(icc.modulus.count), UInt8(icc.publicExponent.count)] + iccSplit.leftmost
             let iccCertificate = ODASigning.block(iccBody, hashed: iccSplit.remainder + icc.publicExponent + staticData,
                                                   key: issuer)
-            objects.append(CardDataObject(.iccPublicKeyCertificate, iccCertificate))
-            objects.append(CardDataObject(.iccPublicKeyExponent, icc.publicExponent))
-            if !iccSplit.remainder.isEmpty { objects.append(CardDataObject(.iccPublicKeyRemainder, iccSplit.remainder)) }
+            iccObjects.append(CardDataObject(.iccPublicKeyCertificate, iccCertificate))
+            iccObjects.append(CardDataObject(.iccPublicKeyExponent, icc.publicExponent))
+            if !iccSplit.remainder.isEmpty { iccObjects.append(CardDataObject(.iccPublicKeyRemainder, iccSplit.remainder)) }
+            if oda.method == .dda, !oda.ddol.isEmpty { iccObjects.append(CardDataObject(.dynamicDataAuthenticationDOL, oda.ddol)) }
         }
         app.records.append(CardRecord(sfi: sfi, number: 1, objects: objects))
+        app.records.append(CardRecord(sfi: sfi, number: 2, objects: iccObjects))
         return app
     }
 }
@@ -205,6 +226,17 @@ extension CardState {
         if app.oda?.fault == .tamperedSignature { sdad[sdad.count / 2] ^= 0x01 }
         TLV(tag: .cardAuthenticationRelatedData, value: related).encode(into: &value)
         TLV(tag: .signedDynamicApplicationData, value: sdad).encode(into: &value)
+    }
+
+    /// DDA's INTERNAL AUTHENTICATE answer (Book 2 §6.5.1, format 1: `80 L SDAD`): the signed
+    /// dynamic application data over the ICC dynamic number and `ddolData`, the terminal dynamic
+    /// data as it came. The dynamic number is the first 8 bytes of SHA-1 over the ATC and that data
+    /// (new with every unpredictable number, reproducible for the same).
+    static func signedForDDA(ddolData: [UInt8], atc: UInt16, app: CardApplication) -> [UInt8] {
+        let number = Array(Crypto.sha1([UInt8(atc >> 8), UInt8(atc & 0xFF)] + ddolData).prefix(8))
+        var sdad = ODASigning.sdad(dynamic: [UInt8(number.count)] + number, terminalData: ddolData, key: ODATestKeys.icc)
+        if app.oda?.fault == .tamperedSignature { sdad[sdad.count / 2] ^= 0x01 }
+        return TLV(tag: .responseMessageTemplateFormat1, value: sdad).encoded
     }
 
     /// A CDA GENERATE AC answer (Book 2 §6.6.1): 77 with 9F27, 9F36, 9F4B and 9F10, the AC inside

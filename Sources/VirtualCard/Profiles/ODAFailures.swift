@@ -1,7 +1,7 @@
 import BERTLV
 
-// Built-in profiles that fail offline data authentication, one fault each: `visa-qvsdc` (fDDA) and
-// `mastercard-mchip` (CDA) with their own PAN and ATC. Each sets its TVR byte 1 bit; see
+// Built-in profiles that fail offline data authentication, one fault each: `visa-qvsdc` (fDDA),
+// `mastercard-mchip` (CDA) and `mastercard-mchip-dda` (DDA) with their own PAN and ATC. Each sets its TVR byte 1 bit; see
 // README "Offline data authentication" for what the reader then does.
 
 extension CardProfile {
@@ -43,4 +43,17 @@ extension CardProfiles {
         name: "oda-cda-mismatch",
         summary: "Mastercard (CDA) whose signed transaction data hash leaves out the CDOL1 data: TVR CDA failed, declined offline",
         atc: 30, pan: PAN("5413330089010129")!).withODA(CardODA(method: .cda, fault: .cdaMismatch))
+
+    /// M/Chip as a card that does DDA and not CDA (AIP byte 1 `38`: DDA, no CDA; the reader runs INTERNAL
+    /// AUTHENTICATE with the card's DDOL 9F3704 before GENERATE AC, and CDOL1's 9F4C carries the
+    /// ICC dynamic number the signature held).
+    static let mastercardMChipDDA = mastercardMChip.variant(
+        name: "mastercard-mchip-dda",
+        summary: "Mastercard M/Chip doing DDA (read with --oda-methods DDA,CDA): INTERNAL AUTHENTICATE with its DDOL 9F3704 before GENERATE AC",
+        atc: 30, pan: PAN("5413330089010137")!).withODA(CardODA(method: .dda))
+
+    static let odaDDATamperedSDAD = mastercardMChipDDA.variant(
+        name: "oda-dda-tampered-sdad",
+        summary: "Mastercard M/Chip (DDA) whose INTERNAL AUTHENTICATE signature is changed after signing: TVR DDA failed, goes online",
+        atc: 30, pan: PAN("5413330089010145")!).withODA(CardODA(method: .dda, fault: .tamperedSignature))
 }

@@ -17,8 +17,9 @@ struct ReadCommand: TapemuCommand {
             Selects the payment application (PPSE, or the terminal's AIDs one by one when the card \
             has none), runs GET PROCESSING OPTIONS, reads every record the AFL names and, when the \
             card did not give a cryptogram with GPO, asks for an ARQC with GENERATE AC. It \
-            authenticates the card offline (SDA, fDDA or CDA, with the CA keys; --ca-keys adds keys, \
-            --crl refuses issuer certificates) and says how in one line (JSON: "oda"). Prints a \
+            authenticates the card offline (SDA, fDDA, DDA or CDA, with the CA keys; --ca-keys adds \
+            keys, --crl refuses issuer certificates, --oda-methods says which methods the terminal \
+            supports) and says how in one line (JSON: "oda"). Prints a \
             summary (brand, label, AID, masked PAN, expiry, CVM, cryptogram) and every exchange with \
             its timing. No payment is made. The full PAN and track 2 are never printed: PANs show \
             their first 6 and last 4 digits, also inside the exchanged bytes.

@@ -80,7 +80,8 @@ struct ReplayCommand: TapemuCommand {
         var results: [ReplayResult] = []
         for file in files {
             let r = await TraceReplayer(mode: mode, paced: paced, amount: amount, apduTimeout: apduTimeout, clock: clock,
-                                        caPublicKeys: trusted.caPublicKeys, revocationList: trusted.revocationList)
+                                        caPublicKeys: trusted.caPublicKeys, revocationList: trusted.revocationList,
+                                        odaMethodBits: oda.methodBits)
                 .replay(file)
             results.append(r)
             if !output.json {

@@ -19,6 +19,8 @@ struct TraceReplayer: Sendable {
     /// The CA keys and revocation list the kernel authenticates with (`--ca-keys`, `--crl`).
     var caPublicKeys: CAPublicKeyList = .builtIn
     var revocationList: CertificateRevocationList = .empty
+    /// `--oda-methods`: 9F33 byte 3's ODA bits, over what the trace implies.
+    var odaMethodBits: UInt8? = nil
 
     func replay(_ file: String) async -> ReplayResult {
         let trace: APDUTrace
@@ -39,6 +41,7 @@ struct TraceReplayer: Sendable {
         var configuration = setup.configuration
         configuration.caPublicKeys = caPublicKeys
         configuration.revocationList = revocationList
+        if let bits = odaMethodBits { configuration.terminalCapabilities[2] = configuration.terminalCapabilities[2] & ~0xC8 | bits }
         // The recorded date and unpredictable number too: a card's dynamic signature (fDDA, CDA)
         // was made over them.
         let reader = EMVReader(configuration: configuration, environment: setup.environment ?? .system)
