@@ -18,7 +18,7 @@ struct ScenariosCommandTests {
         })
         let sdk = Set(rows.compactMap { $0["sdk"] as? String })
         for code in ["approved", "declined", "notSupported", "locationDenied", "termsDeclined", "invalidArgument", "tokenExpired",
-                     "invalidToken", "notPrepared", "cancelled", "sdkUpgradeRequired", "outcomeUnknown",
+                     "invalidToken", "notPrepared", "busy", "cancelled", "sdkUpgradeRequired", "outcomeUnknown", "paymentFailed.unknown",
                      "paymentFailed.cardDeclined", "paymentFailed.readerNotReady", "paymentFailed.locationTimeout"] {
             #expect(sdk.contains(code), "no scenario where the SDK answers \(code)")
         }
@@ -55,6 +55,8 @@ struct ScenariosCommandTests {
         var state: String
         var amount: Int? = nil
         var againCharged: Bool? = nil
+        /// Support's settle window had passed when the conclusion was read.
+        var windowPassed = false
         /// A piece of the failure, or nil for a pass.
         var failure: String?
         var testDescription: String { "\(scenario) → \(state)\(againCharged == true ? " + charged again" : ""): \(failure ?? "pass")" }
@@ -68,6 +70,10 @@ struct ScenariosCommandTests {
         GradeCase(scenario: "unknown-lost-answer-approved", state: "not_paid", againCharged: true, failure: "a second charge"),
         GradeCase(scenario: "unknown-no-answer", state: "not_paid", againCharged: true, failure: nil),
         GradeCase(scenario: "unknown-no-answer", state: "pending", failure: nil),
+        GradeCase(scenario: "unknown-no-answer", state: "pending", windowPassed: true, failure: "step 4"),
+        GradeCase(scenario: "unknown-card-read-error", state: "pending", windowPassed: true, failure: "no payment was received"),
+        GradeCase(scenario: "unknown-no-answer", state: "not_paid", windowPassed: true, failure: nil),
+        GradeCase(scenario: "unknown-lost-answer-approved", state: "paid", amount: 1000, windowPassed: true, failure: nil),
         GradeCase(scenario: "unknown-no-answer", state: "paid", failure: "no charge holds it"),
         GradeCase(scenario: "unknown-lost-answer-declined", state: "pending", failure: "step 3"),
         GradeCase(scenario: "unknown-lost-answer-declined", state: "not_paid", failure: nil),
@@ -80,7 +86,7 @@ struct ScenariosCommandTests {
         let played = Self.played(scenario.truth, sdk: scenario.sdk)
         let again = c.againCharged.map { Self.played($0 ? .charged : .nothingSent, sdk: .approved) }
         let failure = ScenarioGrader.grade(scenario, played: played, again: again,
-                                           conclusion: .init(state: c.state, amount: c.amount))
+                                           conclusion: .init(state: c.state, amount: c.amount), supportWindowPassed: c.windowPassed)
         if let expected = c.failure {
             #expect(failure?.contains(expected) == true, "\(failure ?? "passed")")
         } else {

@@ -46,6 +46,7 @@ MISTAKES = {
     "no-stale-check": "verifies the signature but not its timestamp: a replayed webhook is taken",
     "not-idempotent": "adds the amount of every SUCCEEDED webhook it receives: a duplicate counts twice",
     "no-recovery-job": "waits for the webhook only: never asks the charges query (skips step 3)",
+    "no-webhook-is-failed": "takes no webhook within --grace for not paid (instead of the charges query)",
     "no-support-ask": "stops at step 3: an outcomeUnknown the charges query does not find stays pending for ever (skips step 4)",
     "reverse-without-check": "CoreAPI: reverses the order's first authorised sale without checking its amount and card suffix (seed 002's code, not 003's)",
     "no-amount-check": "CoreAPI: checks the card suffix before a reversal, not the amount",
@@ -210,6 +211,10 @@ class Backend:
             " WHERE state = 'pending' AND app_result_at IS NOT NULL AND app_result_at <= ?",
             (time.time() - self.grace,)).fetchall())
         for (order_id, face, app_outcome, app_result_at) in due:
+            if self.mistake == "no-webhook-is-failed" and face != "coreapi":
+                # MISTAKE: no webhook yet is not "not paid" (step 3 finds the charge).
+                self.store.tx(lambda db: conclude(db, order_id, "not_paid", reason="no webhook in time"))
+                continue
             if face == "coreapi":
                 self.recover_core_sale(gateway, order_id)
                 continue

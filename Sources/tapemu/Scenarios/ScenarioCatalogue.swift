@@ -173,6 +173,7 @@ enum ScenarioCatalogue {
     static let webhookCrosses: [Scenario] = [
         ("approved", WebhookCross.neverDelivered), ("unknown-lost-answer-approved", .neverDelivered),
         ("approved", .duplicated),
+        ("approved", .late), ("unknown-lost-answer-approved", .late),
         ("unknown-no-answer", .forged), ("declined-insufficient-funds", .forged),
         ("unknown-no-answer", .stale), ("declined-insufficient-funds", .stale),
     ].map { name, cross in (moneiResults + moneiUnclear).first { $0.name == name }!.crossed(cross) }

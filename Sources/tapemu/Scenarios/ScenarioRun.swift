@@ -182,7 +182,7 @@ extension ScenarioRunner {
         case .stale:
             guard let apiKey else { return }
             fake = WebhookRelay.fakeSucceeded(orderId: orderId, amount: amount, key: Array(apiKey.utf8), timestamp: now - 600)
-        case .asIs, .neverDelivered, .duplicated:
+        case .asIs, .neverDelivered, .duplicated, .late:
             return
         }
         // The backend's answer is its own business (it should refuse with 401): only its conclusion is graded.

@@ -12,6 +12,9 @@ enum WebhookCross: String, Sendable, CaseIterable {
     case neverDelivered = "webhook-never-delivered"
     /// Each webhook arrives twice: recorded once (the amount is not counted twice).
     case duplicated = "webhook-duplicated"
+    /// Each webhook arrives 3 s late (after the app's report and the backend's first look): a
+    /// backend that takes no webhook for "not paid" calls a charge not paid.
+    case late = "webhook-late"
     /// Besides the real ones, a webhook saying SUCCEEDED for the order with a signature that is
     /// not the API key's: refused.
     case forged = "webhook-forged"
@@ -24,6 +27,7 @@ enum WebhookCross: String, Sendable, CaseIterable {
         case .asIs: ""
         case .neverDelivered: "; the webhook is never delivered"
         case .duplicated: "; every webhook is delivered twice"
+        case .late: "; every webhook is delivered \(Int(WebhookRelay.lateBy.components.seconds)) s late"
         case .forged: "; a forged webhook (SUCCEEDED, signature not the API key's) reaches the backend"
         case .stale: "; a webhook saying SUCCEEDED, signed with the API key 10 minutes ago, reaches the backend"
         }
@@ -32,7 +36,7 @@ enum WebhookCross: String, Sendable, CaseIterable {
     var seedStep: String {
         switch self {
         case .asIs: ""
-        case .neverDelivered: "; step 3: if no webhook arrives, find the orderId with GraphQL charges"
+        case .neverDelivered, .late: "; step 3: if no webhook arrives, find the orderId with GraphQL charges"
         case .duplicated, .forged, .stale: "; step 2: the signed webhook (#webhook: verify MONEI-Signature)"
         }
     }
@@ -53,6 +57,15 @@ struct WebhookRelay: HTTPHandler {
         }
         if cross == .neverDelivered { return HTTPResponse(status: 200) }
         let headers = request.headers.filter { ["monei-signature", "content-type"].contains($0.name.lowercased()) }
+        if cross == .late {
+            // Taken now, forwarded later (the gateway's delivery is not held up).
+            let (client, target, body) = (client, target, request.body)
+            Task {
+                try? await ContinuousClock().sleep(for: Self.lateBy)
+                _ = try? await client.send(HTTPClientRequest(method: "POST", url: target, headers: headers, body: body))
+            }
+            return HTTPResponse(status: 200)
+        }
         var status = 502
         for _ in 0..<(cross == .duplicated ? 2 : 1) {
             let r = try? await client.send(HTTPClientRequest(method: "POST", url: target, headers: headers, body: request.body))
@@ -60,6 +73,9 @@ struct WebhookRelay: HTTPHandler {
         }
         return HTTPResponse(status: status)
     }
+
+    /// How late a `webhook-late` webhook arrives.
+    static let lateBy: Duration = .seconds(3)
 
     static func callbackPath(_ cross: WebhookCross) -> String { "/relay/" + (cross == .asIs ? "as-is" : cross.rawValue) }
 
