@@ -54,9 +54,11 @@ EXPECTED_FAILURES = {
 }
 
 
-def start_backend(workdir, mistake=None):
+def start_backend(workdir, mistake=None, gateway=None, api_key=None):
     args = [sys.executable, os.path.join(HERE, "backend.py"), "--listen", "127.0.0.1:0",
-            "--db", os.path.join(workdir, f"orders-{mistake or 'reference'}.sqlite"), "--grace", "0.5"]
+            "--db", os.path.join(workdir, f"orders-{mistake or 'reference'}{'-served' if gateway else ''}.sqlite"), "--grace", "0.5"]
+    if gateway:
+        args += ["--gateway", gateway, "--api-key", api_key]
     if mistake:
         args += ["--mistake", mistake]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -130,6 +132,41 @@ def main():
             if problems:
                 problems.append(out.stdout[-4000:] + out.stderr[-2000:])
             check(f"{label}: fails exactly {sorted(expected) or 'nothing'}", "; ".join(problems))
+        # Over `tapemu gateway serve`: the backend configured with its URL and API key, the run with
+        # --gateway; only the scenarios made in the embedded gateway are skipped.
+        serve = subprocess.Popen([args.tapemu, "gateway", "serve", "--listen", "127.0.0.1:0", "--data-dir",
+                                  os.path.join(workdir, "served-gateway"), "--support-settle-window", "3s"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            gateway = api_key = None
+            for line in serve.stdout:
+                if line.startswith("tapemu gateway listening on "):
+                    gateway = line.split()[4]
+                if line.startswith("merchant API key: "):
+                    api_key = line.split()[3]
+                if gateway and api_key:
+                    break
+            proc, url = start_backend(workdir, None, gateway, api_key)
+            try:
+                out, junit = run_scenarios(args.tapemu, workdir, url, "served", extra + [
+                    "--gateway", gateway, "--api-key", api_key, "--support-window", "3s"])
+            finally:
+                proc.kill()
+                proc.wait()
+        finally:
+            serve.terminate()
+            serve.wait()
+        embedded_only = {s["name"] for s in listed if s["embeddedGatewayOnly"]}
+        problems = []
+        if not os.path.exists(junit):
+            problems.append(f"no JUnit file (exit {out.returncode}): {out.stderr[-2000:]}")
+        else:
+            results = read_junit(junit)
+            failing = sorted(n for n, r in results.items() if r == "failed")
+            skipped = {n for n, r in results.items() if r == "skipped"}
+            if failing or skipped != embedded_only or set(results) != names or out.returncode != 0:
+                problems.append(f"failed {failing}, skipped {sorted(skipped)}, exit {out.returncode}: {out.stdout[-3000:]}")
+        check(f"served (gateway serve): reference passes, skips only {sorted(embedded_only)}", "; ".join(problems))
         # A small load run: 3 terminals at once, each playing four scenarios twice; every payment graded.
         load = ["approved", "unknown-lost-answer-approved", "approved+webhook-duplicated", "unknown-no-answer"]
         proc, url = start_backend(workdir, None)

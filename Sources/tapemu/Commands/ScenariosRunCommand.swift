@@ -147,17 +147,18 @@ struct ScenariosRunCommand: TapemuCommand {
                coreGateway: RemoteGateway(baseURL: url, requestTimeout: .seconds(30)))
         }
         // The webhook relay: each payment's callbackUrl, forwarding to --callback-url as its cross says.
+        let relayHandler = WebhookRelay(target: callbackUrl)
         let relay: HTTPServer
         do {
             relay = try HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0),
-                                   handler: WebhookRelay(target: callbackUrl))
+                                   handler: relayHandler)
         } catch {
             await server?.stop()
             delivery?.cancel()
             throw CommandFailure(exitCode: ExitCode.unavailable, "cannot serve the webhook relay: \(error.reason)")
         }
         let runner = ScenarioRunner(player: player, backend: backend, settle: settle, embedded: remote.url == nil, runId: runId,
-                                    apiKey: apiKey, callbackUrl: callbackUrl, relayURL: relay.url,
+                                    apiKey: apiKey, callbackUrl: callbackUrl, relayURL: relay.url, relay: relayHandler,
                                     supportWindow: supportWindow ?? (remote.url == nil ? .seconds(3) : .seconds(60)))
         let grades = await Self.play(scenarios, runner: runner, terminals: terminalCount, repeats: repeatCount)
         if let server { await server.stop() }

@@ -133,7 +133,10 @@ struct ScenarioPlayer: Sendable {
             let truth = try await tapToPay.groundTruth(of: attempt)
             (submitted, charged) = (truth.submitted, truth.charged)
         }
-        let recorded = try await gateway.charges(orderId: orderId, options: GatewayRequestOptions(fault: GatewayFault.none))
+        // Asked as this terminal (a served gateway answers a terminal about its own orders); a
+        // scenario whose SDK had no valid token asks with one of its own.
+        let asker = Self.gateway(gateway, token: setup.token == .valid ? token : try await issueToken(false, "acct_\(orderId)"))
+        let recorded = try await asker.charges(orderId: orderId, options: GatewayRequestOptions(fault: GatewayFault.none))
             .contains { $0.kind == .sale }
         return PlayedPayment(orderId: orderId, amount: amount, sdk: sdk, paymentId: paymentId,
                              submitted: submitted, charged: charged, recorded: recorded)

@@ -115,6 +115,8 @@ struct ScenarioRunner: Sendable {
     var callbackUrl: String
     /// The relay's base URL (each payment's callbackUrl is `{relay}/relay/{cross}`).
     var relayURL: String
+    /// The relay itself (what it has forwarded).
+    var relay: WebhookRelay? = nil
     /// Support's settle window at the gateway (``Scenario/pendingRule``).
     var supportWindow: Duration = .seconds(60)
 
@@ -124,7 +126,7 @@ struct ScenarioRunner: Sendable {
         let orderId = "\(runId)-\(scenario.name)-t\(terminal)-r\(repetition)"
         var grade = ScenarioGrade(scenario: scenario, orderId: orderId, duration: .zero)
         if scenario.needsEmbeddedGateway && !embedded {
-            grade.skipped = "needs the embedded gateway (an expired token or a blocked SDK version is made there)"
+            grade.skipped = "needs the embedded gateway (an expired token, a blocked SDK version or an account whose terms are not accepted is made there)"
             return grade
         }
         if scenario.needsAPIKey && apiKey == nil {
@@ -152,7 +154,12 @@ struct ScenarioRunner: Sendable {
                 second.webhook = .asIs
                 grade.again = try await player.play(second, orderId: orderId + "-again")
             }
-            let conclusion = try await backend.settledConclusion(orderId, settle: settle)
+            var conclusion = try await backend.settledConclusion(orderId, settle: settle)
+            if scenario.webhook == .duplicated, let relay {
+                // Both copies delivered, then the conclusion again.
+                await relay.waitForwarded(orderId, count: 2, limit: settle)
+                conclusion = try await backend.conclusion(orderId)
+            }
             grade.conclusion = conclusion
             if let core = played.core {
                 let final = try await player.coreLedgerState(orderId, amount: played.amount, play: core)

@@ -48,6 +48,8 @@ enum WebhookCross: String, Sendable, CaseIterable {
 struct WebhookRelay: HTTPHandler {
     var target: String
     var client = HTTPClient(defaultTimeout: .seconds(10))
+    /// What it has forwarded, per order.
+    var log = RelayLog()
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         let parts = request.path.split(separator: "/")
@@ -67,11 +69,23 @@ struct WebhookRelay: HTTPHandler {
             return HTTPResponse(status: 200)
         }
         var status = 502
+        let orderId = ((try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any])?["orderId"] as? String
         for _ in 0..<(cross == .duplicated ? 2 : 1) {
             let r = try? await client.send(HTTPClientRequest(method: "POST", url: target, headers: headers, body: request.body))
             status = r?.status ?? 502
+            if let orderId { log.forwarded(orderId) }
         }
         return HTTPResponse(status: status)
+    }
+
+    /// Waits (at most `limit`) until `count` webhooks of `orderId` have been forwarded: a duplicate
+    /// is graded once both copies reached the backend, not when the first made the order paid.
+    func waitForwarded(_ orderId: String, count: Int, limit: Duration) async {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: limit)
+        while log.count(orderId) < count, clock.now < deadline {
+            try? await clock.sleep(for: .milliseconds(20))
+        }
     }
 
     /// How late a `webhook-late` webhook arrives.
@@ -86,4 +100,12 @@ struct WebhookRelay: HTTPHandler {
         let body = Array((try? JSONSerialization.data(withJSONObject: doc, options: [.sortedKeys])) ?? Data())
         return (body, WebhookSignature.header(body: body, secret: key, timestamp: timestamp))
     }
+}
+
+/// The relay's count of forwarded webhooks per order.
+final class RelayLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var counts: [String: Int] = [:]
+    func forwarded(_ orderId: String) { lock.withLock { counts[orderId, default: 0] += 1 } }
+    func count(_ orderId: String) -> Int { lock.withLock { counts[orderId] ?? 0 } }
 }
