@@ -71,4 +71,31 @@ struct PayInterruptTests {
         }
         #expect(try await gateway.charges(orderId: "gap-1", options: GatewayRequestOptions(fault: GatewayFault.none)).isEmpty)
     }
+
+    /// `sale` likewise: `cancelSale()` with no sale in progress does nothing; told again at the
+    /// sale's first event, the sale ends onError(cancelled) before anything was sent.
+    @Test("sale: a Ctrl-C between initialise and the sale's start ends it onError(cancelled), nothing charged")
+    func saleInTheGap() async throws {
+        let dir = TempDir(prefix: "tapemu-saleinterrupt")
+        let gateway = try EmbeddedGateway(dataDirectory: dir.path)
+        let interrupt = PayInterrupt()
+        let card = VirtualCardSource(profile: CardProfiles.named("visa-qvsdc")!, simulatesCardTime: false)
+        let core = CoreAPI(configuration: PaymentConfiguration(
+            cardSource: card, gateway: gateway, pendingStore: try PendingPaymentStore(dataDirectory: dir.path),
+            onEvent: { _ in interrupt.paymentEvent() }))
+        #expect(await core.initialise(terminal: core.terminal(token: gateway.issueToken(accountId: "acct_interrupt")),
+                                      saleListener: NoSaleListener()))
+        interrupt.connect(cancelPayment: { core.cancelSale() }, cancelPrepare: { Issue.record("initialise had ended") })
+        #expect(!interrupt.startPaying())
+        interrupt.signal()
+        let outcome = await core.processSale(CoreSale(amount: 1000, orderId: "gap-2"))
+        guard case .error(.cancelled, _) = outcome else { Issue.record("the sale ended with \(outcome)"); return }
+        #expect(try await gateway.charges(orderId: "gap-2", options: GatewayRequestOptions(fault: GatewayFault.none)).isEmpty)
+    }
+
+    struct NoSaleListener: CoreAPISaleListener {
+        func onSaleResponse(_ response: CoreSaleResponse) {}
+        func onError(_ error: CoreError, withDescription message: String?) {}
+        func onTransactionCommError(_ sale: CoreSale, withError error: CoreError, withMessage message: String?) {}
+    }
 }

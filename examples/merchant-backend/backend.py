@@ -21,7 +21,7 @@
   terminal's token), takes only a sale whose amount and card suffix are the sale's (seed 003),
   and after a communication error reverses it when its code is A (POST /coreapi/v1/reversal):
   the order is then not paid. No matching transaction: the sale did not reach the gateway.
-- The scenario contract of `tapemu scenarios run` (README, "Prove your integration"):
+- The scenario contract of `tapemu scenarios run` (docs/SCENARIOS.md):
   PUT /tapemu/gateway, POST /orders, POST /orders/{id}/app-result, GET /orders/{id}.
 
 --mistake NAME makes it a variant with one classic mistake (MISTAKES below), for proving that
