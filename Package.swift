@@ -157,7 +157,7 @@ let package = Package(
         .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel", "Timing", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapemuCLITests",
-                    dependencies: ["tapemu", "PaymentGateway", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
+                    dependencies: ["tapemu", "PaymentGateway", "TapToPay", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
                                    "BERTLV", "ISO7816", "TestSupport"],
                     swiftSettings: swiftSettings),
         // Every input that once broke a harness (Fuzz/regressions/) and every seed (Fuzz/corpus/).

@@ -178,6 +178,29 @@ enum Wire {
 
     struct TokenRequest: Codable { var token: String }
 
+    /// `GET /support/v1/orders/{orderId}`: `paymentHolds` (with the payment), `noPaymentReceived`
+    /// (safe to charge again) or `askAgainLater` (with `askAgainAfter`, unix ms).
+    struct SupportAnswer: Codable {
+        var orderId: String
+        var answer: String
+        var paymentId: String?
+        var amount: Int?
+        var currency: String?
+        var askAgainAfter: Int64?
+
+        init(orderId: String, _ a: SupportDesk.Answer) {
+            self.orderId = orderId
+            switch a {
+            case .paymentHolds(let id, let amount, let currency, _):
+                (answer, paymentId, self.amount, self.currency) = ("paymentHolds", id, amount, currency)
+            case .noPaymentReceived:
+                answer = "noPaymentReceived"
+            case .askAgainLater(let after):
+                (answer, askAgainAfter) = ("askAgainLater", Wire.millis(after))
+            }
+        }
+    }
+
     struct TokenAnswer: Codable {
         /// `valid`, `expired` or `invalid`.
         var result: String
