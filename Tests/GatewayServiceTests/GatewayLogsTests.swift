@@ -184,6 +184,50 @@ struct GatewayLogsTests {
         await live.server.stop()
     }
 
+    @Test("a 4 MB volume with the request log on: 300 approvals and the log stays at its bound; full: the log's writes fail without failing an answer; space back: approvals and log lines again",
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func fullDisk() async throws {
+        let volume = try FullDiskTests.SmallVolume(megabytes: 4)
+        defer { volume.unmount() }
+        let service = try GatewayService(dataDirectory: volume.path + "/srv")
+        let recorder = RequestLogRecorder(inner: service.routes(), ledger: service.gateway.ledger, apiKey: service.apiKey, bound: 200)
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(1)), handler: recorder)
+        let remote = RemoteGateway(baseURL: server.url, deviceToken: service.testToken)
+        func authorise(_ order: String) async throws(GatewayError) -> AuthorisationResponse {
+            try await remote.authorize(AuthorisationRequest(orderId: order, amount: 1000,
+                                                            card: CardData(pan: PAN("4012888888881881")!, expiry: "2812")))
+        }
+        for i in 0..<300 { #expect(try await authorise("vol-\(i)").status == .approved, "payment \(i)") }
+        await recorder.flush()
+        let kept = try service.gateway.ledger.requestLog(after: 0, since: nil, limit: 1000)
+        #expect(kept.count == 200 && kept.last?.orderId == "vol-299")
+        #expect(recorder.dropped == 0)
+
+        let filler = try FullDiskTests.fill(volume.path)
+        var answered = 0
+        for i in 0..<5 {
+            do throws(GatewayError) {
+                _ = try await authorise("full-\(i)")
+                answered += 1
+            } catch {
+                // Refused by the ledger, as without the log: never an answer the log broke.
+                #expect(error.code == .storage && error.reason.contains("nothing was written"), "\(error)")
+            }
+        }
+        await recorder.flush()
+        let health = try await HTTPClient().send(HTTPClientRequest(url: server.url + "/health"))
+        #expect(health.status == 200)
+        print("full disk: \(answered) of 5 answered approved, \(recorder.dropped) log line(s) dropped")
+
+        #expect(unlink(filler) == 0)
+        for i in 0..<5 { #expect(try await authorise("back-\(i)").status == .approved, "after space returned, payment \(i)") }
+        await recorder.flush()
+        let last = try #require(try service.gateway.ledger.requestLog(after: 0, since: nil, limit: 1000).last)
+        #expect(last.orderId == "back-4" && last.status == 200)
+        #expect(try service.gateway.ledger.requestLog(after: 0, since: nil, limit: 1000).count <= 200)
+        await server.stop()
+    }
+
     @Test("gateway logs prints text or JSON lines from --data-dir; --since filters; bad options are usage errors (64)")
     func command() async throws {
         let dir = try temporaryDirectory()
