@@ -25,6 +25,7 @@ extension CardProfiles {
       "pan": "5413330089030010",
       "panSequenceNumber": 1,
       "issuerApplicationData": "0110A00003220000000000000000000000FF",
+      "oda": {"method": "CDA"},
       "records": [
         {
           "sfi": 1,

@@ -24,6 +24,7 @@ extension CardProfiles {
       "pan": "5413330089020011",
       "panSequenceNumber": 1,
       "issuerApplicationData": "0110250000040000000000000000000000FF",
+      "oda": {"method": "CDA"},
       "records": [
         {
           "sfi": 1,
