@@ -317,19 +317,7 @@ enum Wire {
     // MARK: Errors
 
     /// The HTTP status a gateway error is answered with.
-    static func httpStatus(_ code: GatewayError.Code) -> Int {
-        switch code {
-        case .invalidRequest: return 400
-        case .notFound: return 404
-        case .orderConflict, .alreadyReversed: return 409
-        case .notReversible, .notRefundable, .refundExceedsRemaining, .notCapturable, .notCancelable: return 422
-        case .sdkUpgradeRequired: return 426
-        case .busy, .cancelled: return 503
-        case .timeout: return 504
-        case .connectionLost: return 502
-        default: return 500
-        }
-    }
+    static func httpStatus(_ code: GatewayError.Code) -> Int { code.httpStatus }
 
     static func errorResponse(status: Int, code: String?, message: String, requestId: String) -> HTTPResponse {
         HTTPResponse.jsonError(status: status, code: code, message: message, requestId: requestId)

@@ -189,7 +189,7 @@ struct GatewayServeCommand: TapemuCommand {
     /// (``GatewayService/onLedgerThreads(_:)``). The router checks each credential.
     static func makeRouter(_ service: GatewayService, dashboard: Bool = true) -> Router {
         var router = service.routes()
-        let web = service.onLedgerThreads(GatewayWebRoutes(ledger: service.gateway.ledger))
+        let web = service.onLedgerThreads(GatewayWebRoutes(ledger: service.gateway.ledger, gateway: service.gateway))
         router.mount("/graphql", .apiKey, web)
         if dashboard {
             router.mount("/", .dashboard, web)
@@ -255,7 +255,9 @@ struct GatewayServeCommand: TapemuCommand {
             throw gateway.failure(error, doing: "cannot open the gateway ledger")
         }
         let dashboard = Self.isLoopback(listen.host)
-        let router = Self.makeHandler(service, listenHost: listen.host)
+        // Every request and its answer go to the ledger's request log (`tapemu gateway logs`).
+        let router = RequestLogRecorder(inner: Self.makeHandler(service, listenHost: listen.host),
+                                        ledger: service.gateway.ledger, apiKey: service.apiKey)
         var tls: HTTPServerTLS?
         if let tlsCert, let tlsKey {
             do {
@@ -295,6 +297,7 @@ struct GatewayServeCommand: TapemuCommand {
             for await _ in stopped {}
             console.printError("tapemu: stopping (letting \(server.requestsInFlight) request(s) under way finish)")
             await server.stop()
+            await router.flush()
             // After the last request: its webhook is in the outbox for the next run if not sent now.
             delivery.cancel()
             await delivery.value
