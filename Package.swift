@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // tapemu — the Tap-to-Pay payment stack, emulated on Linux.
-// Layers (README "Layout"), top to bottom: tapemu CLI → TapToPay → PaymentGateway / EMVKernel →
+// Layers (docs/ARCHITECTURE.md has the exact graph), top to bottom: tapemu CLI → TapToPay → PaymentGateway / EMVKernel →
 // PCSC / VirtualCard / APDUTrace → CardChannel → Timing, ISO7816 / BERTLV → C shims.
 import PackageDescription
 
@@ -167,6 +167,9 @@ let package = Package(
                                    "BERTLV", "VirtualCard", "CardChannel", "EMVKernel", "Timing", "tapemu", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "GraphQLTests", dependencies: ["GraphQL"], swiftSettings: swiftSettings),
+        // Every shell command of README.md and docs/, run as written against the built tapemu, and
+        // docs/ARCHITECTURE.md's module graph against this file.
+        .testTarget(name: "DocTests", dependencies: ["tapemu", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"], swiftSettings: swiftSettings),
         // PostgreSQL: the client, the ledger contract on both backends, several servers on one
         // ledger (needs TAPEMU_TEST_POSTGRES; `scripts/dev test` starts a private cluster).
