@@ -749,8 +749,11 @@ public struct EMVKernel: Sendable {
             partial.oda = a.oda
             return partial
         case .generatingAC(let r):
-            return PartialCardRead(step: .generateAC, application: r.application.info(aip: r.aip), card: r.card,
-                                   cvm: r.cvm)
+            // What ODA found before GENERATE AC (SDA, DDA, CDA's certificates) outlives a failure of it.
+            var partial = PartialCardRead(step: .generateAC, application: r.application.info(aip: r.aip), card: r.card,
+                                          cvm: r.cvm)
+            partial.oda = r.oda
+            return partial
         }
     }
 
