@@ -110,7 +110,7 @@ struct BenchCommand: TapemuCommand {
         }
         progress.finish()
         guard let report = ReadTimingReport(timings) else {
-            throw CommandFailure(exitCode: ExitCode.failure, "nothing was timed")
+            throw CommandFailure.failure("nothing was timed")
         }
         if let plot {
             let svg = BenchPlot.svg(samples: timings.map(\.total), report: report,
@@ -118,7 +118,7 @@ struct BenchCommand: TapemuCommand {
             do {
                 try svg.write(toFile: plot, atomically: true, encoding: .utf8)
             } catch {
-                throw CommandFailure(exitCode: ExitCode.ioError, "cannot write the plot to \(plot): \(Console.ReadError.describing(error))")
+                throw CommandFailure.ioError("cannot write the plot to \(plot): \(Console.ReadError.describing(error))")
             }
         }
         if output.json {

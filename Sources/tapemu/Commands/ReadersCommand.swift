@@ -69,7 +69,7 @@ struct ReadersCommand: TapemuCommand {
         do {
             report = try await PCSC.readerReport()
         } catch {
-            throw CommandFailure(exitCode: ExitCode.unavailable, "\(error)")
+            throw CommandFailure.unavailable("\(error)")
         }
         let names = Self.atrNames
         if output.json {

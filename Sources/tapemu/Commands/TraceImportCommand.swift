@@ -97,7 +97,7 @@ struct TraceImportCommand: TapemuCommand {
             do {
                 try trace.write(toFile: path)
             } catch {
-                throw CommandFailure(exitCode: ExitCode.ioError, "\(error)")
+                throw CommandFailure.ioError("\(error)")
             }
         } else {
             console.write(trace.text)
