@@ -1,4 +1,5 @@
 import BERTLV
+public import PaymentRules
 import CardChannel
 public import APDUTrace
 public import EMVKernel

@@ -1,4 +1,5 @@
 import VirtualCard
+public import Storage
 
 extension Ledger {
     /// Version 2: the delivery state of each webhook (next try, last try and status, the

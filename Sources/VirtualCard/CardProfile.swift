@@ -1,4 +1,5 @@
 public import BERTLV
+public import PaymentRules
 import ISO7816
 
 /// A virtual card defined as data: its applications, their files and keys, and how it behaves.

@@ -3,6 +3,7 @@ import Foundation
 import GatewayService
 import PaymentGateway
 import TapToPay
+public import Storage
 
 /// Options for the embedded gateway shared by `pay`, `charges`, `sale`, `pending`, `resolve` and
 /// `gateway`, and the one rule for opening a data directory from the command line:

@@ -6,6 +6,7 @@ import PCSC
 import Glibc
 import BenchTiming
 import BERTLV
+import PaymentRules
 #endif
 
 /// `tapemu bench`: N full reads (or payments) of one card, and where each read's time goes.

@@ -9,6 +9,7 @@ import VirtualCard
 import Glibc
 import APDUTrace
 import BERTLV
+import PaymentRules
 #endif
 
 /// `tapemu emulate`: a virtual card (or the card side of a trace) in a vpcd reader slot, so any

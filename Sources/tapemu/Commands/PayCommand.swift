@@ -5,6 +5,7 @@ import PaymentGateway
 import Synchronization
 import TapToPay
 import Timing
+import PaymentRules
 
 /// `tapemu pay`: one payment through the MONEI-style API on any card source and the embedded gateway.
 struct PayCommand: TapemuCommand {

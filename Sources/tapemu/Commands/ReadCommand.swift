@@ -1,5 +1,6 @@
 import BenchTiming
 import BERTLV
+import PaymentRules
 import CardChannel
 import EMVKernel
 import ISO7816

@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import DeviceStore
 import EMVKernel
 import Foundation
@@ -39,7 +40,7 @@ struct SaleCommand: TapemuCommand {
         "--currency", value: "<code>",
         help: "The sale's currency, ISO 4217 (default EUR); the terminal gives it to the card too.") {
         text, _ throws(UsageError) in
-        guard text.utf8.count == 3, text.allSatisfy({ $0.isASCII && $0.isLetter }) else {
+        guard CurrencyCode.isValid(text) else {
             throw UsageError("--currency takes an ISO 4217 code of three letters, not '\(text)'")
         }
         // The terminal writes the currency's numeric code (5F2A) for the card: it must know it.

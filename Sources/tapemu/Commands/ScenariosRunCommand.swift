@@ -3,6 +3,7 @@ import Foundation
 import GatewayService
 import HTTPServer
 import PaymentGateway
+import PaymentRules
 
 /// `tapemu scenarios run`: plays the catalogue against a merchant backend and grades its conclusions.
 struct ScenariosRunCommand: TapemuCommand {

@@ -1,6 +1,7 @@
 import APDUTrace
 import Timing
 import BERTLV
+import PaymentRules
 import CardChannel
 import EMVKernel
 import Foundation
