@@ -68,6 +68,9 @@ let package = Package(
         // with the issuer.
         .target(name: "VirtualCard", dependencies: ["ISO7816", "BERTLV", "COpenSSL", "CardChannel", "Timing", "StrictJSON", "PaymentRules"],
                 swiftSettings: swiftSettings),
+        // A virtual card behind vsmartcard-vpcd (`tapemu emulate`): vpcd's wire protocol over
+        // TCP, no PC/SC call.
+        .target(name: "VPCD", dependencies: ["CardChannel"], swiftSettings: swiftSettings),
         // The only module that imports libpcsclite.
         .target(name: "PCSC", dependencies: ["CPCSCLite", "CardChannel", "ISO7816", "Timing"],
                 swiftSettings: swiftSettings),
@@ -117,7 +120,7 @@ let package = Package(
             name: "tapemu",
             dependencies: ["TapToPay", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "DeviceStore", "CardChannel",
                            "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb", "PostgresClient", "PostgresLedger", "StrictJSON",
-                           "CLibEdit", "HTTPClient", "PaymentRules", "Storage"],
+                           "CLibEdit", "HTTPClient", "PaymentRules", "Storage", "VPCD"],
             swiftSettings: swiftSettings + [.define("TAPEMU_TEST_HOOKS", .when(configuration: .debug))]),
         // The benchmark's baseline: a plain C SCardTransmit loop (no Swift module but PCSC imports
         // libpcsclite).
@@ -125,7 +128,7 @@ let package = Package(
         .executableTarget(
             name: "tapemu-bench",
             dependencies: ["EMVKernel", "BenchTiming", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "PCSC",
-                           "BERTLV", "ISO7816", "CPCSCBaseline"],
+                           "BERTLV", "ISO7816", "CPCSCBaseline", "VPCD"],
             swiftSettings: swiftSettings),
         // Durable authorisations per second over HTTP, beside the embedded gateway and a raw
         // durable SQLite commit loop (prints figures, asserts nothing).
@@ -154,7 +157,7 @@ let package = Package(
                     dependencies: ["CardChannel", "APDUTrace", "Timing", "VirtualCard", "ISO7816", "EMVKernel", "TestSupport", "PaymentRules"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PCSCTests", dependencies: ["PCSC", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "ISO7816",
-                                                    "EMVKernel", "TestSupport"],
+                                                    "EMVKernel", "TestSupport", "VPCD"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "EMVKernelTests",
                     dependencies: ["EMVKernel", "BenchTiming", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "BERTLV",

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import ISO7816
 import PCSC
+import VPCD
 import Synchronization
 import VirtualCard
 #if canImport(Glibc)
