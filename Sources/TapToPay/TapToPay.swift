@@ -115,8 +115,8 @@ public final class TapToPay: Sendable {
     /// `notPrepared`, `tokenExpired`, `locationDenied`, `termsDeclined`, `paymentFailed(code:)`
     /// (nothing was charged), `cancelled` (the user's ``cancel()`` before a card was presented),
     /// and `outcomeUnknown(orderId:)` (the card may be charged): for any card read error, PIN
-    /// entry error, lost reader session or cancelled task, and any gateway failure from the
-    /// submission point on. ``lastAttempt`` says what the error cannot.
+    /// entry error, lost reader session or cancelled task, and any connection or server error at
+    /// any step (before the card too: the SDK version and terms checks). ``lastAttempt`` says what the error cannot.
     public func acceptPayment(amount: Int, orderId: String, callbackUrl: String? = nil)
         async throws(TapToPayError) -> PaymentResult
     {
@@ -231,7 +231,8 @@ public final class TapToPay: Sendable {
         do {
             try await gateway.checkSDKVersion(config.sdkVersion, options: options)
         } catch {
-            throw error.code == .sdkUpgradeRequired ? .sdkUpgradeRequired : failureBeforeSubmission(.unknown)
+            if error.code == .sdkUpgradeRequired { throw .sdkUpgradeRequired }
+            throw connectionFailure(orderId: orderId, step: "the SDK version check", error, tracker: tracker)
         }
         guard let claims = session.withLock({ $0.claims }) else { throw .notPrepared }
         guard claims.expiresAt > config.now() else {
@@ -239,7 +240,7 @@ public final class TapToPay: Sendable {
             throw .tokenExpired
         }
         try await ensureLocation()
-        try await ensureTerms(accountId: claims.accountId)
+        try await ensureTerms(accountId: claims.accountId, orderId: orderId, tracker: tracker)
         try checkCancelled()
 
         // 2. The card and the authorisation.
@@ -351,13 +352,13 @@ public final class TapToPay: Sendable {
         }
     }
 
-    private func ensureTerms(accountId: String) async throws(TapToPayError) {
+    private func ensureTerms(accountId: String, orderId: String, tracker: AttemptTracker) async throws(TapToPayError) {
         let gateway = configuration.gateway
         let options = GatewayRequestOptions(timeout: configuration.timeouts.gatewayRequest)
         do {
             if try await gateway.termsAccepted(accountId: accountId, options: options) { return }
         } catch {
-            throw failureBeforeSubmission(.unknown)
+            throw connectionFailure(orderId: orderId, step: "the terms check", error, tracker: tracker)
         }
         let accepted = await configuration.terms.presentTerms()
         try checkCancelled()
@@ -381,6 +382,20 @@ public final class TapToPay: Sendable {
     /// A failure before the submission point; a cancelled task wins (the user cancelled).
     private func failureBeforeSubmission(_ code: TapToPayErrorCode) -> TapToPayError {
         Task.isCancelled ? .cancelled : .paymentFailed(code: code)
+    }
+
+    /// A connection or server error at a step of the payment before the card: seed 000 lists it
+    /// among the causes of `outcomeUnknown` ("a connection or server error at any step of the
+    /// payment"), so the face reports what the SDK reports, though nothing was sent — the
+    /// diagnostics and the record the attempt leaves say so (a cancelled task stays `cancelled`
+    /// here, and is turned into the unclear outcome it is by the attempt).
+    private func connectionFailure(orderId: String, step: String, _ error: GatewayError,
+                                   tracker: AttemptTracker) -> TapToPayError {
+        if Task.isCancelled { return .cancelled }
+        let reason = "\(step) failed before a card was read (\(error.code): \(error.reason)); nothing was sent"
+        tracker.update { $0.cause = reason }
+        configuration.onEvent(.failed(reason: reason))
+        return .outcomeUnknown(orderId: orderId)
     }
 
 }

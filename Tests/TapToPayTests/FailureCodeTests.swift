@@ -129,16 +129,28 @@ struct UnknownFailureTests {
         await #expect(throws: TapToPayError.paymentFailed(code: .unknown)) { try await tapToPay.prepare(token: h.token()) }
         #expect(!tapToPay.isPrepared)
     }
+    // acceptPayment's own: a currency the terminal cannot take (RecoveryContainmentTests,
+    // TerminalCurrencyTests): the payment does not start.
+}
 
-    @Test(arguments: [GatewayOperation.checkSDKVersion, .terms])
-    func acceptPaymentCannotReachTheGatewayBeforeTheCard(operation: GatewayOperation) async throws {
+@Suite("outcomeUnknown: a connection or server error at a step before the card")
+struct UnclearBeforeTheCardTests {
+    /// Seed 000: "A connection or server error at any step of the payment" is an unclear outcome
+    /// — the SDK version and terms checks of acceptPayment too, though nothing was sent (it was
+    /// `paymentFailed(.unknown)`). The truth beside it: not submitted, not charged, a record kept.
+    @Test(arguments: [GatewayOperation.checkSDKVersion, .terms], [GatewayFault.serverError, .noAnswer])
+    func acceptPaymentCannotReachTheGatewayBeforeTheCard(operation: GatewayOperation, fault: GatewayFault) async throws {
         let h = try Harness()
         let source = CountingSource(inner: virtualCard("visa-qvsdc"))
         let tapToPay = try await h.prepared(h.configuration(source: source))
-        h.gateway.armFault(.serverError, for: operation)
-        expectFailure(await pay(tapToPay, orderId: "gw-1"), .paymentFailed(code: .unknown))
+        h.gateway.armFault(fault, for: operation)
+        let outcome = await driving(h.gatewayClock, by: Harness.gatewayTimeout) {
+            await pay(tapToPay, orderId: "gw-1")
+        }
         #expect(source.calls.count == 0)
-        try await h.expectNoPayment("gw-1")
+        try await h.expectUnclearNotSubmitted(tapToPay, outcome, orderId: "gw-1")
+        #expect(tapToPay.lastAttempt?.stage == .beforeCard)
+        #expect(tapToPay.lastAttempt?.cause?.contains("nothing was sent") == true, "\(tapToPay.lastAttempt?.cause ?? "nil")")
     }
 }
 

@@ -215,7 +215,8 @@ struct TransmitCommandTests {
         (["transmit", "--card", "nope", Self.selectPPSE], 64, "unknown card profile 'nope'"),
         (["transmit", "--card", "/nonexistent/card.json", Self.selectPPSE], 66, "cannot read the profile file"),
         (["transmit", "--trace", "/nonexistent/x.apdu", Self.selectPPSE], 66, "x.apdu"),
-        (["transmit", "-f", "/nonexistent/x.script"], 66, "/nonexistent/x.script: cannot read the script"),
+        (["transmit", "-f", "/nonexistent/x.script"], 66, "/nonexistent/x.script: cannot read the script (no such file or directory)"),
+        (["transmit", "-f", "/dev/zero"], 66, "/dev/zero: cannot read the script (it holds more than 64 MiB (a device such as /dev/zero never ends))"),
     ]
 
     @Test("bad input: one clear line on stderr, the documented exit status, nothing sent", arguments: badInputs.indices)
@@ -242,6 +243,26 @@ struct TransmitCommandTests {
         let dir = try temporaryDirectory()
         let d = await runCLI(["transmit", "-f", dir])
         #expect(d.status == 66, "\(d.err)")
+        #expect(d.err == "tapemu: \(dir): cannot read the script (it is a directory)\n", "\(d.err)")
+    }
+
+    /// `-f <(command)` names a pipe: Foundation's file reading refused it ("You don't have
+    /// permission", its error dump on stderr).
+    @Test("a script from a pipe (-f <(command), /dev/fd/N) is read like a file")
+    func scriptFromAPipe() async throws {
+        let dir = try temporaryDirectory()
+        let fifo = dir + "/script.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let writer = Thread {
+            let fd = open(fifo, O_WRONLY)
+            let line = Array("\(Self.selectPPSE)\n".utf8)
+            _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+        }
+        writer.start()
+        let r = await runCLI(["transmit", "-f", fifo])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("90 00") || r.out.contains("9000"), "\(r.out)")
     }
 
     @Test("a line that is not hex is echoed with any PAN in it masked, however it is spaced or encoded")

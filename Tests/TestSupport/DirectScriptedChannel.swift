@@ -146,11 +146,18 @@ public final class DirectScriptedChannel: DirectExchangeChannel {
             return .failed(error)
         case .muteUntilDeadline?:
             update { $0.blocked += 1 }
-            // The deadline passing is the event waited for (no answer can come before it).
-            let wait = deadline - BootClock.now
-            if wait <= 0 || released.wait(timeout: .now() + .nanoseconds(Int(wait))) == .timedOut {
-                onDeadline()
-                released.wait()
+            // The deadline passing is the event waited for (no answer can come before it). The
+            // semaphore's timeout is not read on the boot clock: a wait that ends before the
+            // deadline has come on it waits again, for the drive ignores a watch that fires early
+            // (and would then wait for this call for ever).
+            while true {
+                let wait = deadline - BootClock.now
+                if wait <= 0 {
+                    onDeadline()
+                    released.wait()
+                    break
+                }
+                if released.wait(timeout: .now() + .nanoseconds(Int(wait))) == .success { break }
             }
             return .response(Self.parse([0x90, 0x00]))
         case .block?:

@@ -90,6 +90,7 @@ struct PayCommand: TapemuCommand {
         let pinProvider: any PINProvider = payment.pin.map { ScriptedPINProvider(.pin($0)) }
             ?? TerminalPINProvider(console: console)
         let failureReason = Mutex<String?>(nil)
+        let interrupt = PayInterrupt()
         let config = TapToPay.Configuration(
             cardSource: cardSource, gateway: hooks.gateway(gw), pendingStore: store, location: location,
             terms: FixedTermsProvider(accepts: acceptsTerms), pin: pinProvider,
@@ -97,6 +98,7 @@ struct PayCommand: TapemuCommand {
             gatewayFault: payment.fault, resultHandOver: .acknowledged, checkpoint: hooks.checkpoint,
             onEvent: { event in
                 if case .failed(let reason) = event { failureReason.withLock { $0 = reason } }
+                interrupt.paymentEvent()
                 console.printError("tapemu: \(PayCommand.describe(event))")
             })
         let tapToPay = TapToPay(configuration: config)
@@ -104,27 +106,17 @@ struct PayCommand: TapemuCommand {
         // is the user's cancel on the payment sheet (TapToPay.cancel()): `cancelled` while waiting
         // for a card, `outcomeUnknown` once the card is being read. The payment runs in a task of
         // its own so the signal can reach it; its typed error comes back.
-        let signals = Mutex<(paying: Bool, interrupted: Bool)>((false, false))
         let paying = Task { () async -> Result<PaymentResult, TapToPayError> in
             do throws(TapToPayError) {
                 try await tapToPay.prepare(token: token)
-                let interrupted = signals.withLock { s -> Bool in
-                    if !s.interrupted { s.paying = true }
-                    return s.interrupted
-                }
-                if interrupted { return .failure(.cancelled) }
+                if interrupt.startPaying() { return .failure(.cancelled) }
                 return .success(try await tapToPay.acceptPayment(amount: amount, orderId: orderId, callbackUrl: callbackUrl))
             } catch {
                 return .failure(error)
             }
         }
-        let outcome = await SignalTrap.whileRunning(onSignal: {
-            let inPayment = signals.withLock { s -> Bool in
-                s.interrupted = true
-                return s.paying
-            }
-            if inPayment { tapToPay.cancel() } else { paying.cancel() }
-        }) {
+        interrupt.connect(cancelPayment: { tapToPay.cancel() }, cancelPrepare: { paying.cancel() })
+        let outcome = await SignalTrap.whileRunning(onSignal: { interrupt.signal() }) {
             await withTaskCancellationHandler { await paying.value } onCancel: { paying.cancel() }
         }
         let truth = await Self.groundTruth(tapToPay, orderId: orderId)
@@ -276,5 +268,70 @@ struct PayErrorOutput: Encodable {
         self.orderId = orderId
         self.code = error.code
         self.message = error.description
+    }
+}
+
+/// Ctrl-C during `pay`, told to the right party: before the payment (prepare and its location
+/// fix) it cancels the task — `cancelled`; during `acceptPayment` it is the user's cancel on the
+/// payment sheet (`TapToPay.cancel()`).
+///
+/// `TapToPay.cancel()` with no payment in progress does nothing, as the SDK's does, and
+/// `acceptPayment` starts its payment a moment after this process decided it was paying: a
+/// Ctrl-C in that moment would be lost, and the customer charged after the operator cancelled.
+/// So the cancel is told again at the payment's first event (a payment in progress then hears
+/// it: before a card is asked for, that is `cancelled`).
+final class PayInterrupt: Sendable {
+    private struct State {
+        var paying = false
+        var interrupted = false
+        /// A cancel told to the payment since the last Ctrl-C, while it surely ran (at an event).
+        var heard = false
+        var cancelPayment: (@Sendable () -> Void)?
+        var cancelPrepare: (@Sendable () -> Void)?
+        /// A Ctrl-C that came before ``connect(cancelPayment:cancelPrepare:)``.
+        var early = false
+    }
+    private let state = Mutex(State())
+
+    init() {}
+
+    /// Who to tell. A Ctrl-C that came before is told now.
+    func connect(cancelPayment: @escaping @Sendable () -> Void, cancelPrepare: @escaping @Sendable () -> Void) {
+        let early = state.withLock { s -> Bool in
+            s.cancelPayment = cancelPayment
+            s.cancelPrepare = cancelPrepare
+            return s.early
+        }
+        if early { signal() }
+    }
+
+    /// The payment is about to start: true when a Ctrl-C came first (then it must not start).
+    func startPaying() -> Bool {
+        state.withLock { s -> Bool in
+            if !s.interrupted { s.paying = true }
+            return s.interrupted
+        }
+    }
+
+    /// Ctrl-C.
+    func signal() {
+        let cancel = state.withLock { s -> (@Sendable () -> Void)? in
+            s.interrupted = true
+            s.heard = false
+            if s.cancelPayment == nil { s.early = true }
+            return s.paying ? s.cancelPayment : s.cancelPrepare
+        }
+        cancel?()
+    }
+
+    /// An event of the payment in progress: a Ctrl-C since the payment started that it may not
+    /// have heard is told again, now that it surely runs.
+    func paymentEvent() {
+        let cancel = state.withLock { s -> (@Sendable () -> Void)? in
+            guard s.paying, s.interrupted, !s.heard else { return nil }
+            s.heard = true
+            return s.cancelPayment
+        }
+        cancel?()
     }
 }

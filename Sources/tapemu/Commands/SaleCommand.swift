@@ -95,12 +95,16 @@ struct SaleCommand: TapemuCommand {
         let store = try payment.gateway.openPendingStore(.create)
         let pinProvider: any PINProvider = payment.pin.map { ScriptedPINProvider(.pin($0)) }
             ?? TerminalPINProvider(console: console)
+        let interrupt = PayInterrupt()
         let config = PaymentConfiguration(
             cardSource: cardSource, gateway: hooks.gateway(gw), pendingStore: store, pin: pinProvider,
             timeouts: PaymentTimeouts(cardPresentation: payment.wait, gatewayRequest: gatewayTimeout), terminal: terminal,
             currency: currency.uppercased(), gatewayFault: payment.fault, submitsEarly: earlySubmit,
             resultHandOver: .acknowledged, checkpoint: hooks.checkpoint,
-            onEvent: { event in console.printError("tapemu: \(PayCommand.describe(event))") })
+            onEvent: { event in
+                interrupt.paymentEvent()
+                console.printError("tapemu: \(PayCommand.describe(event))")
+            })
         let monitor: (any CoreDeviceMonitor)? = if case .reader(let query) = payment.source.source {
             PCSCDeviceMonitor(query: query)
         } else {
@@ -112,13 +116,20 @@ struct SaleCommand: TapemuCommand {
         let terminal = CoreTerminal(gateway: gw, token: token,
                                     currency: currency.uppercased(), requestTimeout: gatewayTimeout)
 
-        let ready = await core.initialise(terminal: terminal, saleListener: printer, refundListener: printer,
-                                          deviceListener: printer)
-        let monitoring = ready && monitor != nil ? Task { await core.runDeviceMonitor() } : nil
         // Ctrl-C cancels the sale: onError(cancelled) before the submission point,
-        // onTransactionCommError(cancelled) after it.
-        let outcome = await SignalTrap.whileRunning(onSignal: { core.cancelSale() }) {
-            await core.processSale(CoreSale(amount: amount, currency: currency.uppercased(), orderId: orderId))
+        // onTransactionCommError(cancelled) after it. Before the sale (initialise) it cancels the
+        // task, and the sale then ends onError(cancelled) with nothing sent; between the two it is
+        // told again at the sale's first event (PayInterrupt).
+        let selling = Task { () async -> (CoreSaleOutcome, Task<Void, Never>?) in
+            let ready = await core.initialise(terminal: terminal, saleListener: printer, refundListener: printer,
+                                              deviceListener: printer)
+            let monitoring = ready && monitor != nil ? Task { await core.runDeviceMonitor() } : nil
+            _ = interrupt.startPaying()   // interrupted before: this task is cancelled, and the sale sends nothing
+            return (await core.processSale(CoreSale(amount: amount, currency: currency.uppercased(), orderId: orderId)), monitoring)
+        }
+        interrupt.connect(cancelPayment: { core.cancelSale() }, cancelPrepare: { selling.cancel() })
+        let (outcome, monitoring) = await SignalTrap.whileRunning(onSignal: { interrupt.signal() }) {
+            await withTaskCancellationHandler { await selling.value } onCancel: { selling.cancel() }
         }
         monitoring?.cancel()
         await monitoring?.value

@@ -177,16 +177,22 @@ struct TransmitCommand: TapemuCommand {
         }
     }
 
+    /// The most a script file may hold: 100,000 APDUs of 255 data bytes are 51 MB of hex.
+    static let scriptLimit = 64 << 20
+
     /// The script from the arguments, the file or stdin, checked whole.
     private func loadScript(_ console: Console) throws -> APDUScript {
         let script: APDUScript
         do {
             if let file, file != "-" {
-                let text: String
+                let bytes: [UInt8]
                 do {
-                    text = try String(contentsOfFile: file, encoding: .utf8)
+                    bytes = try UserFile.read(file, limit: Self.scriptLimit)
                 } catch {
-                    throw CommandFailure.noInput("\(file): cannot read the script (\(Console.ReadError.describing(error)))")
+                    throw CommandFailure.noInput("\(file): cannot read the script (\(error))")
+                }
+                guard let text = String(validating: bytes, as: UTF8.self) else {
+                    throw CommandFailure.dataError("\(file) is not UTF-8 text (expected a script of APDUs in hex)")
                 }
                 script = try APDUScript.parse(text: text, name: file)
             } else if file == "-" || arguments.isEmpty || arguments == ["-"] {
