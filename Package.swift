@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // tapemu — the Tap-to-Pay payment stack, emulated on Linux.
-// Layers (README "Layout"), top to bottom: tapemu CLI → TapToPay → PaymentGateway / EMVKernel →
+// Layers (docs/ARCHITECTURE.md has the exact graph), top to bottom: tapemu CLI → TapToPay → PaymentGateway / EMVKernel →
 // PCSC / VirtualCard / APDUTrace → CardChannel → Timing, ISO7816 / BERTLV → C shims.
 import PackageDescription
 
@@ -66,7 +66,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // Emulated EMV cards (pure: bytes in, bytes out), their channel, and the crypto they share
         // with the issuer.
-        .target(name: "VirtualCard", dependencies: ["ISO7816", "BERTLV", "COpenSSL", "CardChannel", "Timing", "StrictJSON", "PaymentRules"],
+        .target(name: "VirtualCard", dependencies: ["ISO7816", "BERTLV", "Cryptography", "CardChannel", "Timing", "StrictJSON", "PaymentRules"],
                 swiftSettings: swiftSettings),
         // A virtual card behind vsmartcard-vpcd (`tapemu emulate`): vpcd's wire protocol over
         // TCP, no PC/SC call.
@@ -74,14 +74,16 @@ let package = Package(
         // The only module that imports libpcsclite.
         .target(name: "PCSC", dependencies: ["CPCSCLite", "CardChannel", "ISO7816", "Timing"],
                 swiftSettings: swiftSettings),
-        // The contactless kernel: no OpenSSL, no benchmark code.
-        .target(name: "EMVKernel", dependencies: ["ISO7816", "BERTLV", "CardChannel", "Timing", "PaymentRules"],
-                swiftSettings: swiftSettings),
+        // The one module that imports libcrypto: hashes, MACs, ciphers, RSA (raw modexp) for the
+        // virtual cards, the gateway and the kernel's offline data authentication.
+        .target(name: "Cryptography", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
+        .target(name: "EMVKernel", dependencies: ["ISO7816", "BERTLV", "CardChannel", "Timing", "Cryptography", "PaymentRules"],
+                swiftSettings: swiftSettings), // the contactless kernel: no I/O, no benchmark code
         // Read timings for `tapemu bench` and tapemu-bench: exchange kinds, the on-air floor,
         // percentiles, replay set-up.
         .target(name: "BenchTiming", dependencies: ["EMVKernel", "CardChannel", "APDUTrace", "ISO7816", "BERTLV", "PaymentRules"],
                 swiftSettings: swiftSettings),
-        .target(name: "PaymentGateway", dependencies: ["Storage", "BERTLV", "VirtualCard", "Timing", "PaymentRules"],
+        .target(name: "PaymentGateway", dependencies: ["Storage", "Cryptography", "BERTLV", "VirtualCard", "Timing", "PaymentRules"],
                 swiftSettings: swiftSettings),
         // The device's durable store of pending payments (leases, recovery lock), on Storage as
         // the ledger is; PaymentGateway only for the gateway's answer a record keeps.
@@ -176,6 +178,9 @@ let package = Package(
                                    "BERTLV", "VirtualCard", "CardChannel", "EMVKernel", "Timing", "tapemu", "TestSupport", "PaymentRules"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "GraphQLTests", dependencies: ["GraphQL"], swiftSettings: swiftSettings),
+        // Every shell command of README.md and docs/, run as written against the built tapemu, and
+        // docs/ARCHITECTURE.md's module graph against this file.
+        .testTarget(name: "DocTests", dependencies: ["tapemu", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"], swiftSettings: swiftSettings),
         // PostgreSQL: the client, the ledger contract on both backends, several servers on one
         // ledger (needs TAPEMU_TEST_POSTGRES; `scripts/dev test` starts a private cluster).

@@ -1,5 +1,6 @@
 import BERTLV
 import CardChannel
+import EMVKernel
 import Foundation
 import ISO7816
 import PaymentGateway
@@ -57,6 +58,9 @@ public enum FuzzSeeds {
             for (k, (name, t)) in sources.traces.enumerated() {
                 add(name, [UInt8(k % profiles.count)] + FuzzInput.messages(t.commands))
             }
+        case "oda-data":
+            add("ca-keys-built-in", Array(CAPublicKeyList.builtInFile.utf8))
+            add("crl", Array("# revoked issuer certificates\nA000000003 E7 0BAD01\n".utf8))
         case "kernel":
             for (name, t) in sources.traces { add(name, [0x00] + FuzzInput.messages(t.responses.map(\.bytes))) }
         case "webhook":

@@ -63,6 +63,8 @@ public struct FuzzTarget: Sendable {
                    .sync(CardHarnesses.card)),
         FuzzTarget("kernel", "a card's responses: the EMV reader (kernel + card session) reads a card that answers them",
                    .async(CardHarnesses.kernel)),
+        FuzzTarget("oda-data", "a --ca-keys CA key list or a --crl revocation list: parsed; accepted keys are well formed and merge one per RID and index",
+                   .sync(ODAHarness.odaData)),
         FuzzTarget("webhook", "a MONEI-Signature header line and a body: verified; a header we sign must verify",
                    .sync(WebhookHarness.webhook)),
         FuzzTarget("graphql", "a GraphQL query or a POST /graphql body: parsed, validated, run on the charges schema; the answer is JSON",

@@ -108,6 +108,10 @@ struct TraceMasks {
         case (0x80, 0xAE):
             let dol = generateACs == 0 ? cdol1 : (cdol2 ?? cdol1)
             return dol?.split(apdu.data) ?? [:]
+        case (0x00, 0x88):
+            // INTERNAL AUTHENTICATE: the card's DDOL, else the default one (the unpredictable number).
+            let dol = ddol ?? DataObjectList(entries: [.init(tag: .unpredictableNumber, length: 4)])
+            return dol.split(apdu.data) ?? [:]
         default:
             return [:]
         }
@@ -201,7 +205,7 @@ extension TraceMatching {
 
 extension APDUTrace {
     /// The terminal data the recorded reader sent through the card's DOLs (PDOL in GPO, CDOL1/2
-    /// in GENERATE AC): amount 9F02, currency 5F2A, country 9F1A, TTQ 9F66, … The first value
+    /// in GENERATE AC, DDOL in INTERNAL AUTHENTICATE): amount 9F02, currency 5F2A, country 9F1A, TTQ 9F66, … The first value
     /// of each tag wins. Replay uses it to run a kernel with the recorded amount and currency.
     public var terminalData: [Tag: [UInt8]] {
         var out: [Tag: [UInt8]] = [:]

@@ -81,6 +81,10 @@ extension Tag {
     public static let transactionSequenceCounter: Tag = 0x9F41
     public static let applicationCurrencyCode: Tag = 0x9F42
     public static let applicationCurrencyExponent: Tag = 0x9F44
+    public static let issuerPublicKeyExponent: Tag = 0x9F32
+    public static let iccPublicKeyExponent: Tag = 0x9F47
+    public static let iccPublicKeyRemainder: Tag = 0x9F48
+    public static let dynamicDataAuthenticationDOL: Tag = 0x9F49   // DDOL
     public static let staticDataAuthenticationTagList: Tag = 0x9F4A
     public static let signedDynamicApplicationData: Tag = 0x9F4B
     public static let iccDynamicNumber: Tag = 0x9F4C

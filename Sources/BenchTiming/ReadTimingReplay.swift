@@ -5,8 +5,8 @@ public import APDUTrace
 public import EMVKernel
 
 /// How to run the kernel on a recorded trace's card so it sends what the recorded reader sent:
-/// the trace's own amount, currency and country (found through the card's PDOL/CDOL), and its
-/// matching mode (`@match`, else masked). Shared by the two benchmarks that replay the corpus.
+/// the trace's own amount, currency and country (found through the card's PDOL/CDOL), DDA when
+/// the recorded reader ran it, and its matching mode (`@match`, else masked). Shared by the two benchmarks that replay the corpus.
 public struct TraceReplaySetup: Sendable {
     public var configuration: TerminalConfiguration
     public var transaction: Transaction
@@ -29,6 +29,11 @@ public struct TraceReplaySetup: Sendable {
         }
         if let c = recorded[.terminalCountryCode].flatMap({ ISOCodes.numericCode(bcd: $0) }) {
             configuration.countryCode = UInt16(c)
+        }
+        // A recorded INTERNAL AUTHENTICATE: the recorded terminal ran DDA, so it supported it
+        // (terminal capabilities 9F33 byte 3 bit 7; tapemu's default reader does CDA only).
+        if trace.exchanges.contains(where: { $0.command.count > 1 && $0.command[1] == 0x88 }) {
+            configuration.terminalCapabilities[2] |= 0x40
         }
         let recordedAmount = recorded[.amountAuthorised].flatMap(BCD.value)
         self.configuration = configuration

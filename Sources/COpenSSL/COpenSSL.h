@@ -7,3 +7,4 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/des.h>
+#include <openssl/bn.h>

@@ -204,6 +204,8 @@ public struct CardRead: Hashable, Sendable, CustomStringConvertible {
     /// Every primitive data object the card gave (FCI, GPO answer, records, GENERATE AC), in the
     /// order received. Holds the PAN and track 2: do not print it.
     public var cardDataObjects: [TLV]
+    /// Offline data authentication: the method, each step of the chain, the TVR bits it set.
+    public var oda: ODAResult = .notPerformed
 
     public init(application: ApplicationInfo, card: CardData, cryptogram: Cryptogram, cvm: CardholderVerification,
                 exchanges: [Exchange] = [], cardDataObjects: [TLV] = [], cvmDecision: CVMDecision? = nil) {
@@ -228,6 +230,9 @@ public struct CardRead: Hashable, Sendable, CustomStringConvertible {
 public struct PartialCardRead: Hashable, Sendable, CustomStringConvertible {
     /// The step the kernel had reached.
     public var step: KernelStep?
+    /// Offline data authentication, when it ran before the failure (a reader's offline decline
+    /// after a failed signature says why here).
+    public var oda: ODAResult?
     public var application: ApplicationInfo?
     /// The card data, once PAN and expiry are known.
     public var card: CardData?

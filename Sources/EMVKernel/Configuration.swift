@@ -108,6 +108,14 @@ public struct TerminalConfiguration: Hashable, Sendable {
     public var posEntryMode: UInt8
     /// Transaction category code (9F53, Mastercard), an ASCII letter: `R` retail.
     public var transactionCategoryCode: UInt8
+    /// The CA public keys offline data authentication opens issuer certificates with: the schemes'
+    /// published keys and tapemu's test CA, plus any `--ca-keys` file.
+    public var caPublicKeys: CAPublicKeyList = .builtIn
+    /// The DDOL DDA uses when the card has none (9F49 absent; Book 3 §10.3.2): the unpredictable
+    /// number.
+    public var defaultDDOL: [UInt8] = [0x9F, 0x37, 0x04]
+    /// Issuer certificates the terminal refuses (a `--crl` file).
+    public var revocationList: CertificateRevocationList = .empty
 
     public init(supportedApplications: [SupportedApplication] = SupportedApplication.defaults,
                 countryCode: UInt16 = 724, currencyCode: UInt16 = 978, currencyExponent: UInt8 = 2,

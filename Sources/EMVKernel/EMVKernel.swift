@@ -49,6 +49,8 @@ public struct EMVKernel: Sendable {
         case readingRecords(RecordReading)
         /// The online data was handed out; ``resume()`` sends READ RECORD of `remaining[0]`.
         case onlineDataReady(RecordReading)
+        /// INTERNAL AUTHENTICATE was sent (DDA), GENERATE AC follows.
+        case authenticating(DynamicAuthentication)
         /// GENERATE AC was sent.
         case generatingAC(CryptogramRequest)
         /// Complete or failed.
@@ -123,6 +125,23 @@ public struct EMVKernel: Sendable {
         /// Track 2 as parsed for the online data, reused when the card data is read again with
         /// the same bytes of 57.
         var knownTrack2: Track2? = nil
+        /// The PDOL data sent (CDA's transaction data hash covers it).
+        var pdolData: [UInt8] = []
+        /// The static data to be authenticated from the records the AFL marks, so far.
+        var staticData: [UInt8] = []
+    }
+
+    /// INTERNAL AUTHENTICATE sent for DDA: what GENERATE AC needs once the signature is checked.
+    public struct DynamicAuthentication: Sendable {
+        public var reading: RecordReading
+        public var card: CardData
+        public var cvmDecision: CVMDecision
+        /// The DDOL data sent: the terminal dynamic data the signature covers.
+        public var ddolData: [UInt8]
+        /// The certificates, recovered.
+        var oda: ODAResult
+        /// The card's key, from its certificate.
+        var key: RSAPublicKey
     }
 
     /// GENERATE AC sent for an ARQC.
@@ -136,6 +155,12 @@ public struct EMVKernel: Sendable {
         public var cvmDecision: CVMDecision
         /// The CDOL1 data sent.
         public var cdolData: [UInt8]
+        /// Offline data authentication so far (for CDA: the certificates, before the signature).
+        var oda: ODAResult = .notPerformed
+        /// CDA was asked for: the card's key its signature is checked with.
+        var cdaKey: RSAPublicKey? = nil
+        /// The PDOL data sent in GPO.
+        var pdolData: [UInt8] = []
     }
 
     public let configuration: TerminalConfiguration
@@ -181,6 +206,7 @@ public struct EMVKernel: Sendable {
         case .selectingApplication(let s): return .selectAID(s.current.aid)
         case .gettingProcessingOptions: return .gpo
         case .readingRecords(let r), .onlineDataReady(let r): return r.remaining.first?.step
+        case .authenticating: return .internalAuthenticate
         case .generatingAC: return .generateAC
         }
     }
@@ -235,6 +261,8 @@ public struct EMVKernel: Sendable {
                 return try processingOptionsAnswered(request, response)
             case .readingRecords:
                 preconditionFailure("handled above")
+            case .authenticating(let request):
+                return try dynamicSignatureAnswered(request, response)
             case .generatingAC(let request):
                 return try cryptogramAnswered(request, response)
             }
@@ -395,19 +423,21 @@ public struct EMVKernel: Sendable {
         let remaining = AFLEntry.records(options.afl)
         guard !remaining.isEmpty else {
             return try recordsRead(RecordReading(application: r.application, aip: options.aip, afl: options.afl,
-                                                 remaining: remaining, data: data, onlineDataWasReady: false))
+                                                 remaining: remaining, data: data, onlineDataWasReady: false,
+                                                 pdolData: r.pdolData))
         }
         // Each reading is built where it goes (the state or the next command), not copied there.
         if let early = onlineData(data, aip: options.aip, application: r.application, building: handsOutOnlineData) {
             let reading = RecordReading(application: r.application, aip: options.aip, afl: options.afl,
                                         remaining: remaining, data: data, onlineDataWasReady: true,
-                                        knownTrack2: early.card?.track2)
+                                        knownTrack2: early.card?.track2, pdolData: r.pdolData)
             guard handsOutOnlineData else { return sendRecord(reading) }
             state = .onlineDataReady(reading)
             return .onlineDataReady(early)
         }
         return sendRecord(RecordReading(application: r.application, aip: options.aip, afl: options.afl,
-                                        remaining: remaining, data: data, onlineDataWasReady: false))
+                                        remaining: remaining, data: data, onlineDataWasReady: false,
+                                        pdolData: r.pdolData))
     }
 
     /// The online data, when the GPO answer already holds an ARQC and the PAN and expiry (track 2).
@@ -442,6 +472,10 @@ public struct EMVKernel: Sendable {
         guard response.statusWord == .success else { throw KernelError.unexpected(response.statusWord, step: step) }
         let record = try parseTemplate(response.data, .readRecordResponseTemplate, step: step, what: "the record")
         try r.data.add(record.children, step: step)
+        if AFLEntry.isMarkedForODA(r.remaining[0], in: r.afl) {
+            // Book 3 §10.3: SFI 1-10 give the template's value, SFI 11-30 the whole record.
+            if r.remaining[0].sfi <= 10 { r.staticData += record.valueBytes } else { r.staticData += response.data }
+        }
         r.remaining.removeFirst()
         guard r.remaining.isEmpty else { return nil }
         return try recordsRead(r)
@@ -463,10 +497,46 @@ public struct EMVKernel: Sendable {
             // The TVR stays as the card saw it in the PDOL data: it is part of the cryptogram.
             let cryptogram = try makeCryptogram(r.data, application: r.application, terminal: terminalValues,
                                                 source: .gpo, step: .cardData)
-            return conclude(CardRead(application: r.application.info(aip: r.aip), card: card, cryptogram: cryptogram,
-                                     cvm: cvm.cvm, cardDataObjects: r.data.objects, cvmDecision: cvm),
-                            onlineDataWasReady: r.onlineDataWasReady)
+            var read = CardRead(application: r.application.info(aip: r.aip), card: card, cryptogram: cryptogram,
+                                cvm: cvm.cvm, cardDataObjects: r.data.objects, cvmDecision: cvm)
+            read.oda = authenticateGPOCryptogram(r, pan: card.pan)
+            return conclude(read, onlineDataWasReady: r.onlineDataWasReady)
         }
+        // ODA before GENERATE AC: SDA whole, CDA's certificates, DDA's INTERNAL AUTHENTICATE; the
+        // TVR it leaves goes in CDOL1.
+        switch authenticateBeforeGenerateAC(r, pan: card.pan) {
+        case .done(let oda, let cdaKey):
+            return try requestCryptogram(r, card: card, cvm: cvm, oda: oda, cdaKey: cdaKey)
+        case .internalAuthenticate(let ddolData, let oda, let key):
+            state = .authenticating(DynamicAuthentication(reading: r, card: card, cvmDecision: cvm, ddolData: ddolData,
+                                                          oda: oda, key: key))
+            return .send(.internalAuthenticate(ddolData: ddolData))
+        }
+    }
+
+    // MARK: - INTERNAL AUTHENTICATE
+
+    /// DDA's signature checked (or failed: the TVR bit, then GENERATE AC all the same, Book 3
+    /// §10.3: the issuer judges); the ICC dynamic number it held joins the card's data (9F4C, which
+    /// CDOL1 may ask for).
+    private mutating func dynamicSignatureAnswered(_ a: DynamicAuthentication,
+                                                   _ response: ResponseAPDU) throws(KernelError) -> Action {
+        var r = a.reading
+        let (oda, dynamicNumber) = verifyDDA(response, request: a)
+        if let dynamicNumber, !r.data.contains(.iccDynamicNumber) {
+            try r.data.add([TLV(tag: .iccDynamicNumber, value: dynamicNumber)], step: .internalAuthenticate)
+        }
+        return try requestCryptogram(r, card: a.card, cvm: a.cvmDecision, oda: oda, cdaKey: nil)
+    }
+
+    // MARK: - GENERATE AC
+
+    /// GENERATE AC for an ARQC (with CDA when `cdaKey`), the TVR holding what ODA found.
+    private mutating func requestCryptogram(_ r: RecordReading, card: CardData, cvm: CVMDecision, oda: ODAResult,
+                                            cdaKey: RSAPublicKey?) throws(KernelError) -> Action {
+        // "Not performed" (set from the start) gives way to the method's own bits.
+        terminalValues[.terminalVerificationResults]![0] = terminalValues[.terminalVerificationResults]![0] & ~TVR1.notPerformed
+            | oda.tvrByte1
         if cvm.cvm == .failed { terminalValues[.terminalVerificationResults]![2] |= 0x80 }  // CVM not successful
         guard let cdolBytes = r.data[.cdol1] else {
             throw KernelError(.missingMandatoryData, step: .generateAC,
@@ -483,26 +553,41 @@ public struct EMVKernel: Sendable {
                               "CDOL1 asks for \(cdolData.count) bytes; GENERATE AC holds at most 255")
         }
         state = .generatingAC(CryptogramRequest(application: r.application, aip: r.aip, data: r.data, card: card,
-                                                cvm: cvm.cvm, cvmDecision: cvm, cdolData: cdolData))
-        return .send(.generateAC(.arqc, cdolData: cdolData))
+                                                cvm: cvm.cvm, cvmDecision: cvm, cdolData: cdolData, oda: oda,
+                                                cdaKey: cdaKey, pdolData: r.pdolData))
+        return .send(.generateAC(.arqc, cda: cdaKey != nil, cdolData: cdolData))
     }
-
-    // MARK: - GENERATE AC
 
     private mutating func cryptogramAnswered(_ r: CryptogramRequest, _ response: ResponseAPDU) throws(KernelError) -> Action {
         guard response.statusWord == .success else {
             throw KernelError.unexpected(response.statusWord, step: .generateAC)
         }
         var data = r.data
-        try data.add(try parseGenerateAC(response.data), step: .generateAC)
+        let answer = try parseGenerateAC(response.data, cda: r.cdaKey != nil)
+        try data.add(answer, step: .generateAC)
+        var oda = r.oda
+        if let key = r.cdaKey {
+            oda = verifyCDA(answer, key: key, request: r, data: &data)
+            terminalValues[.terminalVerificationResults]![0] = terminalValues[.terminalVerificationResults]![0] & ~TVR1.notPerformed
+                | oda.tvrByte1
+            if case .failed(let reason) = oda.signature, !data.contains(.applicationCryptogram) {
+                // The AC is inside a signature that failed: there is no cryptogram to send online.
+                var error = KernelError(.cardDeclinedOffline, step: .generateAC, "the reader declined offline: CDA failed: \(reason)")
+                error.partial = PartialCardRead(step: .generateAC, application: r.application.info(aip: r.aip), card: r.card,
+                                                cvm: r.cvm)
+                error.partial?.oda = oda
+                throw error
+            }
+        }
         let cryptogram = try makeCryptogram(data, application: r.application, terminal: terminalValues,
                                             source: .generateAC, step: .generateAC)
         guard cryptogram.kind != .tc else {
             throw KernelError(.inconsistentData, step: .generateAC, "the card returned a TC when an ARQC was asked for")
         }
-        return conclude(CardRead(application: r.application.info(aip: r.aip), card: r.card, cryptogram: cryptogram,
-                                 cvm: r.cvm, cardDataObjects: data.objects, cvmDecision: r.cvmDecision),
-                        onlineDataWasReady: false)
+        var read = CardRead(application: r.application.info(aip: r.aip), card: r.card, cryptogram: cryptogram,
+                            cvm: r.cvm, cardDataObjects: data.objects, cvmDecision: r.cvmDecision)
+        read.oda = oda
+        return conclude(read, onlineDataWasReady: false)
     }
 
     private func kernelRequiresCVM(_ r: RecordReading) -> Bool {
@@ -512,12 +597,22 @@ public struct EMVKernel: Sendable {
 
     private mutating func conclude(_ read: consuming CardRead, onlineDataWasReady: Bool) -> Action {
         state = .done
+        if let reason = Self.readerDeclines(read) {
+            var error = KernelError(.cardDeclinedOffline, step: read.cryptogram.source == .gpo ? .gpo : .generateAC,
+                                    "the reader declined offline: \(reason)")
+            error.partial = PartialCardRead(step: error.step, application: read.application, card: read.card,
+                                            cryptogram: read.cryptogram, cvm: read.cvm,
+                                            onlineDataWasReady: onlineDataWasReady)
+            error.partial?.oda = read.oda
+            return .fail(error)
+        }
         guard read.cryptogram.kind != .aac else {
             var error = KernelError(.cardDeclinedOffline, step: read.cryptogram.source == .gpo ? .gpo : .generateAC,
                                     "the card declined offline (AAC, CID \(Hex.encode([read.cryptogram.cid])))")
             error.partial = PartialCardRead(step: error.step, application: read.application, card: read.card,
                                             cryptogram: read.cryptogram, cvm: read.cvm,
                                             onlineDataWasReady: onlineDataWasReady)
+            error.partial?.oda = read.oda
             return .fail(error)
         }
         return .complete(read)
@@ -649,6 +744,11 @@ public struct EMVKernel: Sendable {
                     ? try? makeCryptogram(r.data, application: r.application, terminal: terminal, source: .gpo, step: .gpo)
                     : nil,
                 cvm: cvm?.cvm, onlineDataWasReady: r.onlineDataWasReady)
+        case .authenticating(let a):
+            var partial = PartialCardRead(step: .internalAuthenticate, application: a.reading.application.info(aip: a.reading.aip),
+                                          card: a.card, cvm: a.cvmDecision.cvm, onlineDataWasReady: a.reading.onlineDataWasReady)
+            partial.oda = a.oda
+            return partial
         case .generatingAC(let r):
             return PartialCardRead(step: .generateAC, application: r.application.info(aip: r.aip), card: r.card,
                                    cvm: r.cvm)

@@ -11,6 +11,8 @@ public enum KernelStep: Hashable, Sendable, CustomStringConvertible {
     case gpo
     /// READ RECORD `record` of short file `sfi`.
     case readRecord(record: UInt8, sfi: UInt8)
+    /// INTERNAL AUTHENTICATE (DDA).
+    case internalAuthenticate
     /// GENERATE AC.
     case generateAC
     /// Checking the data read from the card, after the last command.
@@ -22,6 +24,7 @@ public enum KernelStep: Hashable, Sendable, CustomStringConvertible {
         case .selectAID(let aid): return "SELECT AID \(Hex.encode(aid))"
         case .gpo: return "GPO"
         case .readRecord(let record, let sfi): return "READ RECORD \(record)/SFI \(sfi)"
+        case .internalAuthenticate: return "INTERNAL AUTHENTICATE"
         case .generateAC: return "GENERATE AC"
         case .cardData: return "card data"
         }

@@ -243,6 +243,15 @@ public struct AFLEntry: Hashable, Sendable {
         return out
     }
 
+    /// Whether `record` is one of the first ``offlineAuthenticationRecords`` of its AFL entry: part
+    /// of the static data to be authenticated.
+    static func isMarkedForODA(_ record: RecordReference, in afl: [AFLEntry]) -> Bool {
+        afl.contains { e in
+            e.sfi == record.sfi && record.record >= e.firstRecord
+                && Int(record.record) - Int(e.firstRecord) < Int(e.offlineAuthenticationRecords)
+        }
+    }
+
     /// Every record this AFL names, in order.
     static func records(_ afl: [AFLEntry]) -> [RecordReference] {
         var out: [RecordReference] = []
@@ -322,7 +331,8 @@ func parseProcessingOptions(_ data: [UInt8]) throws(KernelError) -> ProcessingOp
 /// Parses a GENERATE AC answer into objects for the card data: format 1 (80: CID, ATC, AC, IAD)
 /// is turned into 9F27, 9F36, 9F26 and 9F10; format 2 (77) must hold 9F27, 9F36 and 9F26, and is
 /// given as its template (whose primitive objects ``CardDataStore/add(_:step:)`` takes).
-func parseGenerateAC(_ data: [UInt8]) throws(KernelError) -> [TLV] {
+/// `cda`: CDA was asked for, so a format 2 answer may hold the signature 9F4B instead of the AC.
+func parseGenerateAC(_ data: [UInt8], cda: Bool = false) throws(KernelError) -> [TLV] {
     let objects = try parseTLV(data, step: .generateAC, what: "the GENERATE AC answer")
     guard let first = objects.first else {
         throw KernelError(.malformedResponse, step: .generateAC, "the GENERATE AC answer is empty")
@@ -344,8 +354,9 @@ func parseGenerateAC(_ data: [UInt8]) throws(KernelError) -> [TLV] {
         if v.count > 11 { out.append(TLV(tag: .issuerApplicationData, value: v[11...])) }
         return out
     case .responseMessageTemplateFormat2:
+        let signed = cda && first.child(.signedDynamicApplicationData) != nil
         for tag in [Tag.cryptogramInformationData, .applicationTransactionCounter, .applicationCryptogram]
-        where first.child(tag) == nil {
+        where first.child(tag) == nil && !(signed && tag == .applicationCryptogram) {
             throw KernelError(.missingMandatoryData, step: .generateAC, "the GENERATE AC answer has no \(tag.hex)")
         }
         return [first]

@@ -9,8 +9,8 @@ import Timing
 /// The emulated gateway as a network service: an ``EmbeddedGateway`` (its durable ledger) behind
 /// the routes of ``routes()``.
 ///
-/// Every route takes the credential of its row in ``routes()`` (``RouteCredential``; README's
-/// API table lists them): the merchant API key, a terminal's token (acting on its own orders
+/// Every route takes the credential of its row in ``routes()`` (``RouteCredential``;
+/// docs/GATEWAY.md's API table lists them): the merchant API key, a terminal's token (acting on its own orders
 /// only: ``claim(_:_:)``, ``requireOwn(_:_:)``), the dashboard's session, or none.
 ///
 /// The terminal-facing routes carry the request's ``GatewayRequestOptions``: `X-Tapemu-Fault`

@@ -126,6 +126,20 @@ struct MerchantAPI {
         }
     }
 
+    /// `body`, its refusal naming the payment by the id the merchant used (the ledger's rules name
+    /// the terminal's uniqueRef, which a MONEI client never sees).
+    static func naming<T>(_ p: Payment, _ body: () async throws(RouteError) -> T) async throws(RouteError) -> T {
+        do {
+            return try await body()
+        } catch {
+            var named = error
+            if p.uniqueRef != p.paymentId {
+                named.message = named.message.replacingOccurrences(of: p.uniqueRef, with: "payment \(p.paymentId)")
+            }
+            throw named
+        }
+    }
+
     /// The sale with this id, or 404 (refund and reversal rows are not payments here). Read on
     /// the ledger's threads (``GatewayService/call(_:)``), never on the cooperative pool.
     func sale(_ id: String?) async throws(RouteError) -> Payment {
@@ -227,10 +241,10 @@ struct MerchantAPI {
                 let body = req.body.isEmpty ? RefundBody() : try req.decode(RefundBody.self)
                 try Self.checkReason(body.refundReason, "refundReason", allowed: MoneiCard.refundReasons)
                 let p = try await sale(params["id"])
-                let refund = try await service.call { () async throws(GatewayError) in
+                let refund = try await Self.naming(p) { () async throws(RouteError) in try await service.call { () async throws(GatewayError) in
                     try await service.gateway.refund(uniqueRef: p.uniqueRef, amount: body.amount, reason: body.refundReason,
                                                      options: GatewayService.passThrough)
-                }
+                } }
                 let after = await saleAfter(p) {
                     $0.refundedAmount = refund.refundedAmount
                     $0.lastRefundAmount = refund.amount
@@ -244,10 +258,10 @@ struct MerchantAPI {
                 let body = req.body.isEmpty ? CancelBody() : try req.decode(CancelBody.self)
                 try Self.checkReason(body.cancellationReason, "cancellationReason", allowed: MoneiCard.cancellationReasons)
                 let p = try await sale(params["id"])
-                let after = try await service.call { () async throws(GatewayError) in
+                let after = try await Self.naming(p) { () async throws(RouteError) in try await service.call { () async throws(GatewayError) in
                     try await service.gateway.cancel(uniqueRef: p.uniqueRef, reason: body.cancellationReason,
                                                      options: GatewayService.passThrough)
-                }
+                } }
                 return Wire.json(try await shapeRead(after))
             }
         }
@@ -255,10 +269,10 @@ struct MerchantAPI {
             await service.respond(req) { () throws(RouteError) in
                 let body = req.body.isEmpty ? CaptureBody() : try req.decode(CaptureBody.self)
                 let p = try await sale(params["id"])
-                let after = try await service.call { () async throws(GatewayError) in
+                let after = try await Self.naming(p) { () async throws(RouteError) in try await service.call { () async throws(GatewayError) in
                     try await service.gateway.capture(uniqueRef: p.uniqueRef, amount: body.amount,
                                                       options: GatewayService.passThrough)
-                }
+                } }
                 return Wire.json(try await shapeRead(after))
             }
         }

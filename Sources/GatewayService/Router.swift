@@ -2,7 +2,7 @@ public import HTTPServer
 public import PaymentGateway
 
 /// What a route takes before its handler runs: the one column of ``Router``'s table that
-/// decides who may call it (README's API table lists it per route; the security suite is
+/// decides who may call it (docs/GATEWAY.md's API table lists it per route; the security suite is
 /// generated from ``Router/table``).
 public enum RouteCredential: String, Sendable, Hashable, CaseIterable {
     /// Open to anyone: reads no payment and moves no money (`/health`, the SDK version check,

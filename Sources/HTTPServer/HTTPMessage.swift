@@ -94,8 +94,8 @@ extension HTTPResponse {
         return name.hasSuffix("Error") ? name : name + "Error"
     }
 
-    /// An error in the one shape every route of `tapemu gateway serve` answers with (README, "The
-    /// gateway over the network"), and the server itself for what it refuses before a handler:
+    /// An error in the one shape every route of `tapemu gateway serve` answers with (docs/GATEWAY.md,
+    /// "The gateway over the network"), and the server itself for what it refuses before a handler:
     /// `{"status":"BadRequestError","statusCode":400,"message":…,"code":…,"requestId":…,"requestTime":…}`
     /// (keys sorted; `code` and `requestId` left out when nil or empty): MONEI's `ApiException`
     /// (its OpenAPI document; the official SDK's `BadRequestError`, `UnauthorizedError`, …),

@@ -267,6 +267,11 @@ extension CommandAPDU {
         CommandAPDU(cla: 0x80, ins: 0xAE, p1: request.rawValue | (cda ? 0x10 : 0), p2: 0x00, data: cdolData, le: 0)
     }
 
+    /// INTERNAL AUTHENTICATE with the DDOL data (EMV Book 3 §6.5.9: DDA's signature request).
+    public static func internalAuthenticate(ddolData: [UInt8]) -> CommandAPDU {
+        CommandAPDU(cla: 0x00, ins: 0x88, p1: 0x00, p2: 0x00, data: ddolData, le: 0)
+    }
+
     /// GET RESPONSE for `length` bytes (0 = 256).
     public static func getResponse(_ length: UInt8) -> CommandAPDU {
         CommandAPDU(cla: 0x00, ins: 0xC0, p1: 0, p2: 0, le: Int(length) == 0 ? 256 : Int(length))

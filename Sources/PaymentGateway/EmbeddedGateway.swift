@@ -5,6 +5,7 @@ import Synchronization
 import VirtualCard
 public import Timing
 public import Storage
+import Cryptography
 
 /// The emulated acquirer, in-process: decides by ``TestTriggers``, checks the cryptograms of
 /// cards whose issuer key it knows, keeps a durable ``Ledger``, writes signed webhooks to the

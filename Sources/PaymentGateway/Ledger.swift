@@ -2,6 +2,7 @@ public import Foundation
 import Synchronization
 import VirtualCard
 public import Storage
+import Cryptography
 
 /// The gateway's ledger: one SQLite file (`gateway.sqlite3`) in a data directory.
 ///

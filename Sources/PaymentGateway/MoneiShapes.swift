@@ -63,7 +63,7 @@ public enum MoneiStatus {
 /// MONEI's `statusCode` of a payment: its E-codes (docs.monei.com/apis/rest/payments, "Payment
 /// Status Codes"; MONEI/docs docs/apis/rest/payments.tag.mdx), mapped from the ISO 8583 answer
 /// the emulated issuer gives (the ledger keeps that answer: the CoreAPI face and the transaction
-/// list speak it). The one table of the mapping; README shows it and `tapemu gateway triggers`
+/// list speak it). The one table of the mapping; docs/GATEWAY.md shows it and `tapemu gateway triggers`
 /// prints both codes. Any decline code not listed is `E500`.
 public enum MoneiStatusCode {
     public struct Entry: Sendable, Hashable {

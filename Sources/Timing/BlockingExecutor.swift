@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Dedicated threads as a task executor, for work that blocks its thread for long or often (a
 /// database's calls: SQLite's lock and fsync, libpq's network round trips). A task that prefers
@@ -8,6 +9,8 @@ import Foundation
 public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
+    /// The executor's threads, for ``isCurrent``.
+    private let threadIDs = Mutex<[pthread_t]>([])
 
     /// Starts `threads` threads named `name.0`, `name.1`…; they live as long as the process.
     public init(threads: Int, name: String) {
@@ -17,10 +20,18 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
             // `Thread.current.name` see (they saw the creating thread's name).
             let t = Thread { [self] in
                 Thread.current.name = "\(name).\(i)"
+                self.threadIDs.withLock { $0.append(pthread_self()) }
                 work()
             }
             t.start()
         }
+    }
+
+    /// Whether the calling thread is one of this executor's (by thread identity: a thread's name,
+    /// as Foundation's `Thread.current` or the kernel reports it, has not been a reliable witness).
+    public var isCurrent: Bool {
+        let me = pthread_self()
+        return threadIDs.withLock { $0.contains { pthread_equal($0, me) != 0 } }
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {

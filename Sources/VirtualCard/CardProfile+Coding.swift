@@ -114,7 +114,7 @@ extension CardApplication {
         case aid, label, preferredName, priority, kernelIdentifier, extendedSelection, languagePreference, pdol
         case fciIssuerDiscretionaryData, aip, afl, gpoFormat, gpoObjects, cryptogram, cdol1, generateACFormat
         case pan, panSequenceNumber, issuerApplicationData, cardTransactionQualifiersWhenCVMRequired
-        case records, getDataObjects
+        case records, getDataObjects, oda
     }
 
     public init(from decoder: any Decoder) throws {
@@ -151,6 +151,7 @@ extension CardApplication {
         cardTransactionQualifiersWhenCVMRequired = try c.hexIfPresent(.cardTransactionQualifiersWhenCVMRequired)
         records = try c.decodeIfPresent([CardRecord].self, forKey: .records) ?? []
         getDataObjects = try c.decodeIfPresent([CardDataObject].self, forKey: .getDataObjects) ?? []
+        oda = try c.decodeIfPresent(CardODA.self, forKey: .oda)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -178,6 +179,7 @@ extension CardApplication {
                               forKey: .cardTransactionQualifiersWhenCVMRequired)
         try c.encode(records, forKey: .records)
         if !getDataObjects.isEmpty { try c.encode(getDataObjects, forKey: .getDataObjects) }
+        try c.encodeIfPresent(oda, forKey: .oda)
     }
 }
 

@@ -82,7 +82,20 @@ extension CardProfile {
             "issuerApplicationData": {"$ref": "#/$defs/hex", "default": "", "description": "Issuer application data (9F10) returned with the cryptogram: at most 32 bytes."},
             "cardTransactionQualifiersWhenCVMRequired": {"$ref": "#/$defs/hex", "description": "The card transaction qualifiers (9F6C, 2 bytes) answered instead when the reader's TTQ says CVM required."},
             "records": {"type": "array", "items": {"$ref": "#/$defs/record"}, "description": "The records READ RECORD answers."},
-            "getDataObjects": {"type": "array", "items": {"$ref": "#/$defs/dataObject"}, "description": "Objects GET DATA answers, besides the ATC."}
+            "getDataObjects": {"type": "array", "items": {"$ref": "#/$defs/dataObject"}, "description": "Objects GET DATA answers, besides the ATC."},
+            "oda": {"$ref": "#/$defs/oda"}
+          }
+        },
+        "oda": {
+          "type": "object",
+          "description": "Offline data authentication. The card is personalised when made: tapemu's test CA (index E7, test only) certifies the test issuer key, the issuer certifies the card's key over the static data (every record the AFL names, and the AIP through 9F4A = 82), and a certificate record (8F, 90, 92, 9F32, 9F46, 9F47, 9F48, 9F4A, or 93 for SDA) is added at the first free SFI of 1 to 10. The keys are tapemu's built-in test keys: a profile never holds a private key.",
+          "additionalProperties": false,
+          "required": ["method"],
+          "properties": {
+            "method": {"enum": ["SDA", "fDDA", "DDA", "CDA"], "description": "SDA: signed static data 93. fDDA (Visa qVSDC): the card signs its GPO answer (9F4B over the unpredictable number, amount, currency and 9F69). DDA: the card signs the DDOL data of INTERNAL AUTHENTICATE with its ICC dynamic number. CDA: the card signs its GENERATE AC answer when the reader asks (P1 bit 5)."},
+            "ddol": {"$ref": "#/$defs/hex", "default": "9F3704", "description": "DDA: the card's DDOL 9F49, in its certificate record; empty: none (the reader uses its default DDOL)."},
+            "issuerCertificateSerial": {"$ref": "#/$defs/hex", "default": "000001", "description": "The issuer certificate's serial number, 3 bytes (what a revocation list names)."},
+            "fault": {"enum": ["expiredIssuerCertificate", "wrongHash", "revokedCertificate", "missingRecord", "tamperedSignature", "cdaMismatch"], "description": "A broken card: an issuer certificate expired 12/24, a certificate hash that does not match, an issuer certificate with serial 0BAD01 (for a revocation list), a certificate record the AFL does not name, a signature changed after signing, a CDA transaction data hash without the CDOL1 data."}
           }
         },
         "scriptedResponse": {

@@ -190,6 +190,8 @@ public struct CardApplication: Codable, Sendable, Hashable {
     public var records: [CardRecord]
     /// Objects GET DATA answers (80 CA P1P2), besides the ATC (9F36) which it always knows.
     public var getDataObjects: [CardDataObject]
+    /// Offline data authentication: the method and the fault the card is personalised with.
+    public var oda: CardODA? = nil
 
     public init(aid: [UInt8], label: String, preferredName: String? = nil, priority: UInt8? = nil,
                 kernelIdentifier: [UInt8]? = nil, languagePreference: String? = nil, pdol: [UInt8] = [],

@@ -30,6 +30,8 @@ public enum CardProfiles {
     static let builtIns: [CardProfile] = [
         visaQVSDC, mastercardMChip, amex, twoApps, noPPSE, chained, offlineDecline, slow, torn, mute, visaOnlinePIN,
         visaCDCVM, mastercardCVMList, girocard, maestro, jcb, unionPay, noPPSEPartial,
+        odaExpiredIssuerCertificate, odaWrongHash, odaRevokedCertificate, odaMissingRecord, odaTamperedSDAD, odaCDAMismatch,
+        mastercardMChipDDA, odaDDATamperedSDAD,
     ]
 
     /// Decodes a built-in profile. A built-in that does not load is our own bug: it traps (and the

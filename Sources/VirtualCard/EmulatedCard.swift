@@ -16,12 +16,17 @@ import Synchronization
 /// Thread-safe: the state sits behind a mutex, and one command is processed at a time.
 public final class EmulatedCard: Sendable {
     public let profile: CardProfile
+    /// The profile as the card answers it: personalised for offline data authentication
+    /// (``CardODA``).
+    private let answering: CardProfile
     private let image: CardImage
     private let state: Mutex<CardState>
 
     public init(profile: CardProfile) {
         self.profile = profile
-        self.image = CardImage(profile: profile)
+        let answering = profile.personalisedForODA()
+        self.answering = answering
+        self.image = CardImage(profile: answering)
         self.state = Mutex(CardState(atcs: profile.applications.map { _ in profile.atc }))
     }
 
@@ -80,7 +85,7 @@ public final class EmulatedCard: Sendable {
             }
             // Work on a copy: a 6Cxx answer means the command was not executed.
             var next = s
-            let bytes = next.respond(to: command, profile: profile, image: image)
+            let bytes = next.respond(to: command, profile: answering, image: image)
             if !(bytes.count == 2 && bytes[0] == 0x6C) { s = next }
             return .response(bytes, cardTime: time)
         }
@@ -196,6 +201,8 @@ struct CardState: Sendable {
     var selection = Selection.idle
     /// Response data waiting for GET RESPONSE.
     var pending: [UInt8] = []
+    /// The PDOL data of the last GPO (CDA's transaction data hash covers it).
+    var gpoData: [UInt8] = []
     var atcs: [UInt16]
 
     init(atcs: [UInt16]) { self.atcs = atcs }
@@ -234,6 +241,9 @@ struct CardState: Sendable {
             answer = generateAC(apdu, profile: profile, image: image)
         case 0xCA:
             answer = getData(apdu, profile: profile)
+        case 0x88:
+            guard cla == 0x00 else { return StatusWord.classNotSupported.bytes }
+            answer = internalAuthenticate(apdu, profile: profile)
         case 0xC0:
             guard cla == 0x00 else { return StatusWord.classNotSupported.bytes }
             return getResponse(apdu, behaviour: profile.behaviour)
@@ -319,6 +329,7 @@ struct CardState: Sendable {
         }
         guard let pdol = image.pdols[index] else { return Answer(.noPreciseDiagnosis) }
         guard let values = pdol.split(data[valueStart...]) else { return Answer(.wrongLength) }
+        gpoData = Array(data[valueStart...])
 
         switch app.gpoFormat {
         case .format1:
@@ -338,6 +349,7 @@ struct CardState: Sendable {
                 TLV(tag: .applicationCryptogram, value: c.ac).encode(into: &value)
                 TLV(tag: .cryptogramInformationData, value: [c.cid]).encode(into: &value)
                 TLV(tag: .issuerApplicationData, value: app.issuerApplicationData).encode(into: &value)
+                if app.oda?.method == .fdda { Self.signForFDDA(c, values: values, app: app, into: &value) }
             }
             // The profile's GPO objects, the first CTQ replaced (or one added) when the reader
             // asks for a CVM and the profile says what the card then wants.
@@ -397,6 +409,11 @@ struct CardState: Sendable {
             return Answer(.conditionsOfUseNotSatisfied)
         }
         selection = .completed(app: index)
+        // A card that signs answers in format 2 (the signature is a data object), whatever its usual format.
+        if p1 & 0x10 != 0, app.oda?.method == .cda,
+           let answer = signedForCDA(c, values: values, cdolData: apdu.data, app: app) {
+            return Answer(answer)
+        }
         switch app.generateACFormat {
         case .format1:
             return Answer(TLV(tag: .responseMessageTemplateFormat1,
@@ -409,6 +426,20 @@ struct CardState: Sendable {
                 TLV(tag: .issuerApplicationData, value: app.issuerApplicationData),
             ]).encoded)
         }
+    }
+
+    /// INTERNAL AUTHENTICATE (Book 3 §6.5.9): a DDA card signs the DDOL data, after GPO and
+    /// before GENERATE AC; any other card does not know the command.
+    func internalAuthenticate(_ apdu: CommandAPDU, profile: CardProfile) -> Answer {
+        guard apdu.p1Parameter == 0, apdu.p2Parameter == 0 else { return Answer(.incorrectP1P2) }
+        guard case .initiated(let index) = selection else { return Answer(.conditionsOfUseNotSatisfied) }
+        let app = profile.applications[index]
+        guard let oda = app.oda, oda.method == .dda else { return Answer(.instructionNotSupported) }
+        guard !apdu.data.isEmpty else { return Answer(.wrongLength) }
+        if !oda.ddol.isEmpty, let ddol = try? DataObjectList(bytes: oda.ddol), ddol.dataLength != apdu.data.count {
+            return Answer(.wrongLength)
+        }
+        return Answer(CardState.signedForDDA(ddolData: apdu.data, atc: atcs[index], app: app))
     }
 
     func getData(_ apdu: CommandAPDU, profile: CardProfile) -> Answer {

@@ -36,7 +36,7 @@ enum ReplayBench {
     private static func prepare(_ corpus: Corpus) -> [Prepared] {
         corpus.entries.map { e in
             let setup = TraceReplaySetup(trace: e.trace)
-            return Prepared(name: e.name, trace: e.trace, setup: setup, reader: EMVReader(configuration: setup.configuration))
+            return Prepared(name: e.name, trace: e.trace, setup: setup, reader: EMVReader(configuration: setup.configuration, environment: setup.environment ?? .system))
         }
     }
 

@@ -151,7 +151,7 @@ struct BenchRunner: Sendable, CustomStringConvertible {
         if kind == .trace, let trace = (source as? TraceCardSource)?.trace {
             // Run the kernel as the recorded reader did, so the commands match.
             let setup = TraceReplaySetup(trace: trace)
-            reader = EMVReader(configuration: setup.configuration)
+            reader = EMVReader(configuration: setup.configuration, environment: setup.environment ?? .system)
         }
         let traceTransaction = (source as? TraceCardSource).map { TraceReplaySetup(trace: $0.trace).transaction }
         var kept: (any CardChannel)?

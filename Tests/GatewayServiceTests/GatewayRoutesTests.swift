@@ -219,6 +219,13 @@ struct GatewayRoutesTests {
         #expect(badDoc["requestId"] is String && badDoc["requestTime"] is String)
         let rest = try await live.send("POST", "/v1/payments/\(sale.paymentId)/refund", key: key)
         #expect(try jsonObject(rest.body)["status"] as? String == "REFUNDED")
+        // A refusal names the payment by the id the merchant used, never the terminal's uniqueRef.
+        let declined = try await live.authorise(orderId: "m-declined", amount: 1051)
+        #expect(declined.status == .declined && declined.uniqueRef != declined.paymentId)
+        let refused = try await live.send("POST", "/v1/payments/\(declined.paymentId)/refund", key: key)
+        let refusedMessage = try #require(try jsonObject(refused.body)["message"] as? String)
+        #expect(refused.status == 422 && refusedMessage.contains("payment \(declined.paymentId) was declined"), "\(refusedMessage)")
+        #expect(!refusedMessage.contains(declined.uniqueRef), "\(refusedMessage)")
 
         // MONEI cancels only an AUTHORIZED payment: a terminal sale (captured at once) is 422.
         let other = try await live.authorise(orderId: "m-2", amount: 500)

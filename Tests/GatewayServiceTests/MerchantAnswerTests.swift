@@ -9,6 +9,7 @@ import PaymentGateway
 import Synchronization
 import Testing
 import TestSupport
+import Timing
 
 /// The SQLite ledger with hooks: `onRead` runs before every read of payments (it may throw: the
 /// database went away), `afterWrite` after a refund or a reversal was stored.
@@ -183,7 +184,7 @@ struct WebRoutesThreadTests {
         let dir = try temporaryDirectory()
         let ledger = HookedLedger(try Ledger(directory: dir))
         let threads = Mutex<[String]>([])
-        ledger.onRead { what in threads.withLock { $0.append(what + "@" + (Thread.current.name ?? "")) } }
+        ledger.onRead { what in threads.withLock { $0.append(what + (BlockingExecutor.ledger.isCurrent ? "@ledger" : "@elsewhere")) } }
         let service = try GatewayService(gateway: EmbeddedGateway(configuration: .init(dataDirectory: dir), ledger: ledger))
         let server = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(1)),
                                     handler: GatewayServeCommand.makeRouter(service, dashboard: true))
@@ -198,7 +199,7 @@ struct WebRoutesThreadTests {
         _ = try await HTTPClient().send(HTTPClientRequest(url: server.url + "/v1/payments?orderId=t-1", headers: [("Authorization", service.apiKey)]))
         let names = threads.withLock { $0 }
         #expect(!names.isEmpty)
-        #expect(names.allSatisfy { $0.contains("@tapemu.ledger") }, "read on \(names)")
+        #expect(names.allSatisfy { $0.hasSuffix("@ledger") }, "read on \(names)")
         await server.stop()
     }
 }

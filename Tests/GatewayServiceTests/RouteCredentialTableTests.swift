@@ -36,7 +36,7 @@ struct RouteCredentialTableTests {
     static let account = GatewayService.defaultAccountId
     static let card = #""card":{"pan":"4012888888881881","expiry":"2812"}"#
 
-    /// The documented decisions (README's API table says the same; `readmeListsEveryRoute`).
+    /// The documented decisions (docs/GATEWAY.md's API table says the same; `readmeListsEveryRoute`).
     static let decisions: [Decision] = [
         Decision(route: "GET /health", credential: .none, method: "GET", path: "/health", right: 200),
         Decision(route: "POST /terminal/v1/authorisations", credential: .deviceToken, method: "POST",
@@ -112,16 +112,16 @@ struct RouteCredentialTableTests {
         }
     }
 
-    @Test("README's API table lists every route with its credential")
+    @Test("docs/GATEWAY.md's API table lists every route with its credential")
     func readmeListsEveryRoute() throws {
-        let readme = try String(contentsOf: DashboardBrowserTests.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: DashboardBrowserTests.packageRoot.appendingPathComponent("docs/GATEWAY.md"), encoding: .utf8)
         let words: [RouteCredential: String] = [.none: "none", .apiKey: "API key", .deviceToken: "terminal token",
                                                 .dashboard: "dashboard session"]
         for d in Self.decisions {
             let parts = d.route.split(separator: " ", maxSplits: 1)
             let method = parts[0] == "*" ? "any" : String(parts[0])
             let row = "| \(method) | `\(parts[1])` | \(words[d.credential]!) |"
-            #expect(readme.contains(row), "README has no row \(row)")
+            #expect(readme.contains(row), "docs/GATEWAY.md has no row \(row)")
         }
     }
 

@@ -6,7 +6,7 @@ import TapToPay
 import Testing
 import VirtualCard
 
-/// The example of README's "Use it from Swift", kept compiling and true here.
+/// The example of docs/SWIFT.md ("Use it from Swift"), kept compiling and true here.
 @Suite("README example")
 struct ReadmeExampleTests {
     @Test func aCardTornAfterEarlySubmissionIsAnUnclearOutcome() async throws {

@@ -3,7 +3,7 @@ import Testing
 @testable import tapemu
 import TestSupport
 
-/// The "What you can do with it" block of README.md, command by command, with the exit status
+/// The "What you can do with it" block of docs/CLI.md, command by command, with the exit status
 /// (and the effect) each line's comment promises. PC/SC lines (`emulate`, `--reader`) are left
 /// to the PCSC tests.
 @Suite("README: what you can do with it", .temporaryDirectories)

@@ -19,11 +19,11 @@ struct WorkbenchDocsTests {
         #expect(await runCLI(["help", "gateway", "token"]).out.contains("--json"))
     }
 
-    /// The lines of README.md's "What you can do with it" block that start with `prefix`.
+    /// The lines of docs/CLI.md's "What you can do with it" block that start with `prefix`.
     static func readmeLines(_ prefix: String) throws -> [String] {
         var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
         parts.removeLast(3)
-        let readme = try String(contentsOfFile: parts.joined(separator: "/") + "/README.md", encoding: .utf8)
+        let readme = try String(contentsOfFile: parts.joined(separator: "/") + "/docs/CLI.md", encoding: .utf8)
         let block = try #require(readme.components(separatedBy: "## What you can do with it").dropFirst().first?
             .components(separatedBy: "```").dropFirst().first)
         return block.split(separator: "\n").map(String.init).filter { $0.hasPrefix(prefix) }.map { line in
@@ -32,7 +32,7 @@ struct WorkbenchDocsTests {
         }
     }
 
-    @Test("README: the transmit and cards show lines run as their comments say")
+    @Test("docs/CLI.md: the transmit and cards show lines run as their comments say")
     func readmeLines() async throws {
         let transmit = try #require(try Self.readmeLines("tapemu transmit 00").first)
         let r = await runCLI(Array(transmit.split(separator: " ").map(String.init).dropFirst()))

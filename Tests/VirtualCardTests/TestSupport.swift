@@ -85,9 +85,10 @@ extension ResponseAPDU {
 func hex(_ text: String) -> [UInt8] { (try? Hex.decode(text)) ?? [] }
 
 extension CardProfile {
-    /// The profile without tear or mute, so a whole transaction runs.
+    /// The profile without tear or mute, so a whole transaction runs, as its card answers it
+    /// (personalised for offline data authentication).
     var answering: CardProfile {
-        var p = self
+        var p = personalisedForODA()
         p.behaviour.tearAfterExchange = nil
         p.behaviour.muteAtExchange = nil
         return p

@@ -13,7 +13,7 @@
 - The recovery job (a thread): an order still pending --grace seconds after the app's report is
   looked up with MONEI's GraphQL `charges` query by orderId (step 3): SUCCEEDED is paid, FAILED is
   not paid, nothing found stays pending — absence is not proof (step 4: ask support).
-- The scenario contract of `tapemu scenarios run` (README, "Prove your integration"):
+- The scenario contract of `tapemu scenarios run` (docs/SCENARIOS.md):
   PUT /tapemu/gateway, POST /orders, POST /orders/{id}/app-result, GET /orders/{id}.
 
 --mistake NAME makes it a variant with one classic mistake (MISTAKES below), for proving that

@@ -25,6 +25,7 @@ extension CardProfiles {
       "pan": "374245455400126",
       "panSequenceNumber": 0,
       "issuerApplicationData": "06020103A0B800",
+      "oda": {"method": "CDA"},
       "records": [
         {
           "sfi": 1,

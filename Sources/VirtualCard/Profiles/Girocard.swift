@@ -23,6 +23,7 @@ extension CardProfiles {
       "pan": "6799990100000000019",
       "panSequenceNumber": 1,
       "issuerApplicationData": "0110A00003220000000000000000000000FF",
+      "oda": {"method": "CDA"},
       "records": [
         {
           "sfi": 1,

@@ -24,6 +24,7 @@ extension CardProfiles {
       "pan": "3566002020360505",
       "panSequenceNumber": 1,
       "issuerApplicationData": "0105A0400000000000",
+      "oda": {"method": "CDA"},
       "records": [
         {
           "sfi": 1,

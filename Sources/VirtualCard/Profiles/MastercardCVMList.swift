@@ -24,6 +24,7 @@ extension CardProfiles {
       "pan": "5555555555554444",
       "panSequenceNumber": 1,
       "issuerApplicationData": "0110A00003220000000000000000000000FF",
+      "oda": {"method": "CDA"},
       "records": [
         {
           "sfi": 1,

@@ -38,6 +38,7 @@ extension CardProfiles {
       "pan": "4000056655665556",
       "panSequenceNumber": 1,
       "issuerApplicationData": "06011203A00000",
+      "oda": {"method": "fDDA"},
       "records": [
         {
           "sfi": 3,
@@ -109,6 +110,7 @@ extension CardProfiles {
       "pan": "4242424242424242",
       "panSequenceNumber": 1,
       "issuerApplicationData": "06011203A00000",
+      "oda": {"method": "fDDA"},
       "records": [
         {
           "sfi": 3,

@@ -31,6 +31,7 @@ extension CardProfiles {
       "pan": "4761739001010119",
       "panSequenceNumber": 1,
       "issuerApplicationData": "06011203A00000",
+      "oda": {"method": "fDDA"},
       "records": [
         {
           "sfi": 3,
@@ -71,6 +72,7 @@ extension CardProfiles {
       "pan": "4761739001010135",
       "panSequenceNumber": 1,
       "issuerApplicationData": "06011203A00000",
+      "oda": {"method": "fDDA"},
       "records": [
         {
           "sfi": 3,

@@ -37,6 +37,7 @@ extension CardProfiles {
       "pan": "6200000000000005",
       "panSequenceNumber": 1,
       "issuerApplicationData": "06011203A00000",
+      "oda": {"method": "fDDA"},
       "records": [
         {
           "sfi": 3,

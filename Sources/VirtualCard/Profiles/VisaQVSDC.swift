@@ -31,6 +31,7 @@ extension CardProfiles {
       "pan": "4761739001010010",
       "panSequenceNumber": 1,
       "issuerApplicationData": "06011203A00000",
+      "oda": {"method": "fDDA"},
       "records": [
         {
           "sfi": 3,

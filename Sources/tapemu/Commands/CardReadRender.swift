@@ -33,7 +33,8 @@ enum CardReadRender {
     static func text(_ read: CardRead, source: String, transaction: Transaction,
                      configuration: TerminalConfiguration) -> String {
         var s = summary(application: read.application, card: read.card, cryptogram: read.cryptogram, cvm: read.cvm,
-                        cvmDecision: read.cvmDecision, source: source, transaction: transaction, configuration: configuration)
+                        cvmDecision: read.cvmDecision, oda: read.oda, source: source, transaction: transaction,
+                        configuration: configuration)
         s += "\n" + table(read.exchanges, pans: [read.card.pan])
         return s
     }
@@ -41,13 +42,14 @@ enum CardReadRender {
     static func text(_ partial: PartialCardRead, source: String, transaction: Transaction,
                      configuration: TerminalConfiguration) -> String {
         var s = summary(application: partial.application, card: partial.card, cryptogram: partial.cryptogram,
-                        cvm: partial.cvm, source: source, transaction: transaction, configuration: configuration)
+                        cvm: partial.cvm, oda: partial.oda, source: source, transaction: transaction,
+                        configuration: configuration)
         s += "\n" + table(partial.exchanges, pans: partial.card.map { [$0.pan] } ?? [])
         return s
     }
 
     static func summary(application: ApplicationInfo?, card: CardData?, cryptogram: Cryptogram?,
-                        cvm: CardholderVerification?, cvmDecision: CVMDecision? = nil, source: String,
+                        cvm: CardholderVerification?, cvmDecision: CVMDecision? = nil, oda: ODAResult? = nil, source: String,
                         transaction: Transaction, configuration: TerminalConfiguration) -> String {
         var rows: [(String, String)] = [("Card", source), ("Amount", amount(transaction, configuration))]
         if let a = application {
@@ -72,8 +74,35 @@ enum CardReadRender {
             if !k.iad.isEmpty { rows.append(("IAD", Hex.encode(k.iad))) }
             rows.append(("Online data", truncate(Hex.encode(k.onlineDataBytes), 64)))
         }
+        if let oda { rows.append(("ODA", odaText(oda))) }
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { "\($0.0)\(String(repeating: " ", count: width - $0.0.count))  \($0.1)\n" }.joined()
+    }
+
+    /// The one line of offline data authentication: `fDDA with CA A000000003/E7: verified (TVR byte 1 00)`.
+    static func odaText(_ oda: ODAResult) -> String {
+        var text = oda.description
+        if text.hasPrefix("ODA ") { text.removeFirst(4) }
+        return "\(text)  (TVR byte 1 \(Hex.encode([oda.tvrByte1])))"
+    }
+
+    static func json(_ oda: ODAResult) -> JSONValue {
+        func check(_ c: ODACheck, passed: String) -> JSONValue {
+            switch c {
+            case .passed: return .string(passed)
+            case .failed(let reason): return .string("failed: \(reason)")
+            case .absent: return .string("absent")
+            case .notUsed: return .null
+            }
+        }
+        return .object([
+            "method": .string(oda.method.rawValue),
+            "caKey": oda.caKey.map(JSONValue.string) ?? .null,
+            "issuerCertificate": check(oda.issuerCertificate, passed: "recovered"),
+            "iccCertificate": check(oda.iccCertificate, passed: "recovered"),
+            "signature": check(oda.signature, passed: "verified"),
+            "tvrByte1": .string(Hex.encode([oda.tvrByte1])),
+        ])
     }
 
     static func truncate(_ s: String, _ n: Int) -> String {
@@ -122,6 +151,7 @@ enum CardReadRender {
                                   "reason": .string(d.reason)])
             } ?? .null,
             "exchanges": json(read.exchanges, pans: [read.card.pan]),
+            "oda": json(read.oda),
         ])
     }
 
@@ -148,6 +178,7 @@ enum CardReadRender {
         if let c = partial.card { d["card"] = json(c) }
         if let k = partial.cryptogram { d["cryptogram"] = json(k) }
         if let cvm = partial.cvm { d["cvm"] = .string(cvm.rawValue) }
+        if let oda = partial.oda { d["oda"] = json(oda) }
         return .object(d)
     }
 

@@ -13,11 +13,14 @@ struct ReadCommand: TapemuCommand {
         commandName: "read",
         abstract: "Read a card with the EMV contactless kernel: application, card data, cryptogram, exchanges.",
         arguments: CardSourceOptions.arguments + [Self.amount, Self.wait, Self.apduTimeout, WithDependents(Self.record, [Self.noRedact])]
-            + OutputOptions.arguments,
+            + ODAOptions.arguments + OutputOptions.arguments,
         discussion: """
             Selects the payment application (PPSE, or the terminal's AIDs one by one when the card \
             has none), runs GET PROCESSING OPTIONS, reads every record the AFL names and, when the \
-            card did not give a cryptogram with GPO, asks for an ARQC with GENERATE AC. Prints a \
+            card did not give a cryptogram with GPO, asks for an ARQC with GENERATE AC. It \
+            authenticates the card offline (SDA, fDDA, DDA or CDA, with the CA keys; --ca-keys adds \
+            keys, --crl refuses issuer certificates, --oda-methods says which methods the terminal \
+            supports) and says how in one line (JSON: "oda"). Prints a \
             summary (brand, label, AID, masked PAN, expiry, CVM, cryptogram) and every exchange with \
             its timing. No payment is made. The full PAN and track 2 are never printed: PANs show \
             their first 6 and last 4 digits, also inside the exchanged bytes.
@@ -51,6 +54,7 @@ struct ReadCommand: TapemuCommand {
     var output: OutputOptions
     var record: String?
     var noRedact: Bool
+    var oda: ODAOptions
 
     init(arguments: inout Arguments) throws(UsageError) {
         output = OutputOptions(arguments: &arguments)
@@ -60,6 +64,7 @@ struct ReadCommand: TapemuCommand {
         apduTimeout = try arguments.value(Self.apduTimeout, default: .seconds(2))
         record = try arguments.value(Self.record)
         noRedact = arguments.isSet(Self.noRedact)
+        oda = try ODAOptions(arguments: &arguments)
         try arguments.finish()
     }
 
@@ -90,7 +95,7 @@ struct ReadCommand: TapemuCommand {
         // date, time and unpredictable number (one rule, TraceReplaySetup's), so the read is the
         // recorded one — its online data (field 55) the data the recorded cryptogram was made over.
         let setup = (cardSource as? TraceCardSource).map { TraceReplaySetup(trace: $0.trace, amount: amount) }
-        let configuration = setup?.configuration ?? .default
+        let configuration = try oda.apply(to: setup?.configuration ?? .default)
         let transaction = setup?.transaction ?? Transaction(amount: amount ?? 1000)
         let reader = EMVReader(configuration: configuration, environment: setup?.environment ?? .system)
         let result: Result<CardRead, KernelError>

@@ -14,7 +14,8 @@ struct ReplayCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
         abstract: "Run the EMV kernel against recorded traces and report pass or the divergence for each.",
-        arguments: [Self.mode, Self.paced, Self.apduTimeout, Self.amount] + OutputOptions.arguments + [Self.paths],
+        arguments: [Self.mode, Self.paced, Self.apduTimeout, Self.amount] + ODAOptions.arguments + OutputOptions.arguments
+            + [Self.paths],
         discussion: """
             Each trace plays the card: every command the kernel sends is matched against the next \
             recorded one. A trace passes when the kernel's run follows it to its end (or to a \
@@ -55,6 +56,7 @@ struct ReplayCommand: TapemuCommand {
     var apduTimeout: Duration
     var amount: UInt64?
     var output: OutputOptions
+    var oda: ODAOptions
     /// Where a paced replay's card time and the APDU deadlines run (a ManualClock in tests).
     var clock: MonotonicClock = .continuous
 
@@ -64,6 +66,7 @@ struct ReplayCommand: TapemuCommand {
         apduTimeout = try arguments.value(Self.apduTimeout, default: .seconds(2))
         mode = try arguments.value(Self.mode)
         amount = try arguments.value(Self.amount).map(UInt64.init)
+        oda = try ODAOptions(arguments: &arguments)
         paths = arguments.remainingPositionals()
         try arguments.finish()
     }
@@ -74,13 +77,17 @@ struct ReplayCommand: TapemuCommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let files = try Self.traceFiles(paths)
+        let trusted = try oda.apply(to: .default)
         var results: [ReplayResult] = []
         for file in files {
-            let r = await TraceReplayer(mode: mode, paced: paced, amount: amount, apduTimeout: apduTimeout, clock: clock)
+            let r = await TraceReplayer(mode: mode, paced: paced, amount: amount, apduTimeout: apduTimeout, clock: clock,
+                                        caPublicKeys: trusted.caPublicKeys, revocationList: trusted.revocationList,
+                                        odaMethodBits: oda.methodBits)
                 .replay(file)
             results.append(r)
             if !output.json {
                 console.print("\(r.passed ? "PASS" : "FAIL")  \(file)  \(r.summary)")
+                if let oda = r.oda, oda != ODAResult.notPerformed.description { console.print("      \(oda)") }
                 if let d = r.divergence {
                     for l in d.split(separator: "\n").dropFirst() { console.print("      \(String(l).trimmingWhitespace)") }
                 }

@@ -16,6 +16,8 @@ struct ReplayResult: Sendable {
     var played: Int
     var total: Int
     var mode: TraceMatchMode = .masked
+    /// Offline data authentication's one line (`ODA fDDA with CA A000000003/E7: verified`).
+    var oda: String?
 
     var summary: String {
         if passed { return "\(outcome ?? "") (\(played)/\(total) exchanges)" }
@@ -28,6 +30,7 @@ struct ReplayResult: Sendable {
             "outcome": outcome.map(JSONValue.string) ?? .null,
             "divergence": divergence.map(JSONValue.string) ?? .null,
             "played": .int(played), "total": .int(total), "mode": .string(mode.rawValue),
+            "oda": oda.map(JSONValue.string) ?? .null,
         ])
     }
 }

@@ -24,7 +24,7 @@ struct ScenariosRunCommand: TapemuCommand {
             holds, a second charge, or pending where the seed's steps reach an answer fail, each \
             with the step that was missed. Without --gateway the embedded gateway is served on \
             --listen for the backend (its MONEI REST, GraphQL and webhooks) and announced to it \
-            with PUT …/tapemu/gateway {url, apiKey}. The contract is in README, "Prove your integration".
+            with PUT …/tapemu/gateway {url, apiKey}. The contract is in docs/SCENARIOS.md.
             """,
         exitCodes: [(ExitCode.failure, "a scenario failed (the table says which and why)")] + GatewayOptions.creatingExitCodes
             + [(ExitCode.unavailable, "the gateway cannot be served or reached")])

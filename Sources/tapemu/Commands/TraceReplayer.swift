@@ -16,6 +16,11 @@ struct TraceReplayer: Sendable {
     /// Each APDU's deadline; a paced card slower than this fails with a timeout.
     var apduTimeout: Duration = .seconds(2)
     var clock: MonotonicClock = .continuous
+    /// The CA keys and revocation list the kernel authenticates with (`--ca-keys`, `--crl`).
+    var caPublicKeys: CAPublicKeyList = .builtIn
+    var revocationList: CertificateRevocationList = .empty
+    /// `--oda-methods`: 9F33 byte 3's ODA bits, over what the trace implies.
+    var odaMethodBits: UInt8? = nil
 
     func replay(_ file: String) async -> ReplayResult {
         let trace: APDUTrace
@@ -33,15 +38,23 @@ struct TraceReplayer: Sendable {
         let mode = setup.matching.mode
         let transaction = setup.transaction
         let channel = TraceReplayChannel(trace: trace, matching: setup.matching, paced: paced, clock: clock)
-        let reader = EMVReader(configuration: setup.configuration)
+        var configuration = setup.configuration
+        configuration.caPublicKeys = caPublicKeys
+        configuration.revocationList = revocationList
+        if let bits = odaMethodBits { configuration.terminalCapabilities[2] = configuration.terminalCapabilities[2] & ~0xC8 | bits }
+        // The recorded date and unpredictable number too: a card's dynamic signature (fDDA, CDA)
+        // was made over them.
+        let reader = EMVReader(configuration: configuration, environment: setup.environment ?? .system)
         var result = ReplayResult(file: file, passed: false, played: 0, total: 0, mode: mode)
         let endedOnRecordedEvent: Bool
         do throws(KernelError) {
             let read = try await reader.read(channel: channel, transaction: transaction, apduTimeout: apduTimeout, clock: clock)
             result.outcome = ReplayOutcome.summary(read)
+            result.oda = read.oda.description
             endedOnRecordedEvent = false
         } catch {
             result.outcome = ReplayOutcome.summary(error)
+            result.oda = error.partial?.oda?.description
             if let c = error.channelError, c.code == .traceMismatch || c.code == .traceEnded {
                 let p = channel.progress
                 result.played = p.played

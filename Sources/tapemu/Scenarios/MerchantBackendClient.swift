@@ -1,8 +1,8 @@
 import Foundation
 import HTTPClient
 
-/// The one small contract `tapemu scenarios run` speaks with a merchant backend (README, "Prove
-/// your integration"), all JSON over HTTP under `--backend-check URL`:
+/// The one small contract `tapemu scenarios run` speaks with a merchant backend (docs/SCENARIOS.md,
+/// "Prove your integration"), all JSON over HTTP under `--backend-check URL`:
 ///
 /// - `PUT /tapemu/gateway` `{url, apiKey}` — only with the embedded gateway: the gateway the run
 ///   serves for this run (its MONEI REST at `url/v1`, GraphQL at `url/graphql`, webhooks signed

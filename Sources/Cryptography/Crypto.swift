@@ -235,7 +235,7 @@ public enum Crypto {
     }
 
     /// Calls `body` with a non-null pointer even for empty input (some OpenSSL calls reject NULL).
-    private static func withNonNullBytes<R>(_ bytes: [UInt8], _ body: (UnsafeRawPointer, Int) -> R) -> R {
+    static func withNonNullBytes<R>(_ bytes: [UInt8], _ body: (UnsafeRawPointer, Int) -> R) -> R {
         if bytes.isEmpty {
             var zero: UInt8 = 0
             return withUnsafePointer(to: &zero) { body(UnsafeRawPointer($0), 0) }
@@ -243,7 +243,7 @@ public enum Crypto {
         return bytes.withUnsafeBytes { body($0.baseAddress!, $0.count) }
     }
 
-    private static func check(_ ok: Bool, _ what: String) {
+    static func check(_ ok: Bool, _ what: String) {
         if !ok {
             let code = ERR_get_error()
             fatalError("OpenSSL \(what) failed (error \(code))")
