@@ -103,7 +103,7 @@ let package = Package(
         .target(name: "GraphQL", dependencies: ["StrictJSON"], swiftSettings: swiftSettings),
         .target(name: "GatewayGraphQL", dependencies: ["GraphQL", "PaymentGateway", "PaymentRules"], swiftSettings: swiftSettings),
         // The gateway's web handlers: /graphql and the dashboard.
-        .target(name: "GatewayWeb", dependencies: ["HTTPServer", "GraphQL", "GatewayGraphQL", "PaymentGateway"],
+        .target(name: "GatewayWeb", dependencies: ["HTTPServer", "GraphQL", "GatewayGraphQL", "PaymentGateway", "PaymentRules"],
                 swiftSettings: swiftSettings),
         // The gateway as a network service (router, terminal API, merchant REST, CoreAPI REST,
         // faults, webhook delivery over HTTP) and RemoteGateway, the `Gateway` that talks to it.
@@ -168,7 +168,7 @@ let package = Package(
         .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel", "Timing", "TestSupport", "PaymentRules", "Storage"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapemuCLITests",
-                    dependencies: ["tapemu", "PaymentGateway", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
+                    dependencies: ["tapemu", "PaymentGateway", "TapToPay", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
                                    "BERTLV", "ISO7816", "TestSupport", "PaymentRules", "Storage"],
                     swiftSettings: swiftSettings),
         // Every input that once broke a harness (Fuzz/regressions/) and every seed (Fuzz/corpus/).

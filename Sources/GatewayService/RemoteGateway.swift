@@ -77,7 +77,8 @@ public struct RemoteGateway: Gateway {
     // MARK: Exchange
 
     private func send<Answer: Decodable>(_ method: String, _ path: String, query: [(String, String)] = [],
-                                         body: (any Encodable)? = nil, options: GatewayRequestOptions,
+                                         body: (any Encodable)? = nil, idempotent: Bool = false,
+                                         options: GatewayRequestOptions,
                                          authorization: String? = nil,
                                          as: Answer.Type) async throws(GatewayError) -> Answer {
         var url = baseURL + path
@@ -110,7 +111,7 @@ public struct RemoteGateway: Gateway {
         let response: HTTPClientResponse
         do {
             response = try await client.send(HTTPClientRequest(method: method, url: url, headers: headers, body: bytes,
-                                                               timeout: timeout))
+                                                               timeout: timeout, idempotent: method == "GET" || idempotent))
         } catch {
             throw Self.transportError(error)
         }
@@ -167,6 +168,12 @@ public struct RemoteGateway: Gateway {
         let requestId = response.header("X-Request-Id") ?? "?"
         let decoded = try? JSONDecoder().decode(Wire.ErrorBody.self, from: Data(response.body))
         let message = decoded?.message ?? "HTTP \(response.status)"
+        // The server's connection guard: the request was not whole within its deadline, so it was
+        // never handled. A failure of the connection, not a refusal of the request.
+        if response.status == 408 {
+            return GatewayError(.connectionLost, "the gateway closed the request before it was complete (HTTP 408: \(message)); "
+                                + "it was not handled (request \(requestId))")
+        }
         if let name = decoded?.code, let code = GatewayError.Code(named: name) {
             let transport = code == .timeout || code == .connectionLost || code == .serverError || code == .cancelled
             if response.status >= 500 && transport {
@@ -195,8 +202,10 @@ public struct RemoteGateway: Gateway {
 
     public func authorize(_ request: AuthorisationRequest,
                           options: GatewayRequestOptions) async throws(GatewayError) -> AuthorisationResponse {
+        // Idempotent by orderId (the ledger answers a repeat with the stored answer): it may go
+        // over a kept connection, which libcurl may send it on again (README, "Kept connections").
         let answer = try await send("POST", "/terminal/v1/authorisations", body: Wire.authorisation(request),
-                                    options: options, as: Wire.AuthorisationAnswer.self)
+                                    idempotent: true, options: options, as: Wire.AuthorisationAnswer.self)
         return Wire.response(answer)
     }
 

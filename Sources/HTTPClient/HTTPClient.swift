@@ -15,9 +15,16 @@ public struct HTTPClientRequest: Sendable {
     /// nil: all of it. For a caller that needs the status only, against a peer that answers
     /// without end.
     public var maxResponseBodyBytes: Int?
+    /// Whether the server may receive this request twice with no other effect than once (a GET;
+    /// an authorisation, by its orderId). Only such a request goes over a kept connection, where
+    /// libcurl sends it again on a fresh one when the kept one dies under it; any other goes
+    /// over a fresh connection of its own, closed after it. Default: true for GET and HEAD.
+    public var idempotent: Bool
 
     public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [],
-                body: [UInt8] = [], timeout: Duration? = nil, maxResponseBodyBytes: Int? = nil) {
+                body: [UInt8] = [], timeout: Duration? = nil, maxResponseBodyBytes: Int? = nil,
+                idempotent: Bool? = nil) {
+        self.idempotent = idempotent ?? ["GET", "HEAD"].contains(method.uppercased())
         self.method = method
         self.url = url
         self.headers = headers
@@ -83,16 +90,26 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
 /// An async HTTP/1.1 client over libcurl (the only module that imports it).
 ///
 /// Each exchange runs a curl easy handle on a thread of its own (curl_easy_perform blocks), so
-/// the caller's task suspends and no thread of Swift's cooperative pool ever blocks. A fresh
-/// connection per exchange: nothing is shared between requests, so a fault on one connection
-/// never leaks into the next. Proxies from the environment are ignored (tapemu talks to the
-/// gateway directly).
+/// the caller's task suspends and no thread of Swift's cooperative pool ever blocks. Proxies
+/// from the environment are ignored (tapemu talks to the gateway directly).
+///
+/// Connections are kept: the easy handles (and the connections each one caches) are shared
+/// by every ``HTTPClientRequest/idempotent`` request of one client and its copies (keep one
+/// client per process or per peer); an exchange that ended in an error
+/// drops its handle and the connections it held. On a kept connection that died, libcurl may
+/// send the request again on a fresh connection — so an exchange never
+/// reports ``HTTPClientError/Kind/couldNotConnect`` ("never left") once a byte of the request
+/// was written — the first try may have reached the server before the connection died (see
+/// README, "Kept connections").
 public struct HTTPClient: Sendable {
     /// The timeout of requests that do not give one.
     public var defaultTimeout: Duration
     /// The CA certificates (a PEM file) an `https://` server's certificate must chain to; nil:
     /// the system's. The server's name is always checked against its certificate.
     public var caCertificateFile: String?
+
+    /// The idle handles of this client and its copies.
+    let pool = HandlePool()
 
     public init(defaultTimeout: Duration = .seconds(30), caCertificateFile: String? = nil) {
         self.defaultTimeout = defaultTimeout
@@ -104,7 +121,8 @@ public struct HTTPClient: Sendable {
 
     /// Sends `request` and returns the complete answer, whatever its status.
     public func send(_ request: HTTPClientRequest) async throws(HTTPClientError) -> HTTPClientResponse {
-        let exchange = Exchange(request: request, timeout: request.timeout ?? defaultTimeout, caFile: caCertificateFile)
+        let exchange = Exchange(request: request, timeout: request.timeout ?? defaultTimeout, caFile: caCertificateFile,
+                                pool: pool)
         let result: Result<HTTPClientResponse, HTTPClientError> = await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
                 let thread = Thread { c.resume(returning: exchange.perform()) }
@@ -118,6 +136,32 @@ public struct HTTPClient: Sendable {
     }
 }
 
+/// A client's idle curl easy handles, each with the connections it keeps open. At most
+/// `limit` idle handles are kept; more are cleaned up (with their connections), and all of them
+/// when the last copy of the client goes.
+final class HandlePool: Sendable {
+    static let limit = 64
+    /// The handles' addresses (a raw pointer is not Sendable).
+    private let idle = Mutex<[UInt]>([])
+
+    func take() -> UnsafeMutableRawPointer? {
+        idle.withLock { $0.popLast() }.flatMap { UnsafeMutableRawPointer(bitPattern: $0) }
+    }
+
+    func give(_ h: UnsafeMutableRawPointer) {
+        let kept = idle.withLock { list -> Bool in
+            guard list.count < Self.limit else { return false }
+            list.append(UInt(bitPattern: h))
+            return true
+        }
+        if !kept { curl_easy_cleanup(h) }
+    }
+
+    deinit {
+        for h in idle.withLock({ $0 }) { curl_easy_cleanup(UnsafeMutableRawPointer(bitPattern: h)) }
+    }
+}
+
 /// One exchange's state, touched by curl's callbacks on the exchange's thread.
 final class Exchange: @unchecked Sendable {
     let request: HTTPClientRequest
@@ -127,10 +171,13 @@ final class Exchange: @unchecked Sendable {
     var body: [UInt8] = []
     var headerLines: [String] = []
 
-    init(request: HTTPClientRequest, timeout: Duration, caFile: String? = nil) {
+    let pool: HandlePool
+
+    init(request: HTTPClientRequest, timeout: Duration, caFile: String? = nil, pool: HandlePool) {
         self.request = request
         self.timeout = timeout
         self.caFile = caFile
+        self.pool = pool
     }
 
     /// A URL for an error message, which ends up in logs: without its query, fragment or user
@@ -152,10 +199,17 @@ final class Exchange: @unchecked Sendable {
         guard scheme == "http" || scheme == "https", request.url.dropFirst(scheme.count).hasPrefix("://") else {
             return .failure(HTTPClientError(.invalidRequest, "not an http URL: \(Self.shown(request.url))"))
         }
-        guard let h = curl_easy_init() else {
+        let pooled = pool.take()
+        guard let h = pooled ?? curl_easy_init() else {
             return .failure(HTTPClientError(.invalidRequest, "libcurl could not make a handle"))
         }
-        defer { curl_easy_cleanup(h) }
+        let kept = pooled != nil
+        var succeeded = false
+        defer {
+            // A handle whose exchange failed goes with its connections: a fault on one
+            // connection never leaks into the next exchange.
+            if succeeded { pool.give(h) } else { curl_easy_cleanup(h) }
+        }
         let me = Unmanaged.passUnretained(self).toOpaque()
         var list: UnsafeMutablePointer<curl_slist>? = nil
         defer { curl_slist_free_all(list) }
@@ -164,9 +218,16 @@ final class Exchange: @unchecked Sendable {
         list = curl_slist_append(list, "Expect:")
         let ms = max(1, Int(timeout.components.seconds) * 1000 + Int(timeout.components.attoseconds / 1_000_000_000_000_000))
 
+        // A kept handle: its options from the last exchange cleared, its connections kept.
+        if kept { curl_easy_reset(h) }
         _ = tapemu_curl_setopt_string(h, CURLOPT_URL, request.url)
         _ = tapemu_curl_setopt_string(h, CURLOPT_PROXY, "")
         _ = tapemu_curl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
+        if !request.idempotent {
+            // Never over a kept connection, so never sent twice by libcurl.
+            _ = tapemu_curl_setopt_long(h, CURLOPT_FRESH_CONNECT, 1)
+            _ = tapemu_curl_setopt_long(h, CURLOPT_FORBID_REUSE, 1)
+        }
         _ = tapemu_curl_setopt_long(h, CURLOPT_TIMEOUT_MS, ms)
         _ = tapemu_curl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, ms)
         _ = tapemu_curl_setopt_pointer(h, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list))
@@ -200,6 +261,7 @@ final class Exchange: @unchecked Sendable {
         var status = 0
         _ = tapemu_curl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &status)
         if code == CURLE_OK {
+            succeeded = true
             return .success(HTTPClientResponse(status: status, headers: parsedHeaders(), body: body))
         }
         let message = String(cString: curl_easy_strerror(code))
@@ -207,8 +269,18 @@ final class Exchange: @unchecked Sendable {
         _ = tapemu_curl_getinfo_offset(h, CURLINFO_CONNECT_TIME_T, &connectTime)
         var sent: curl_off_t = 0
         _ = tapemu_curl_getinfo_offset(h, CURLINFO_SIZE_UPLOAD_T, &sent)
+        // Bytes of the request written to a socket in this transfer, over every try: libcurl
+        // sends again on a fresh connection when a kept one died under the request.
+        var requestBytes = 0
+        _ = tapemu_curl_getinfo_long(h, CURLINFO_REQUEST_SIZE, &requestBytes)
         let error: HTTPClientError
         switch code {
+        case _ where requestBytes > 0 && (code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST
+                                           || code == CURLE_COULDNT_RESOLVE_PROXY || code == CURLE_PEER_FAILED_VERIFICATION
+                                           || code == CURLE_SSL_CONNECT_ERROR):
+            // A kept connection that died after the request went out makes libcurl connect
+            // again; that connect failing says nothing about the first try.
+            error = HTTPClientError(.connectionClosed, "a kept connection to \(Self.shown(request.url)) ended and a new one could not be made: \(message); the request may have left on the kept one")
         case CURLE_PEER_FAILED_VERIFICATION:
             // Refused before a byte of the request was sent.
             error = HTTPClientError(.couldNotConnect, "the TLS certificate of \(Self.shown(request.url)) is not trusted (\(message)); give the CA that signed it with --cacert FILE; the request never left")
@@ -220,7 +292,9 @@ final class Exchange: @unchecked Sendable {
             error = HTTPClientError(.couldNotConnect, "could not connect to \(Self.shown(request.url)): \(message); the request never left")
         case CURLE_ABORTED_BY_CALLBACK:
             error = HTTPClientError(.cancelled, "cancelled while the request was under way")
-        case CURLE_OPERATION_TIMEDOUT where connectTime == 0:
+        case CURLE_OPERATION_TIMEDOUT where connectTime == 0 && requestBytes == 0:
+            // (Over a kept connection there is no connect: the connect time is 0 there too, but
+            // the request was written.)
             error = HTTPClientError(.couldNotConnect, "could not connect to \(Self.shown(request.url)) within \(timeout); the request never left")
         case CURLE_OPERATION_TIMEDOUT:
             error = HTTPClientError(.timedOut,

@@ -24,8 +24,8 @@ public final class Ledger: Sendable {
     public static let fileName = "gateway.sqlite3"
     /// The schema version this code writes (2: webhook delivery state, ``migrationV2``; 3:
     /// MONEI's AUTHORIZED state and the refund and cancellation reasons, ``migrationV3``; 4:
-    /// which terminal sent each order, ``migrationV4``).
-    public static let schemaVersion = 4
+    /// which terminal sent each order, ``migrationV4``; 5: the request log, ``migrationV5``).
+    public static let schemaVersion = 5
 
     /// The database file.
     public let path: String

@@ -2,7 +2,11 @@
 // gateway service and RemoteGateway on loopback) beside the embedded gateway and a raw durable
 // SQLite commit loop (WAL, synchronous=FULL) in the same directory, in the same run.
 // Run with `swift run -c release tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|health]`
-// (`--only` for profiling one path, e.g. under `perf record`).
+// (`--only` for profiling one path, e.g. under `perf record`). The HTTP clients keep their
+// connections (RemoteGateway's, one per process); `GET /health` is measured from keep-alive clients
+// against the gateway's stack and against nginx (nginx-light, started on a private port with a
+// private configuration, stopped after) and with wrk where installed (KeepAlive.swift); the last
+// lines print issue 38's ratios (`--health-seconds N` per health run, 3 by default).
 // With `--hostile [--seconds N] [--tapemu PATH]`: an honest client's latency and a `tapemu pay`
 // while 300 slow-header and 300 idle connections are held (HostileClients.swift).
 // With `--postgres URL`: 1, 2 and 4 `tapemu gateway serve` processes on one PostgreSQL ledger
@@ -30,6 +34,7 @@ var hostileSeconds = 20
 var tapemuPath: String?
 var hostileSlow = 300
 var hostileIdle = 300
+var healthSeconds = 3
 var args = Array(CommandLine.arguments.dropFirst())
 while !args.isEmpty {
     let a = args.removeFirst()
@@ -39,6 +44,7 @@ while !args.isEmpty {
     case "--postgres" where !args.isEmpty: postgres = args.removeFirst()
     case "--hostile": hostile = true
     case "--seconds" where !args.isEmpty: hostileSeconds = max(1, min(600, Int(args.removeFirst()) ?? 20))
+    case "--health-seconds" where !args.isEmpty: healthSeconds = max(1, min(60, Int(args.removeFirst()) ?? 3))
     case "--tapemu" where !args.isEmpty: tapemuPath = args.removeFirst()
     case "--slow" where !args.isEmpty: hostileSlow = max(0, min(2000, Int(args.removeFirst()) ?? 300))
     case "--idle" where !args.isEmpty: hostileIdle = max(0, min(2000, Int(args.removeFirst()) ?? 300))
@@ -49,7 +55,7 @@ while !args.isEmpty {
         }
         count = n
     default:
-        FileHandle.standardError.write(Data("usage: tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|health] [--postgres postgres://USER@HOST:PORT/DB] [--hostile [--seconds N] [--slow N] [--idle N] [--tapemu PATH]]\n".utf8))
+        FileHandle.standardError.write(Data("usage: tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|health] [--health-seconds N] [--postgres postgres://USER@HOST:PORT/DB] [--hostile [--seconds N] [--slow N] [--idle N] [--tapemu PATH]]\n".utf8))
         exit(64)
     }
 }
@@ -184,44 +190,44 @@ do {
         let reference = try raw()
         let (total, lat, failures) = await load(remote, clients: clients, count: count, run: "c\(clients)")
         if failures > 0 { print("  (HTTP, \(clients) clients: \(failures) failed)") }
-        rows.append(Row(figures: figures("HTTP (gateway serve + RemoteGateway), \(clients) client(s)", total: total, latencies: lat),
+        rows.append(Row(figures: figures("HTTP (gateway serve + RemoteGateway, kept connections), \(clients) client(s)", total: total, latencies: lat),
                         raw: reference, batches: service.gateway.groupCommitStatistics))
         await server.stop()
     }
-    // The HTTP stack alone (no ledger, no JSON body): its ceiling on this machine.
-    var ceiling: [Figures] = []
-    for clients in [1, 32] where only == nil || only == "health" {
+    // The HTTP stack alone (no ledger, no JSON body) against nginx serving the same 15 bytes,
+    // both from clients that keep their connection, interleaved.
+    var health: [(label: String, gateway: Double, nginx: Double?)] = []
+    if only == nil || only == "health" {
         let server = try HTTPServer(configuration: HTTPServerConfiguration(maxConnections: 512),
                                     handler: GatewayService(dataDirectory: fresh(in: directory)).routes())
-        struct Health: Gateway {
-            let url: String
-            func authorize(_ request: AuthorisationRequest, options: GatewayRequestOptions) async throws(GatewayError) -> AuthorisationResponse {
-                do {
-                    _ = try await HTTPClient().send(HTTPClientRequest(url: url + "/health"))
-                } catch {
-                    throw GatewayError(.connectionLost, error.reason)
-                }
-                throw GatewayError(.notFound, "not an authorisation")
-            }
-            func charges(orderId: String, options: GatewayRequestOptions) async throws(GatewayError) -> [Payment] { [] }
-            func transactionList(_ filter: TransactionFilter, options: GatewayRequestOptions) async throws(GatewayError) -> [TransactionSummary] { [] }
-            func reverse(uniqueRef: String, options: GatewayRequestOptions) async throws(GatewayError) -> ReversalResponse { throw GatewayError(.notFound, "") }
-            func refund(uniqueRef: String, amount: Int?, options: GatewayRequestOptions) async throws(GatewayError) -> RefundResponse { throw GatewayError(.notFound, "") }
-            func validateToken(_ token: String, options: GatewayRequestOptions) async throws(GatewayError) -> TokenValidation { .invalid(reason: "") }
-            func checkSDKVersion(_ version: String, options: GatewayRequestOptions) async throws(GatewayError) {}
-            func termsAccepted(accountId: String, options: GatewayRequestOptions) async throws(GatewayError) -> Bool { true }
-            func setTermsAccepted(_ accepted: Bool, accountId: String, options: GatewayRequestOptions) async throws(GatewayError) {}
+        let nginx = NginxAnchor(body: #"{"status":"ok"}"#, in: directory)
+        if nginx == nil {
+            print("nginx: not installed (Debian nginx-light) or it did not start: no nginx anchor")
         }
-        let clock = ContinuousClock()
-        let t0 = clock.now
-        let (_, _, _) = await load(Health(url: server.url), clients: clients, count: count, run: "health")
-        let total = clock.now - t0
-        ceiling.append(Figures(label: "GET /health (HTTP alone), \(clients) client(s)", rate: Double(count) / (ms(total) / 1000),
-                               p50: 0, p99: 0))
+        let duration = Duration.seconds(healthSeconds)
+        for round in 1...2 {
+            for clients in [1, 32] {
+                let g = await KeepAliveLoad.run(port: server.port, path: "/health", clients: clients, duration: duration)
+                var n: KeepAliveLoad.Result?
+                if let nginx { n = await KeepAliveLoad.run(port: nginx.port, path: "/health", clients: clients, duration: duration) }
+                print(String(format: "GET /health, %d keep-alive client(s), round %d: gateway %.0f/s (p50 %.3f ms, p99 %.3f ms, %d broken)",
+                             clients, round, g.rate, g.p50, g.p99, g.errors)
+                      + (n.map { String(format: "; nginx %.0f/s (p50 %.3f ms, p99 %.3f ms, %d broken)", $0.rate, $0.p50, $0.p99, $0.errors) } ?? ""))
+                health.append(("bench client, \(clients) keep-alive", g.rate, n?.rate))
+            }
+            if Wrk.binary != nil {
+                let g = Wrk.rate(url: server.url + "/health", connections: 32, seconds: healthSeconds)
+                let n = nginx.flatMap { Wrk.rate(url: "http://127.0.0.1:\($0.port)/health", connections: 32, seconds: healthSeconds) }
+                if let g {
+                    print(String(format: "GET /health, wrk -t2 -c32 -d%ds, round %d: gateway %.0f/s", healthSeconds, round, g)
+                          + (n.map { String(format: "; nginx %.0f/s", $0) } ?? ""))
+                    health.append(("wrk, 32 keep-alive", g, n))
+                }
+            }
+        }
+        nginx?.stop()
         await server.stop()
     }
-    print("")
-    for c in ceiling { print(String(format: "%@: %.0f requests/s", c.label, c.rate)) }
     print("")
     print("| what | authorisations/s | p50 ms | p99 ms | raw commits/s just before (p50 ms) | × raw | sales per commit (largest) |")
     print("|------|-----------------:|-------:|-------:|-----------------------------------:|------:|------:|")
@@ -231,11 +237,28 @@ do {
                      r.raw.p50, f.rate / r.raw.rate, Double(r.batches.sales) / Double(max(1, r.batches.batches)),
                      r.batches.largest))
     }
-    if let http32 = rows.last, only == nil || only == "http" {
-        let ratio = http32.figures.rate / http32.raw.rate
-        print("")
-        print(String(format: "goal: HTTP at 32 clients ≥ 0.5 × the raw commit rate: %.2f × (%@)", ratio,
-                     ratio >= 0.5 ? "met" : "missed"))
+    // Issue 38's targets, from this run.
+    print("")
+    func mean(_ xs: [Double]) -> Double { xs.isEmpty ? 0 : xs.reduce(0, +) / Double(xs.count) }
+    for label in ["bench client, 32 keep-alive", "wrk, 32 keep-alive"] {
+        let pairs = health.filter { $0.label == label && $0.nginx != nil }
+        guard !pairs.isEmpty else { continue }
+        let ratio = mean(pairs.map(\.gateway)) / mean(pairs.compactMap(\.nginx))
+        print(String(format: "ratio: GET /health vs nginx, %@ clients (%d rounds): %.2f× (target ≥ 0.8×: %@)",
+                     label, pairs.count, ratio, ratio >= 0.8 ? "met" : "missed"))
+    }
+    func row(_ prefix: String, _ clients: Int) -> Figures? {
+        rows.first { $0.figures.label.hasPrefix(prefix) && $0.figures.label.hasSuffix(", \(clients) client(s)") }?.figures
+    }
+    if let e32 = row("embedded", 32), let h32 = row("HTTP", 32) {
+        let r = h32.rate / e32.rate
+        print(String(format: "ratio: authorisations over HTTP vs embedded, 32 keep-alive clients: %.2f× (target ≥ 0.7×: %@)", r, r >= 0.7 ? "met" : "missed"))
+        let p = h32.p99 / e32.p99
+        print(String(format: "ratio: p99 over HTTP vs embedded, 32 clients: %.2f× (%.2f / %.2f ms; target ≤ 2×: %@)", p, h32.p99, e32.p99, p <= 2 ? "met" : "missed"))
+    }
+    if let e1 = row("embedded", 1), let h1 = row("HTTP", 1) {
+        let r = h1.rate / e1.rate
+        print(String(format: "ratio: authorisations over HTTP vs embedded, 1 keep-alive client: %.2f× (target ≥ 0.5×: %@)", r, r >= 0.5 ? "met" : "missed"))
     }
 } catch {
     FileHandle.standardError.write(Data("tapemu-gateway-bench: \(error)\n".utf8))

@@ -14,7 +14,7 @@ struct GatewayServeCommand: TapemuCommand {
         commandName: "gateway serve",
         abstract: "Serve the gateway over HTTP (terminal API, merchant REST, CoreAPI REST, GraphQL, dashboard) and deliver its webhooks until SIGINT or SIGTERM.",
         arguments: [Self.listen, Self.tlsCert, Self.tlsKey, Self.insecureListen, Self.fault, Self.webhookFault, Self.maxBody,
-                    Self.accessLog, Self.ledger, Self.ledgerWait] + GatewayOptions.arguments,
+                    Self.accessLog, Self.ledger, Self.ledgerWait, Self.supportSettleWindow] + GatewayOptions.arguments,
         discussion: """
             Prints its URL, the merchant API key (kept in the ledger: the same on every run \
             on this --data-dir; it also signs every webhook, as MONEI signs with the API key) and \
@@ -94,6 +94,9 @@ struct GatewayServeCommand: TapemuCommand {
     /// may come up after it): retried with a growing pause, each retry logged, then exit 69.
     static let ledgerWait = Option<Duration>.duration(
         "--ledger-wait", help: "How long to wait for the --ledger database at start (default 30s; 0s: one try), retrying with a logged line; then exit 69.")
+    static let supportSettleWindow = Option<Duration>.duration(
+        "--support-settle-window",
+        help: "How long after an order's last attempt GET /support/v1/orders/{orderId} waits before answering noPaymentReceived (default 60s).")
     static let accessLog = Flag(
         "--access-log",
         help: "One stderr line when a request arrives and one when it is answered (method, path, status, X-Request-Id; never a body).")
@@ -118,11 +121,13 @@ struct GatewayServeCommand: TapemuCommand {
     /// `--ledger`: a PostgreSQL ledger shared with other servers (nil: the one in --data-dir).
     var ledgerURL: String?
     var ledgerWait: Duration
+    var supportSettleWindow: Duration
 
     init(arguments: inout Arguments) throws(UsageError) {
         gateway = try GatewayOptions(arguments: &arguments)
         ledgerURL = try arguments.value(Self.ledger)
         ledgerWait = try arguments.value(Self.ledgerWait, default: .seconds(30))
+        supportSettleWindow = try arguments.value(Self.supportSettleWindow, default: .seconds(60))
         accessLog = arguments.isSet(Self.accessLog)
         listen = try arguments.value(Self.listen, default: ListenAddress(host: "127.0.0.1", port: 8080))
         tlsCert = try arguments.value(Self.tlsCert)
@@ -184,7 +189,7 @@ struct GatewayServeCommand: TapemuCommand {
     /// (``GatewayService/onLedgerThreads(_:)``). The router checks each credential.
     static func makeRouter(_ service: GatewayService, dashboard: Bool = true) -> Router {
         var router = service.routes()
-        let web = service.onLedgerThreads(GatewayWebRoutes(ledger: service.gateway.ledger))
+        let web = service.onLedgerThreads(GatewayWebRoutes(ledger: service.gateway.ledger, gateway: service.gateway))
         router.mount("/graphql", .apiKey, web)
         if dashboard {
             router.mount("/", .dashboard, web)
@@ -241,7 +246,7 @@ struct GatewayServeCommand: TapemuCommand {
         }
         let service: GatewayService
         do throws(GatewayError) {
-            service = try GatewayService(gateway: opened, fault: fault)
+            service = try GatewayService(gateway: opened, fault: fault, supportSettleWindow: supportSettleWindow)
         } catch {
             guard ledgerURL == nil else {
                 throw CommandFailure.ioError("cannot open the gateway ledger: \(error.reason)")
@@ -249,7 +254,9 @@ struct GatewayServeCommand: TapemuCommand {
             throw gateway.failure(error, doing: "cannot open the gateway ledger")
         }
         let dashboard = Self.isLoopback(listen.host)
-        let router = Self.makeHandler(service, listenHost: listen.host)
+        // Every request and its answer go to the ledger's request log (`tapemu gateway logs`).
+        let router = RequestLogRecorder(inner: Self.makeHandler(service, listenHost: listen.host),
+                                        ledger: service.gateway.ledger, apiKey: service.apiKey)
         var tls: HTTPServerTLS?
         if let tlsCert, let tlsKey {
             do {
@@ -289,6 +296,7 @@ struct GatewayServeCommand: TapemuCommand {
             for await _ in stopped {}
             console.printError("tapemu: stopping (letting \(server.requestsInFlight) request(s) under way finish)")
             await server.stop()
+            await router.flush()
             // After the last request: its webhook is in the outbox for the next run if not sent now.
             delivery.cancel()
             await delivery.value

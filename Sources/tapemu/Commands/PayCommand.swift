@@ -119,6 +119,7 @@ struct PayCommand: TapemuCommand {
         let outcome = await SignalTrap.whileRunning(onSignal: { interrupt.signal() }) {
             await withTaskCancellationHandler { await paying.value } onCancel: { paying.cancel() }
         }
+        interrupt.disconnect()
         let truth = await Self.groundTruth(tapToPay, orderId: orderId)
         switch outcome {
         case .success(let result):
@@ -303,6 +304,16 @@ final class PayInterrupt: Sendable {
             return s.early
         }
         if early { signal() }
+    }
+
+    /// The payment is over: who was to be told is let go. (The payment's configuration holds this
+    /// relay through its event handler, and the relay held the payment through its cancel: a cycle
+    /// that kept the API, and the device's store with its files open, alive after the command.)
+    func disconnect() {
+        state.withLock { s in
+            s.cancelPayment = nil
+            s.cancelPrepare = nil
+        }
     }
 
     /// The payment is about to start: true when a Ctrl-C came first (then it must not start).

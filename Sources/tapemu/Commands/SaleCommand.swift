@@ -131,6 +131,7 @@ struct SaleCommand: TapemuCommand {
         let (outcome, monitoring) = await SignalTrap.whileRunning(onSignal: { interrupt.signal() }) {
             await withTaskCancellationHandler { await selling.value } onCancel: { selling.cancel() }
         }
+        interrupt.disconnect()
         monitoring?.cancel()
         await monitoring?.value
 
