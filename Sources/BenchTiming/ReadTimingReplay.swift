@@ -1,4 +1,5 @@
 import BERTLV
+public import PaymentRules
 import CardChannel
 import ISO7816
 public import APDUTrace

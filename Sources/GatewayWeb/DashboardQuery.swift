@@ -1,6 +1,7 @@
 public import Foundation
 public import PaymentGateway
 public import HTTPServer
+import PaymentRules
 
 /// What the dashboard's list shows: the one owner of its filter (order id prefix, status,
 /// dates), its totals, its pages and its CSV export — the list, the totals and the CSV all come

@@ -1,4 +1,6 @@
 import VirtualCard
+public import Storage
+import Cryptography
 
 extension Ledger {
     /// Version 2: the delivery state of each webhook (next try, last try and status, the

@@ -1,4 +1,5 @@
 public import Foundation
+public import Storage
 
 /// The request log in the SQLite ledger (schema version 5): one row per request answered and
 /// per webhook attempt, pruned to a bound on every write.

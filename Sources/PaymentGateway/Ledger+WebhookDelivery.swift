@@ -1,4 +1,5 @@
 public import Foundation
+public import Storage
 
 /// A webhook of the outbox with its delivery state (schema version 2).
 public struct WebhookDelivery: Sendable, Hashable {

@@ -1,5 +1,6 @@
 public import Foundation
 import VirtualCard
+import Cryptography
 
 /// Where a gateway keeps its ledger: the embedded SQLite file (``Ledger``, the default) or a
 /// database server several gateway processes share (`PostgresLedger`). Every backend gives the

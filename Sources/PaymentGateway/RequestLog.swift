@@ -1,5 +1,6 @@
 public import Foundation
 import BERTLV
+import PaymentRules
 
 /// One line of the served gateway's request log (`tapemu gateway logs`): a request and its
 /// answer, or one webhook delivery attempt. Kept in the ledger (SQLite schema version 5,

@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import GatewayService
 import HTTPServer
 import PaymentGateway

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 import VirtualCard
+import Storage
 
 /// Ledger schema version 3 (MONEI's merchant API): a ledger an earlier tapemu made (version 2)
 /// keeps working — read as it is when opened read only, migrated by a writable open, its

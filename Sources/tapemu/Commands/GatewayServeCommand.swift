@@ -223,15 +223,14 @@ struct GatewayServeCommand: TapemuCommand {
             } catch where error.code == .connectionLost {
                 let waited = start.duration(to: clock.now)
                 guard waited + pause <= wait else {
-                    throw CommandFailure(exitCode: ExitCode.unavailable,
-                                         "the ledger database \(PostgresURL.redacted(url)) did not answer within \(wait) (\(attempt) attempt\(attempt == 1 ? "" : "s")): \(error.reason)")
+                    throw CommandFailure.unavailable("the ledger database \(PostgresURL.redacted(url)) did not answer within \(wait) (\(attempt) attempt\(attempt == 1 ? "" : "s")): \(error.reason)")
                 }
                 console.printError("tapemu: the ledger database \(PostgresURL.redacted(url)) is not answering (\(error.reason)); attempt \(attempt + 1) in \(pause), waiting up to \(wait)")
                 try await clock.sleep(for: pause)
                 pause = min(pause * 2, .seconds(5))
                 attempt += 1
             } catch {
-                throw CommandFailure(exitCode: ExitCode.ioError, "cannot open the gateway ledger: \(error.reason)")
+                throw CommandFailure.ioError("cannot open the gateway ledger: \(error.reason)")
             }
         }
     }
@@ -250,7 +249,7 @@ struct GatewayServeCommand: TapemuCommand {
             service = try GatewayService(gateway: opened, fault: fault, supportSettleWindow: supportSettleWindow)
         } catch {
             guard ledgerURL == nil else {
-                throw CommandFailure(exitCode: ExitCode.ioError, "cannot open the gateway ledger: \(error.reason)")
+                throw CommandFailure.ioError("cannot open the gateway ledger: \(error.reason)")
             }
             throw gateway.failure(error, doing: "cannot open the gateway ledger")
         }
@@ -273,7 +272,7 @@ struct GatewayServeCommand: TapemuCommand {
             server = try HTTPServer(configuration: configuration,
                                     handler: accessLog ? AccessLog(inner: router, console: console) : router)
         } catch {
-            throw CommandFailure(exitCode: ExitCode.unavailable, "cannot serve: \(error.reason)")
+            throw CommandFailure.unavailable("cannot serve: \(error.reason)")
         }
         let deliverer = service.makeWebhookDeliverer(policy: webhookSchedule.policy, timeout: webhookSchedule.timeout,
                                                      pollInterval: webhookSchedule.pollInterval, faults: webhookFaults,

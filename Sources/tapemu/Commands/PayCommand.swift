@@ -5,6 +5,7 @@ import PaymentGateway
 import Synchronization
 import TapToPay
 import Timing
+import PaymentRules
 
 /// `tapemu pay`: one payment through the MONEI-style API on any card source and the embedded gateway.
 struct PayCommand: TapemuCommand {
@@ -41,22 +42,16 @@ struct PayCommand: TapemuCommand {
             (amount endings, test PANs), as for a real card in a reader.
             """,
         exitCodes: [
-            (2, "declined by the issuer (the payment exists)"),
-            (3, "failed: no payment occurred (paymentFailed, cancelled before a card was read, invalidArgument, …)"),
-            (4, "outcome unknown: the card may have been charged (any card read or PIN entry error, Ctrl-C once the card is being read, any gateway failure after the request left); do not retry"),
-            (75, "busy: another process is paying or resolving this order; nothing was sent; wait until it ends, then look the order up (do not charge again under a new order id)"),
+            (ExitCode.declined, "declined by the issuer (the payment exists)"),
+            (ExitCode.failedNoPayment, "failed: no payment occurred (paymentFailed, cancelled before a card was read, invalidArgument, …)"),
+            (ExitCode.outcomeUnknown, "outcome unknown: the card may have been charged (any card read or PIN entry error, Ctrl-C once the card is being read, any gateway failure after the request left); do not retry"),
+            (ExitCode.temporaryFailure, "busy: another process is paying or resolving this order; nothing was sent; wait until it ends, then look the order up (do not charge again under a new order id)"),
         ] + GatewayOptions.cardFileExitCodes + GatewayOptions.creatingExitCodes + RemoteGatewayOption.tokenExitCodes)
 
-    static let declined: Int32 = 2
-    static let failedNoPayment: Int32 = 3
-    static let outcomeUnknown: Int32 = 4
-
-    /// The exit status of a failed payment: 4 when the card may have been charged, 75 for `busy`
-    /// (another process works on this order: its outcome is not this run's to tell), else 3.
-    static func exitCode(for error: TapToPayError) -> Int32 {
-        if error.mayHaveCharged { return outcomeUnknown }
-        return error == .busy ? ExitCode.temporaryFailure : failedNoPayment
-    }
+    // The payment statuses, as the tests name them (``ExitCode`` owns them).
+    static let declined = ExitCode.declined
+    static let failedNoPayment = ExitCode.failedNoPayment
+    static let outcomeUnknown = ExitCode.outcomeUnknown
 
     static let callbackUrl = Option<String>("--callback-url", value: "<url>", help: "Where the gateway's signed webhook goes.")
     static let location = Option<FixedLocationProvider>.choice(
@@ -141,7 +136,7 @@ struct PayCommand: TapemuCommand {
             hooks.resultPrinted()
             GatewayOptions.handOver([(result.orderId, { () throws(DeviceStoreError) in try tapToPay.acknowledge(result) })],
                                         console: console)
-            return result.status == .approved ? ExitCode.success : Self.declined
+            return result.status == .approved ? ExitCode.success : ExitCode.declined
         case .failure(let error):
             if json {
                 // Never null: the cause an event named, else the error's own words.
@@ -159,7 +154,7 @@ struct PayCommand: TapemuCommand {
                                        + "(do not charge again under a new order id)")
                 }
             }
-            return Self.exitCode(for: error)
+            return ExitCode.of(error)
         }
     }
 
@@ -265,7 +260,7 @@ struct PayErrorOutput: Encodable {
          groundTruth: GroundTruthOutput = GroundTruthOutput(submitted: false, charged: false)) {
         self.reason = reason
         self.groundTruth = groundTruth
-        exitCode = PayCommand.exitCode(for: error)
+        exitCode = ExitCode.of(error)
         switch error {
         case .outcomeUnknown: self.error = "outcomeUnknown"
         case .paymentFailed: self.error = "paymentFailed"

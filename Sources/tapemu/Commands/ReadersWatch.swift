@@ -83,7 +83,7 @@ extension ReadersCommand {
     }
 
     private static func failure(_ error: CardChannelError) -> CommandFailure {
-        CommandFailure(exitCode: ReadCommand.exitCode(for: error.code), "\(error)")
+        CommandFailure(error, "\(error)")
     }
 
     /// One line: `2026-11-30T10:00:00.123Z  Virtual PCD 00 00: card inserted — ATR 3B… — ISO 14443-4 card`,

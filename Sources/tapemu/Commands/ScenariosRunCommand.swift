@@ -3,6 +3,7 @@ import Foundation
 import GatewayService
 import HTTPServer
 import PaymentGateway
+import PaymentRules
 
 /// `tapemu scenarios run`: plays the catalogue against a merchant backend and grades its conclusions.
 struct ScenariosRunCommand: TapemuCommand {
@@ -127,7 +128,7 @@ struct ScenariosRunCommand: TapemuCommand {
                 server = try HTTPServer(configuration: HTTPServerConfiguration(host: listen.host, port: listen.port),
                                         handler: GatewayServeCommand.makeHandler(service, listenHost: listen.host))
             } catch {
-                throw CommandFailure(exitCode: ExitCode.unavailable, "cannot serve the embedded gateway: \(error.reason)")
+                throw CommandFailure.unavailable("cannot serve the embedded gateway: \(error.reason)")
             }
             let deliverer = service.makeWebhookDeliverer(pollInterval: .milliseconds(50))
             delivery = Task { await service.runWebhookDelivery(deliverer) }
@@ -139,7 +140,7 @@ struct ScenariosRunCommand: TapemuCommand {
             } catch {
                 await server?.stop()
                 delivery?.cancel()
-                throw CommandFailure(exitCode: ExitCode.unavailable, "the backend refused the gateway: \(error)")
+                throw CommandFailure.unavailable("the backend refused the gateway: \(error)")
             }
             player = ScenarioPlayer(gateway: embedded, issueToken: { expired, account in
                 embedded.issueToken(accountId: account, ttl: expired ? .zero : .seconds(3600))
@@ -155,7 +156,7 @@ struct ScenariosRunCommand: TapemuCommand {
         } catch {
             await server?.stop()
             delivery?.cancel()
-            throw CommandFailure(exitCode: ExitCode.unavailable, "cannot serve the webhook relay: \(error.reason)")
+            throw CommandFailure.unavailable("cannot serve the webhook relay: \(error.reason)")
         }
         let runner = ScenarioRunner(player: player, backend: backend, settle: settle, embedded: remote.url == nil, runId: runId,
                                     apiKey: apiKey, callbackUrl: callbackUrl, relayURL: relay.url, relay: relayHandler,
@@ -170,7 +171,7 @@ struct ScenariosRunCommand: TapemuCommand {
             do {
                 try ScenarioReport.junit(grades).write(toFile: junit, atomically: true, encoding: .utf8)
             } catch {
-                throw CommandFailure(exitCode: ExitCode.ioError, "cannot write \(junit): \(error.localizedDescription)")
+                throw CommandFailure.ioError("cannot write \(junit): \(error.localizedDescription)")
             }
         }
         if output.json {
