@@ -156,13 +156,8 @@ struct ScenariosCommandTests {
         #expect(ScenarioReport.escape("a<b & \"c\"\n\u{1}") == "a&lt;b &amp; &quot;c&quot;&#10;?")
     }
 
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    static var python: String? {
-        if let p = ProcessInfo.processInfo.environment["TAPEMU_MONEI_PYTHON"], !p.isEmpty { return p }
-        let venv = repository.appendingPathComponent(".build/monei-venv/bin/python").path
-        return FileManager.default.isExecutableFile(atPath: venv) ? venv : nil
-    }
+    static let repository = repositoryRoot
+    static var python: String? { moneiPython }
 
     @Test("the reference backend passes every scenario over the embedded gateway; each mistaken variant fails exactly its scenarios (JUnit read by junitparser)",
           .enabled(if: python != nil, "run scripts/dev setup (installs MONEI's SDK and junitparser in .build/monei-venv)"),
