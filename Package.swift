@@ -41,10 +41,19 @@ let package = Package(
         // Bytes.
         .target(name: "ISO7816", swiftSettings: swiftSettings),
         .target(name: "BERTLV", swiftSettings: swiftSettings),
+        // Card-network rules: brands and their RID and PAN-range tables (PaymentNetwork), the
+        // PAN and track 2, what is sensitive and how it is masked (SensitiveData), amounts,
+        // currency and country codes, and a payment request's rules (amount, currency, order id,
+        // callback URL) that both SDK faces and the gateway check.
+        .target(name: "PaymentRules", dependencies: ["BERTLV", "ISO7816"], swiftSettings: swiftSettings),
         // EMV values decoded for people (amounts, dates, bit fields by name, CVM lists, DOLs).
-        .target(name: "EMVDisplay", dependencies: ["BERTLV"], swiftSettings: swiftSettings),
+        .target(name: "EMVDisplay", dependencies: ["BERTLV", "PaymentRules"], swiftSettings: swiftSettings),
         // One clock type, deadlines, the one resume-once primitive (no dependencies).
         .target(name: "Timing", swiftSettings: swiftSettings),
+        // Storage: the SQLite wrapper (the only module that imports libsqlite3), file locks, the
+        // data directory and its manifest. The gateway's ledger and the device's store use it,
+        // each seeing its failures in its own error type.
+        .target(name: "Storage", dependencies: ["CSQLite", "Timing"], swiftSettings: swiftSettings),
         // The one strict JSON reader (duplicate keys, integer amounts, valid numbers) and a
         // Decoder over it: every request body, card profile and webhook body is read with it.
         .target(name: "StrictJSON", swiftSettings: swiftSettings),
@@ -53,35 +62,37 @@ let package = Package(
         .target(name: "CardChannel", dependencies: ["ISO7816", "Timing"], swiftSettings: swiftSettings),
         // The trace library: format, parser/writer, matching, redaction, recorder, importers,
         // the trace's card side (in process and for vpcd).
-        .target(name: "APDUTrace", dependencies: ["CardChannel", "ISO7816", "BERTLV", "Timing"],
+        .target(name: "APDUTrace", dependencies: ["CardChannel", "ISO7816", "BERTLV", "Timing", "PaymentRules"],
                 swiftSettings: swiftSettings),
         // Emulated EMV cards (pure: bytes in, bytes out), their channel, and the crypto they share
         // with the issuer.
-        .target(name: "VirtualCard", dependencies: ["ISO7816", "BERTLV", "Cryptography", "CardChannel", "Timing", "StrictJSON"],
+        .target(name: "VirtualCard", dependencies: ["ISO7816", "BERTLV", "Cryptography", "CardChannel", "Timing", "StrictJSON", "PaymentRules"],
                 swiftSettings: swiftSettings),
+        // A virtual card behind vsmartcard-vpcd (`tapemu emulate`): vpcd's wire protocol over
+        // TCP, no PC/SC call.
+        .target(name: "VPCD", dependencies: ["CardChannel"], swiftSettings: swiftSettings),
         // The only module that imports libpcsclite.
         .target(name: "PCSC", dependencies: ["CPCSCLite", "CardChannel", "ISO7816", "Timing"],
                 swiftSettings: swiftSettings),
         // The one module that imports libcrypto: hashes, MACs, ciphers, RSA (raw modexp) for the
         // virtual cards, the gateway and the kernel's offline data authentication.
         .target(name: "Cryptography", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
-        .target(name: "EMVKernel", dependencies: ["ISO7816", "BERTLV", "CardChannel", "Timing", "Cryptography"],
+        .target(name: "EMVKernel", dependencies: ["ISO7816", "BERTLV", "CardChannel", "Timing", "Cryptography", "PaymentRules"],
                 swiftSettings: swiftSettings), // the contactless kernel: no I/O, no benchmark code
         // Read timings for `tapemu bench` and tapemu-bench: exchange kinds, the on-air floor,
         // percentiles, replay set-up.
-        .target(name: "BenchTiming", dependencies: ["EMVKernel", "CardChannel", "APDUTrace", "ISO7816", "BERTLV"],
+        .target(name: "BenchTiming", dependencies: ["EMVKernel", "CardChannel", "APDUTrace", "ISO7816", "BERTLV", "PaymentRules"],
                 swiftSettings: swiftSettings),
-        .target(name: "PaymentGateway", dependencies: ["CSQLite", "BERTLV", "VirtualCard", "Timing"],
+        .target(name: "PaymentGateway", dependencies: ["Storage", "Cryptography", "BERTLV", "VirtualCard", "Timing", "PaymentRules"],
                 swiftSettings: swiftSettings),
-        // The device's durable store of pending payments (leases, recovery lock). It shares the
-        // SQLite wrapper, FileLock and the data directory's layout with the ledger: those stay in
-        // PaymentGateway with `package` access, and their errors become DeviceStoreError here.
-        .target(name: "DeviceStore", dependencies: ["PaymentGateway", "BERTLV"], swiftSettings: swiftSettings),
+        // The device's durable store of pending payments (leases, recovery lock), on Storage as
+        // the ledger is; PaymentGateway only for the gateway's answer a record keeps.
+        .target(name: "DeviceStore", dependencies: ["Storage", "PaymentGateway", "BERTLV", "PaymentRules"], swiftSettings: swiftSettings),
         // GatewayService and VirtualCard: the shared instance of the seed's static API
         // (TapToPay.acceptPayment) reads a virtual card and, with TAPEMU_GATEWAY, a served gateway.
         .target(name: "TapToPay",
                 dependencies: ["EMVKernel", "PaymentGateway", "DeviceStore", "CardChannel", "Timing", "BERTLV", "ISO7816",
-                               "GatewayService", "VirtualCard"],
+                               "GatewayService", "VirtualCard", "PaymentRules", "Storage"],
                 swiftSettings: swiftSettings),
         // HTTP messages and the server (the only module that imports libmicrohttpd).
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: swiftSettings),
@@ -90,13 +101,13 @@ let package = Package(
         // A GraphQL lexer, parser, validator and executor (pure Swift), and the gateway's
         // `charges` schema over it (no server library: the fuzz harness links it).
         .target(name: "GraphQL", dependencies: ["StrictJSON"], swiftSettings: swiftSettings),
-        .target(name: "GatewayGraphQL", dependencies: ["GraphQL", "PaymentGateway"], swiftSettings: swiftSettings),
+        .target(name: "GatewayGraphQL", dependencies: ["GraphQL", "PaymentGateway", "PaymentRules"], swiftSettings: swiftSettings),
         // The gateway's web handlers: /graphql and the dashboard.
-        .target(name: "GatewayWeb", dependencies: ["HTTPServer", "GraphQL", "GatewayGraphQL", "PaymentGateway"],
+        .target(name: "GatewayWeb", dependencies: ["HTTPServer", "GraphQL", "GatewayGraphQL", "PaymentGateway", "PaymentRules"],
                 swiftSettings: swiftSettings),
         // The gateway as a network service (router, terminal API, merchant REST, CoreAPI REST,
         // faults, webhook delivery over HTTP) and RemoteGateway, the `Gateway` that talks to it.
-        .target(name: "GatewayService", dependencies: ["HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV", "Timing", "StrictJSON"],
+        .target(name: "GatewayService", dependencies: ["HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV", "Timing", "StrictJSON", "PaymentRules"],
                 swiftSettings: swiftSettings),
         // A PostgreSQL client over libpq (the only module that imports it): parameterised
         // queries, transactions, typed errors with SQLSTATE, connections on their own threads.
@@ -111,7 +122,7 @@ let package = Package(
             name: "tapemu",
             dependencies: ["TapToPay", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "DeviceStore", "CardChannel",
                            "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb", "PostgresClient", "PostgresLedger", "StrictJSON",
-                           "CLibEdit", "HTTPClient"],
+                           "CLibEdit", "HTTPClient", "PaymentRules", "Storage", "VPCD"],
             swiftSettings: swiftSettings + [.define("TAPEMU_TEST_HOOKS", .when(configuration: .debug))]),
         // The benchmark's baseline: a plain C SCardTransmit loop (no Swift module but PCSC imports
         // libpcsclite).
@@ -119,20 +130,20 @@ let package = Package(
         .executableTarget(
             name: "tapemu-bench",
             dependencies: ["EMVKernel", "BenchTiming", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "PCSC",
-                           "BERTLV", "ISO7816", "CPCSCBaseline"],
+                           "BERTLV", "ISO7816", "CPCSCBaseline", "VPCD"],
             swiftSettings: swiftSettings),
         // Durable authorisations per second over HTTP, beside the embedded gateway and a raw
         // durable SQLite commit loop (prints figures, asserts nothing).
         .executableTarget(name: "tapemu-gateway-bench",
                           dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "BERTLV",
-                                         "PostgresClient"],
+                                         "PostgresClient", "PaymentRules"],
                           swiftSettings: swiftSettings),
         // Fuzzing: each harness's one-input function, shared by the libFuzzer build (`scripts/dev
         // fuzz` compiles Fuzz/Main against these modules with -sanitize=fuzzer) and the regression
         // tests. Built and tested like any target: no fuzzing flags here.
         .target(name: "FuzzTargets",
                 dependencies: ["BERTLV", "EMVDisplay", "ISO7816", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "EMVKernel", "BenchTiming",
-                               "PaymentGateway", "GraphQL", "GatewayGraphQL", "GatewayService", "GatewayWeb", "HTTPServer"],
+                               "PaymentGateway", "GraphQL", "GatewayGraphQL", "GatewayService", "GatewayWeb", "HTTPServer", "PaymentRules"],
                 path: "Fuzz/FuzzTargets", swiftSettings: swiftSettings),
 
         // What the test targets share (one copy each): temporary directories removed after each
@@ -141,30 +152,30 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816", "TestSupport"], swiftSettings: swiftSettings),
         // The bytes layer and its display (EMVDecoderTests) share their fixtures.
-        .testTarget(name: "BERTLVTests", dependencies: ["BERTLV", "EMVDisplay", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "CardChannel", "Timing", "ISO7816", "BERTLV", "TestSupport"],
+        .testTarget(name: "BERTLVTests", dependencies: ["BERTLV", "EMVDisplay", "TestSupport", "PaymentRules"], swiftSettings: swiftSettings),
+        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "CardChannel", "Timing", "ISO7816", "BERTLV", "TestSupport", "PaymentRules"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "CardChannelTests",
-                    dependencies: ["CardChannel", "APDUTrace", "Timing", "VirtualCard", "ISO7816", "EMVKernel", "TestSupport"],
+                    dependencies: ["CardChannel", "APDUTrace", "Timing", "VirtualCard", "ISO7816", "EMVKernel", "TestSupport", "PaymentRules"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PCSCTests", dependencies: ["PCSC", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "ISO7816",
-                                                    "EMVKernel", "TestSupport"],
+                                                    "EMVKernel", "TestSupport", "VPCD"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "EMVKernelTests",
                     dependencies: ["EMVKernel", "BenchTiming", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "BERTLV",
-                                   "ISO7816", "TestSupport"],
+                                   "ISO7816", "TestSupport", "PaymentRules"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel", "Timing", "TestSupport"],
+        .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel", "Timing", "TestSupport", "PaymentRules", "Storage"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapemuCLITests",
-                    dependencies: ["tapemu", "PaymentGateway", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
-                                   "BERTLV", "ISO7816", "TestSupport"],
+                    dependencies: ["tapemu", "PaymentGateway", "TapToPay", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
+                                   "BERTLV", "ISO7816", "TestSupport", "PaymentRules", "Storage"],
                     swiftSettings: swiftSettings),
         // Every input that once broke a harness (Fuzz/regressions/) and every seed (Fuzz/corpus/).
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "GatewayServiceTests",
                     dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "DeviceStore", "TapToPay",
-                                   "BERTLV", "VirtualCard", "CardChannel", "EMVKernel", "Timing", "tapemu", "TestSupport"],
+                                   "BERTLV", "VirtualCard", "CardChannel", "EMVKernel", "Timing", "tapemu", "TestSupport", "PaymentRules"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "GraphQLTests", dependencies: ["GraphQL"], swiftSettings: swiftSettings),
         // Every shell command of README.md and docs/, run as written against the built tapemu, and
@@ -175,11 +186,11 @@ let package = Package(
         // ledger (needs TAPEMU_TEST_POSTGRES; `scripts/dev test` starts a private cluster).
         .testTarget(name: "PostgresLedgerTests",
                     dependencies: ["PostgresClient", "PostgresLedger", "PaymentGateway", "GatewayService", "HTTPServer",
-                                   "HTTPClient", "BERTLV", "Timing", "tapemu", "TestSupport"],
+                                   "HTTPClient", "BERTLV", "Timing", "tapemu", "TestSupport", "PaymentRules"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "GatewayWebTests",
                     dependencies: ["GatewayWeb", "GatewayGraphQL", "GraphQL", "HTTPServer", "PaymentGateway", "BERTLV",
-                                   "TestSupport"],
+                                   "TestSupport", "PaymentRules"],
                     swiftSettings: swiftSettings),
         // Seed 000's "Handle errors in code" sample, verbatim, against the static API (the app's
         // helpers stubbed), as a package that depends on the TapToPay product compiles it.
@@ -189,7 +200,7 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapToPayTests",
                     dependencies: ["TapToPay", "PaymentGateway", "DeviceStore", "EMVKernel", "CardChannel", "APDUTrace", "Timing",
-                                   "VirtualCard", "TestSupport"],
+                                   "VirtualCard", "TestSupport", "Storage"],
                     swiftSettings: swiftSettings),
     ]
 )

@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import CardChannel
 import EMVKernel
 import ISO7816

@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import ISO7816
 import EMVDisplay
 

@@ -1,4 +1,5 @@
 import BERTLV
+public import PaymentRules
 public import CardChannel
 public import ISO7816
 

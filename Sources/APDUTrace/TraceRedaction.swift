@@ -1,5 +1,6 @@
 import Foundation
 import BERTLV
+public import PaymentRules
 import ISO7816
 
 extension APDUTrace {

@@ -1,5 +1,7 @@
 import BERTLV
+public import PaymentRules
 import CardChannel
+import ISO7816
 public import APDUTrace
 public import EMVKernel
 
@@ -11,7 +13,7 @@ public struct TraceReplaySetup: Sendable {
     public var transaction: Transaction
     public var matching: TraceMatching
     /// The recorded unpredictable number (9F37) and, when the card asked for them, the recorded
-    /// date (9A) and time (9F21): a kernel run with them sends exactly what the recorded reader
+    /// date (9A; else a `@transaction-date YYMMDD` header) and time (9F21): a kernel run with them sends exactly what the recorded reader
     /// sent, and the online data it reports (field 55) is the data the recorded cryptogram was
     /// made over. Nil when the card did not ask for 9F37 (the system's are then as good).
     public var environment: KernelEnvironment?
@@ -30,9 +32,14 @@ public struct TraceReplaySetup: Sendable {
             configuration.countryCode = UInt16(c)
         }
         // A recorded INTERNAL AUTHENTICATE: the recorded terminal ran DDA, so it supported it
-        // (terminal capabilities 9F33 byte 3 bit 7; tapemu's default reader does CDA only).
-        if trace.exchanges.contains(where: { $0.command.count > 1 && $0.command[1] == 0x88 }) {
+        // (terminal capabilities 9F33 byte 3 bit 7; tapemu's default reader does CDA only), and
+        // unless it then asked for CDA (GENERATE AC P1 bit 5) it did not do CDA with this card.
+        let instructions = trace.exchanges.map { $0.command.count > 2 ? ($0.command[1], $0.command[2]) : (0, 0) }
+        if instructions.contains(where: { $0.0 == 0x88 }) {
             configuration.terminalCapabilities[2] |= 0x40
+            if !instructions.contains(where: { $0.0 == 0xAE && $0.1 & 0x10 != 0 }) {
+                configuration.terminalCapabilities[2] &= ~0x08
+            }
         }
         let recordedAmount = recorded[.amountAuthorised].flatMap(BCD.value)
         self.configuration = configuration
@@ -41,9 +48,11 @@ public struct TraceReplaySetup: Sendable {
         self.matching = TraceMatching(mode: mode, overridesAmount: amount != nil)
         if let un = recorded[.unpredictableNumber], un.count == 4 {
             let number = un.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            let dateTime = recorded[.transactionDate].flatMap {
-                TransactionDateTime(dateBCD: $0, timeBCD: recorded[.transactionTime])
-            }
+            // A trace whose card never asked for the date may say it: `@transaction-date YYMMDD`
+            // (a reconstructed trace; certificates expire).
+            let date = recorded[.transactionDate]
+                ?? trace[header: "transaction-date"].flatMap { try? Hex.decode($0) }.flatMap { $0.count == 3 ? $0 : nil }
+            let dateTime = date.flatMap { TransactionDateTime(dateBCD: $0, timeBCD: recorded[.transactionTime]) }
             let now: @Sendable () -> TransactionDateTime
             if let dateTime { now = { dateTime } } else { now = KernelEnvironment.system.now }
             environment = KernelEnvironment(now: now, unpredictableNumber: { number })

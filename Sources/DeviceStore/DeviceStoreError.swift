@@ -1,11 +1,11 @@
-public import PaymentGateway
+public import Storage
 
 /// An error of the device's store of pending payments (``PendingPaymentStore``): a store that
 /// cannot be opened, read or written, a record owned by a live payment, a close that names no
 /// record.
 ///
 /// Tests compare ``code`` only (`==` too). The ``reason`` is for people; it never holds a full PAN.
-public struct DeviceStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct DeviceStoreError: Error, Hashable, Sendable, CustomStringConvertible, StorageFailure {
     /// What went wrong. Open: new codes may be added, so switch with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -56,34 +56,27 @@ public struct DeviceStoreError: Error, Hashable, Sendable, CustomStringConvertib
         backing = Backing(code: code, reason: reason, file: file, line: line)
     }
 
-    /// A failure of the storage pieces shared with the gateway's ledger (SQLite, the data
-    /// directory's layout), which report in ``GatewayError``: the same meaning, as a store error.
-    init(_ error: GatewayError, file: String = #fileID, line: Int = #line) {
-        let code: Code = switch error.code {
-        case .busy: .busy
-        case .corruptLedger: .corruptStore
-        case .unsupportedLedgerVersion: .unsupportedVersion
-        case .readOnlyStorage: .readOnlyStorage
-        case .noDataDirectory: .noDataDirectory
-        case .storeMissing: .storeMissing
-        case .notFound: .notFound
-        case .invalidRequest: .invalidRequest
-        default: .storage
-        }
-        self.init(code, error.reason, file: file, line: line)
-    }
-
-    /// Runs a call into the shared storage pieces, mapping their error.
-    static func mapping<T>(_ body: () throws(GatewayError) -> T) throws(DeviceStoreError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw DeviceStoreError(error)
-        }
-    }
-
     public var description: String { "\(code): \(reason)" }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
+
+extension DeviceStoreError {
+    /// A failure of the storage pieces (SQLite, the data directory, file locks) under the
+    /// store: the same meaning, as a store error.
+    public init(_ storage: StorageError) {
+        let code: Code = switch storage.code {
+        case .busy: .busy
+        case .corrupt: .corruptStore
+        case .readOnlyStorage: .readOnlyStorage
+        case .noDataDirectory: .noDataDirectory
+        case .storeMissing: .storeMissing
+        default: .storage
+        }
+        self.init(code, storage.reason, file: storage.file, line: storage.line)
+    }
+}
+
+/// The store's SQLite connection: its failures are ``DeviceStoreError``s.
+typealias SQLiteConnection = SQLiteDatabase<DeviceStoreError>

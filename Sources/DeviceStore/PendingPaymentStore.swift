@@ -1,6 +1,8 @@
 public import Foundation
 public import PaymentGateway
+public import Storage
 import BERTLV
+public import PaymentRules
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -223,7 +225,7 @@ public final class PendingPaymentStore: Sendable {
         let layout = DataDirectoryLayout(path: dataDirectory)
         path = layout.file(Self.fileName)
         let path = path
-        let conn = try DeviceStoreError.mapping { () throws(GatewayError) -> SQLiteConnection? in
+        let conn = try { () throws(DeviceStoreError) -> SQLiteConnection? in
             var conn = try layout.open(Self.layoutStore, access: access, busyTimeout: busyTimeout)
             if access == .readOnly, let c = conn, try c.userVersion < Self.schemaVersion {
                 // A store an older tapemu wrote: it is upgraded once, by the first command that may
@@ -235,7 +237,7 @@ public final class PendingPaymentStore: Sendable {
                 try conn.checkIntegrity(full: access != .readOnly)
             }
             return conn
-        }
+        }()
         connection = Mutex(conn)
     }
 
@@ -246,17 +248,17 @@ public final class PendingPaymentStore: Sendable {
 
     static let layoutStore = DataDirectoryLayout.Store(
         fileName: fileName, applicationId: applicationId, holds: "the device's pending payments",
-        create: { conn, id throws(GatewayError) in
+        create: { conn, id throws(DeviceStoreError) in
             try conn.execute(schemaV2)
             try conn.run("INSERT INTO meta (key, value) VALUES ('data_directory_id', ?)", [.text(id)])
             try conn.execute("PRAGMA user_version = \(schemaVersion)")
         },
-        readId: { conn throws(GatewayError) in
+        readId: { conn throws(DeviceStoreError) in
             guard try conn.tableNames().contains("meta") else { return nil }
             return try conn.query("SELECT value FROM meta WHERE key = 'data_directory_id'").first?[0].string
         },
         recognises: { $0.contains("pending") || $0.isSuperset(of: ["attempts", "meta"]) },
-        stamp: { conn, id throws(GatewayError) in
+        stamp: { conn, id throws(DeviceStoreError) in
             try migrate(conn, path: conn.path, writable: true)
             try conn.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('data_directory_id', ?)", [.text(id)])
             try conn.execute("PRAGMA application_id = \(applicationId)")
@@ -276,18 +278,18 @@ public final class PendingPaymentStore: Sendable {
 
     /// Brings an older store to ``schemaVersion`` (version 1: one `pending` row per order id,
     /// no version number written) and checks that the tables are there.
-    private static func migrate(_ conn: SQLiteConnection, path: String, writable: Bool) throws(GatewayError) {
+    private static func migrate(_ conn: SQLiteConnection, path: String, writable: Bool) throws(DeviceStoreError) {
         let version = try conn.userVersion
         if version > schemaVersion {
-            throw GatewayError(.unsupportedLedgerVersion,
+            throw DeviceStoreError(.unsupportedVersion,
                                "\(path) has schema version \(version); this tapemu knows up to \(schemaVersion)")
         }
         let tables = try conn.tableNames()
         if version < schemaVersion {
             guard writable else {
-                throw GatewayError(.readOnlyStorage, "\(path) has schema version \(version) and must be upgraded, which needs write access")
+                throw DeviceStoreError(.readOnlyStorage, "\(path) has schema version \(version) and must be upgraded, which needs write access")
             }
-            try conn.transaction { () throws(GatewayError) in
+            try conn.transaction { () throws(DeviceStoreError) in
                 // Checked again inside the write lock: another process may have migrated it.
                 guard try conn.userVersion < schemaVersion else { return }
                 let now = try conn.tableNames()
@@ -301,14 +303,14 @@ public final class PendingPaymentStore: Sendable {
                 } else if now.isEmpty {
                     try conn.execute(schemaV2)
                 } else if !now.isSuperset(of: ["attempts", "meta"]) {
-                    throw GatewayError(.storeMissing, "\(path) holds tables that are not a device store's (\(now.sorted().joined(separator: ", ")))")
+                    throw DeviceStoreError(.storeMissing, "\(path) holds tables that are not a device store's (\(now.sorted().joined(separator: ", ")))")
                 }
                 try conn.execute("PRAGMA user_version = \(schemaVersion)")
             }
             return
         }
         guard tables.isSuperset(of: ["attempts", "meta"]) else {
-            throw GatewayError(.corruptLedger, "\(path) is damaged: its tables are gone (it holds \(tables.sorted().joined(separator: ", ")))")
+            throw DeviceStoreError(.corruptStore, "\(path) is damaged: its tables are gone (it holds \(tables.sorted().joined(separator: ", ")))")
         }
     }
 
@@ -337,11 +339,11 @@ public final class PendingPaymentStore: Sendable {
     private func write(_ payment: PendingPayment, _ c: SQLiteConnection) throws(DeviceStoreError) {
         let body = try Self.encode(payment)
         let createdAt = Int64((payment.createdAt.timeIntervalSince1970 * 1000).rounded(.down))
-        _ = try DeviceStoreError.mapping { () throws(GatewayError) in
+        _ = try { () throws(DeviceStoreError) in
             try c.run("INSERT OR REPLACE INTO attempts (attempt_id, order_id, state, body, created_at) VALUES (?, ?, ?, ?, ?)",
                       [.text(payment.attemptId), .text(payment.orderId), .text(payment.state.rawValue),
                        .text(body), .integer(createdAt)])
-        }
+        }()
     }
 
     /// Writes (or replaces) a record without taking its lease: as a process that wrote it and
@@ -451,10 +453,10 @@ public final class PendingPaymentStore: Sendable {
     fileprivate func update(_ payment: PendingPayment) throws(DeviceStoreError) {
         let body = try Self.encode(payment)
         try withConnection { c throws(DeviceStoreError) in
-            let changed = try DeviceStoreError.mapping { () throws(GatewayError) in
+            let changed = try { () throws(DeviceStoreError) in
                 try c.run("UPDATE attempts SET state = ?, body = ? WHERE attempt_id = ?",
                           [.text(payment.state.rawValue), .text(body), .text(payment.attemptId)])
-            }
+            }()
             guard changed == 1 else {
                 throw DeviceStoreError(.storage, "the record of attempt \(payment.attemptId) (order \(payment.orderId)) is gone")
             }
@@ -487,15 +489,15 @@ public final class PendingPaymentStore: Sendable {
             }
         }
         try withConnection { c throws(DeviceStoreError) in
-            try DeviceStoreError.mapping { () throws(GatewayError) in try c.transaction { () throws(GatewayError) in
+            try { () throws(DeviceStoreError) in try c.transaction { () throws(DeviceStoreError) in
                 let changed = try c.run("DELETE FROM attempts WHERE attempt_id = ?", [.text(payment.attemptId)])
                 guard changed == 1 else {
-                    throw GatewayError(.storage, "the record of attempt \(payment.attemptId) (order \(payment.orderId)) is gone")
+                    throw DeviceStoreError(.storage, "the record of attempt \(payment.attemptId) (order \(payment.orderId)) is gone")
                 }
                 for (other, _) in siblings {
                     try c.run("DELETE FROM attempts WHERE attempt_id = ?", [.text(other.attemptId)])
                 }
-            } }
+            } }()
         }
         for (_, lock) in siblings { lock.releaseAndRemove() }
         siblings = []
@@ -537,8 +539,8 @@ public final class PendingPaymentStore: Sendable {
     private func rows(_ whereClause: String, _ bindings: [SQLValue]) throws(DeviceStoreError) -> [SQLRow] {
         try connection.withLock { (conn: inout SQLiteConnection?) throws(DeviceStoreError) -> [SQLRow] in
             guard let c = conn else { return [] }
-            return try DeviceStoreError.mapping { () throws(GatewayError) in try c.query("SELECT attempt_id, order_id, body FROM attempts \(whereClause) ORDER BY created_at, attempt_id",
-                               bindings) }
+            return try { () throws(DeviceStoreError) in try c.query("SELECT attempt_id, order_id, body FROM attempts \(whereClause) ORDER BY created_at, attempt_id",
+                               bindings) }()
         }
     }
 

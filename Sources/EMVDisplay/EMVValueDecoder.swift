@@ -1,4 +1,5 @@
 public import BERTLV
+public import PaymentRules
 
 /// A data object's value decoded for people: a one-line text, further lines (the set bits of a
 /// bit field, the rules of a CVM list, the entries of an AFL or DOL) and a structured form for

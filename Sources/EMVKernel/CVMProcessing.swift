@@ -1,4 +1,5 @@
 import BERTLV
+public import PaymentRules
 import ISO7816
 
 /// What cardholder verification decided, and why.

@@ -1,10 +1,7 @@
 public import BERTLV
+public import PaymentRules
 public import CardChannel
 import ISO7816
-
-/// The payment network of an application, from its registered application provider (RID):
-/// the one registry, ``BERTLV/PaymentNetwork``.
-public typealias CardBrand = PaymentNetwork
 
 /// The application the kernel selected.
 public struct ApplicationInfo: Hashable, Sendable {
@@ -16,7 +13,7 @@ public struct ApplicationInfo: Hashable, Sendable {
     public var preferredName: String?
     /// Priority 1 (highest) ... 15 from the priority indicator (87); nil when absent or 0.
     public var priority: UInt8?
-    public var brand: CardBrand
+    public var brand: PaymentNetwork
     /// The contactless kernel number: from 9F2A in the PPSE entry, else the brand's; 0 for a
     /// domestic kernel or none (``kernel`` says which).
     public var kernelID: UInt8
@@ -27,7 +24,7 @@ public struct ApplicationInfo: Hashable, Sendable {
     /// Application interchange profile (82), 2 bytes.
     public var applicationInterchangeProfile: [UInt8]
 
-    public init(aid: [UInt8], label: String?, preferredName: String?, priority: UInt8?, brand: CardBrand,
+    public init(aid: [UInt8], label: String?, preferredName: String?, priority: UInt8?, brand: PaymentNetwork,
                 kernelID: UInt8, languagePreference: String?, applicationInterchangeProfile: [UInt8]) {
         self.aid = aid
         self.label = label

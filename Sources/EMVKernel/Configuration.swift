@@ -1,4 +1,5 @@
 import BERTLV
+public import PaymentRules
 public import Foundation
 import Synchronization
 

@@ -1,4 +1,5 @@
 import ISO7816
+public import PaymentRules
 /// The EMV contactless kernel an application runs under, and how that kernel reads the data
 /// objects whose meaning differs from one kernel's book to another's.
 ///
@@ -19,7 +20,7 @@ public struct ContactlessKernel: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The kernel of an application: its 9F2A when usable, else its scheme's default.
-    public init(kernelIdentifier: [UInt8]?, brand: CardBrand) {
+    public init(kernelIdentifier: [UInt8]?, brand: PaymentNetwork) {
         if let k = kernelIdentifier, let first = k.first {
             switch first >> 6 {
             case 0b00 where first & 0x3F != 0:

@@ -1,4 +1,5 @@
 public import BERTLV
+public import PaymentRules
 public import ISO7816
 
 /// The reader side of an EMV contactless transaction, as a value: it takes the card's responses
@@ -88,7 +89,7 @@ public struct EMVKernel: Sendable {
 
         /// The kernel it runs under (Book B §3.3.2.5).
         var kernel: ContactlessKernel {
-            ContactlessKernel(kernelIdentifier: candidate.kernelIdentifier, brand: CardBrand(aid: fci.dfName))
+            ContactlessKernel(kernelIdentifier: candidate.kernelIdentifier, brand: PaymentNetwork(aid: fci.dfName))
         }
 
         /// What is known of it once the AIP is.
@@ -96,7 +97,7 @@ public struct EMVKernel: Sendable {
             let kernel = self.kernel
             var info = ApplicationInfo(aid: fci.dfName, label: fci.label ?? candidate.label,
                                        preferredName: fci.preferredName, priority: fci.priority ?? candidate.priority,
-                                       brand: CardBrand(aid: fci.dfName), kernelID: kernel.id,
+                                       brand: PaymentNetwork(aid: fci.dfName), kernelID: kernel.id,
                                        languagePreference: fci.languagePreference, applicationInterchangeProfile: aip)
             info.kernel = kernel
             return info
@@ -749,8 +750,11 @@ public struct EMVKernel: Sendable {
             partial.oda = a.oda
             return partial
         case .generatingAC(let r):
-            return PartialCardRead(step: .generateAC, application: r.application.info(aip: r.aip), card: r.card,
-                                   cvm: r.cvm)
+            // What ODA found before GENERATE AC (SDA, DDA, CDA's certificates) outlives a failure of it.
+            var partial = PartialCardRead(step: .generateAC, application: r.application.info(aip: r.aip), card: r.card,
+                                          cvm: r.cvm)
+            partial.oda = r.oda
+            return partial
         }
     }
 

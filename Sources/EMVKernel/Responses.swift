@@ -1,4 +1,5 @@
 public import BERTLV
+public import PaymentRules
 import ISO7816
 
 // Parsers for what the card answers, one per command. Each takes the response data and the step,

@@ -1,4 +1,5 @@
 public import PaymentGateway
+public import PaymentRules
 
 /// Where the `charges` query reads payments. The ledger is one (``LedgerChargeDataSource``);
 /// tests use ``InMemoryChargeDataSource``.

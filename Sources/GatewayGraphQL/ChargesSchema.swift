@@ -1,6 +1,7 @@
 public import GraphQL
 public import PaymentGateway
 import Foundation
+public import PaymentRules
 
 /// The GraphQL schema of the gateway: MONEI's `charges` query and `charge(id:)` over the
 /// ledger's sales.

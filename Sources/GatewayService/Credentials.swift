@@ -13,8 +13,9 @@ public import PaymentGateway
 ///   (HttpOnly, SameSite=Strict, Path=/) that `GET …?key=<API key>` sets with a 303 to the same
 ///   path without the key (the URL `gateway serve` prints: the key travels once). A cookie
 ///   request a browser marks cross-site or same-site (`Sec-Fetch-Site`: another port of
-///   127.0.0.1 is the same site) is 403. The session is this process's: a restart asks for the
-///   printed URL again.
+///   127.0.0.1 is the same site) is 403; so is a POST with the cookie (a dashboard action)
+///   whose `Origin` is not the dashboard's own. The session is this process's: a restart asks
+///   for the printed URL again.
 extension GatewayService: RouteAuthenticator {
     public static let dashboardCookie = "tapemu_dashboard"
 
@@ -82,6 +83,19 @@ extension GatewayService: RouteAuthenticator {
             if let site = request.header("Sec-Fetch-Site")?.lowercased(), site != "same-origin", site != "none" {
                 return .failure(refusal(request, 403, "forbidden",
                                         "the dashboard answers its own pages only (Sec-Fetch-Site: \(site.prefix(32)))"))
+            }
+            // An action (a refund, a reversal) with the cookie: the page's own origin, said by the
+            // browser in Origin (every browser sends it on a POST). SameSite=Strict already keeps
+            // the cookie off other sites' requests; this also refuses a page of another port of
+            // the same host (same site, not same origin) and a browser that sends no
+            // Sec-Fetch-Site.
+            if request.method != "GET" && request.method != "HEAD" {
+                let host = request.header("Host") ?? ""
+                guard let origin = request.header("Origin"), !host.isEmpty,
+                      origin == "http://\(host)" || origin == "https://\(host)" else {
+                    return .failure(refusal(request, 403, "forbidden",
+                                            "a dashboard action needs the dashboard page's own Origin (got \(request.header("Origin").map { String($0.prefix(64)) } ?? "none"))"))
+                }
             }
             return .success(nil)
         }

@@ -1,4 +1,5 @@
 import BERTLV
+public import PaymentRules
 public import Foundation
 public import HTTPServer
 public import PaymentGateway
@@ -31,6 +32,9 @@ public final class GatewayService: Sendable {
     /// How long past the client's timeout a `no-answer` request is held before its connection
     /// closes (so the client gives up first). Zero only where nobody waits (the fuzz harness).
     public let noAnswerGrace: Duration
+    /// Seed 000 step 4's support desk (`GET /support/v1/orders/{orderId}`): how long after an
+    /// order's last attempt it waits before saying that no payment was received.
+    public let supportSettleWindow: Duration
     /// The deliverer of ``makeWebhookDeliverer(policy:timeout:pollInterval:faults:)``, for the
     /// admin route that changes its faults.
     let webhookDeliverer = Mutex<WebhookDeliverer?>(nil)
@@ -47,8 +51,10 @@ public final class GatewayService: Sendable {
 
     public init(gateway: EmbeddedGateway, fault: ServerFault? = nil,
                 noAnswerGrace: Duration = .milliseconds(500),
-                accountId: String = GatewayService.defaultAccountId) throws(GatewayError) {
+                accountId: String = GatewayService.defaultAccountId,
+                supportSettleWindow: Duration = .seconds(60)) throws(GatewayError) {
         self.gateway = gateway
+        self.supportSettleWindow = supportSettleWindow
         self.accountId = accountId
         self.noAnswerGrace = noAnswerGrace
         // The ledger's key (``MerchantAPIKey``): it also signs the webhooks.
@@ -178,6 +184,28 @@ public final class GatewayService: Sendable {
                     code: TransactionCode.approved.rawValue, uniqueRef: a.uniqueRef, originalUniqueRef: a.originalUniqueRef,
                     paymentId: a.paymentId, orderId: a.orderId, amount: a.amount, currency: a.currency,
                     deviceType: body.deviceType, statusCode: a.statusCode, responseText: a.statusMessage))
+            }
+        }
+        // Seed 000 step 4, "contact MONEI support with the orderId": support's answer from the
+        // ledger (SupportDesk), once the settle window has passed since the last attempt it
+        // knows of — the ledger's, and `lastAttempt` (unix ms) when the merchant tells it.
+        r.add("GET", "/support/v1/orders/{orderId}", .apiKey) { [self] req, params in
+            await respond(req) { () throws(RouteError) in
+                guard let orderId = params["orderId"], !orderId.isEmpty else {
+                    throw RouteError(400, "invalidRequest", "the path needs an orderId")
+                }
+                var lastAttempt: Date?
+                if let text = req.queryValue("lastAttempt") {
+                    guard let ms = Int64(text), ms >= 0 else {
+                        throw RouteError(400, "invalidRequest", "lastAttempt must be unix milliseconds")
+                    }
+                    lastAttempt = Wire.date(ms)
+                }
+                let desk = SupportDesk(gateway: gateway, settleWindow: supportSettleWindow)
+                let answer = try await call { () async throws(GatewayError) in
+                    try await desk.ask(orderId: orderId, lastAttempt: lastAttempt, now: gateway.configuration.now())
+                }
+                return Wire.json(Wire.SupportAnswer(orderId: orderId, answer))
             }
         }
         // Merchant REST (MONEI's shapes): the API key.

@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import Foundation
 import HTTPServer
 import PaymentGateway

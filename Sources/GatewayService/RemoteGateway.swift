@@ -168,6 +168,12 @@ public struct RemoteGateway: Gateway {
         let requestId = response.header("X-Request-Id") ?? "?"
         let decoded = try? JSONDecoder().decode(Wire.ErrorBody.self, from: Data(response.body))
         let message = decoded?.message ?? "HTTP \(response.status)"
+        // The server's connection guard: the request was not whole within its deadline, so it was
+        // never handled. A failure of the connection, not a refusal of the request.
+        if response.status == 408 {
+            return GatewayError(.connectionLost, "the gateway closed the request before it was complete (HTTP 408: \(message)); "
+                                + "it was not handled (request \(requestId))")
+        }
         if let name = decoded?.code, let code = GatewayError.Code(named: name) {
             let transport = code == .timeout || code == .connectionLost || code == .serverError || code == .cancelled
             if response.status >= 500 && transport {

@@ -178,6 +178,29 @@ enum Wire {
 
     struct TokenRequest: Codable { var token: String }
 
+    /// `GET /support/v1/orders/{orderId}`: `paymentHolds` (with the payment), `noPaymentReceived`
+    /// (safe to charge again) or `askAgainLater` (with `askAgainAfter`, unix ms).
+    struct SupportAnswer: Codable {
+        var orderId: String
+        var answer: String
+        var paymentId: String?
+        var amount: Int?
+        var currency: String?
+        var askAgainAfter: Int64?
+
+        init(orderId: String, _ a: SupportDesk.Answer) {
+            self.orderId = orderId
+            switch a {
+            case .paymentHolds(let id, let amount, let currency, _):
+                (answer, paymentId, self.amount, self.currency) = ("paymentHolds", id, amount, currency)
+            case .noPaymentReceived:
+                answer = "noPaymentReceived"
+            case .askAgainLater(let after):
+                (answer, askAgainAfter) = ("askAgainLater", Wire.millis(after))
+            }
+        }
+    }
+
     struct TokenAnswer: Codable {
         /// `valid`, `expired` or `invalid`.
         var result: String
@@ -294,19 +317,7 @@ enum Wire {
     // MARK: Errors
 
     /// The HTTP status a gateway error is answered with.
-    static func httpStatus(_ code: GatewayError.Code) -> Int {
-        switch code {
-        case .invalidRequest: return 400
-        case .notFound: return 404
-        case .orderConflict, .alreadyReversed: return 409
-        case .notReversible, .notRefundable, .refundExceedsRemaining, .notCapturable, .notCancelable: return 422
-        case .sdkUpgradeRequired: return 426
-        case .busy, .cancelled: return 503
-        case .timeout: return 504
-        case .connectionLost: return 502
-        default: return 500
-        }
-    }
+    static func httpStatus(_ code: GatewayError.Code) -> Int { code.httpStatus }
 
     static func errorResponse(status: Int, code: String?, message: String, requestId: String) -> HTTPResponse {
         HTTPResponse.jsonError(status: status, code: code, message: message, requestId: requestId)

@@ -2,27 +2,36 @@ public import HTTPServer
 public import Foundation
 public import GatewayGraphQL
 import GraphQL
-import PaymentGateway
+public import PaymentGateway
 
-/// The dashboard: one self-contained page and the JSON it polls.
+/// The dashboard: one self-contained page, the JSON it polls, a CSV export and two actions.
 ///
 /// | method, path | answer |
 /// |---|---|
 /// | `GET /` (also `/dashboard`, `/dashboard/`) | the page (``DashboardPage``): inline CSS and JS, no external asset |
-/// | `GET /dashboard/api/payments?orderId=&limit=` | `{"items": [sale…], "total", "now"}`, newest first; `orderId` filters by order ID (exact, the seed's step 3; also trimmed of stray spaces) |
+/// | `GET /dashboard/api/payments?orderId=&status=&from=&to=&limit=&offset=` | `{"items": [sale…], "total", "exact", "totals": [{currency, count, amount, refunded, net}], "offset", "limit", "now"}`, newest first; the filter is ``DashboardQuery`` (order ID prefix, case-insensitive; `exact`: how many match it exactly) |
+/// | `GET /dashboard/api/payments.csv?…` | every sale the same filter shows (no paging), RFC 4180 CSV (``DashboardQuery/csv(_:)``) |
 /// | `GET /dashboard/api/payments/{id}` | `{"payment", "refunds", "reversal", "webhooks": [{…, "tries": [attempt…]}]}`, 404 when no such sale |
+/// | `POST /dashboard/api/payments/{id}/refund` `{"amount": minor units}` (no amount: all that is left) | the gateway's refund, its rules and messages as the API's; the sale after it |
+/// | `POST /dashboard/api/payments/{id}/reverse` `{}` | the gateway's reversal (once; the CoreAPI's rule) |
 ///
 /// Mount it for `/` and the `/dashboard` prefix (``handles(path:)``). Other paths are 404,
-/// other methods 405. Answers never hold a full PAN (brand and last four only).
+/// other methods 405. A POST's body is JSON sent as such (415 otherwise: an HTML form on
+/// another site cannot send it); the router's dashboard credential checks the session cookie
+/// and, for a POST with the cookie, the page's own `Origin`. Without a ``gateway`` (a
+/// read-only dashboard) the actions are 405. Answers never hold a full PAN (brand and last four only).
 public struct DashboardHandler: HTTPHandler {
     public let source: any DashboardDataSource
+    /// What the refund and reverse buttons call: the same gateway as the API (nil: no actions).
+    public let gateway: (any Gateway)?
     public let now: @Sendable () -> Date
     /// The page polls its JSON this often.
     public let pollInterval: Duration
 
-    public init(source: any DashboardDataSource, now: @escaping @Sendable () -> Date = { Date() },
+    public init(source: any DashboardDataSource, gateway: (any Gateway)? = nil, now: @escaping @Sendable () -> Date = { Date() },
                 pollInterval: Duration = .seconds(1)) {
         self.source = source
+        self.gateway = gateway
         self.now = now
         self.pollInterval = pollInterval
     }
@@ -35,15 +44,22 @@ public struct DashboardHandler: HTTPHandler {
     static let apiPrefix = "/dashboard/api/payments"
 
     public func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let path = request.path
+        if request.method == "POST", path.hasPrefix(Self.apiPrefix + "/") {
+            let rest = path.dropFirst(Self.apiPrefix.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+            if rest.count == 2, !rest[0].isEmpty, rest[1] == "refund" || rest[1] == "reverse" {
+                return await action(String(rest[1]), paymentId: String(rest[0]), request)
+            }
+        }
         guard request.method == "GET" || request.method == "HEAD" else {
             var r = error(405, "methodNotAllowed", "use GET", request)
             r.headers.append(("Allow", "GET, HEAD"))
             return r
         }
-        let path = request.path
         if path == "/" || path == "/dashboard" || path == "/dashboard/" { return page(request) }
         do throws(GatewayError) {
             if path == Self.apiPrefix || path == Self.apiPrefix + "/" { return try list(request) }
+            if path == Self.apiPrefix + ".csv" { return try csv(request) }
             if path.hasPrefix(Self.apiPrefix + "/") {
                 let id = String(path.dropFirst(Self.apiPrefix.count + 1))
                 guard !id.isEmpty, !id.contains("/") else { return error(404, "notFound", "no such page", request) }
@@ -55,33 +71,95 @@ public struct DashboardHandler: HTTPHandler {
         return error(404, "notFound", "no such page", request)
     }
 
+    /// The sales ``DashboardQuery`` keeps, newest first (of the newest ``DashboardQuery/scanLimit``).
+    private func matching(_ q: DashboardQuery) throws(GatewayError) -> [Payment] {
+        q.matching(try source.recentSales(limit: DashboardQuery.scanLimit))
+    }
+
     private func list(_ request: HTTPRequest) throws(GatewayError) -> HTTPResponse {
-        let limitText = request.queryValue("limit") ?? "100"
-        guard let limit = Int(limitText), (1...1000).contains(limit) else {
-            return error(400, "invalidRequest", "limit must be 1 to 1000", request)
+        let q: DashboardQuery
+        do throws(DashboardQuery.Invalid) { q = try DashboardQuery(request) } catch {
+            return self.error(400, "invalidRequest", error.message, request)
         }
-        // The order ID as given (an order ID may begin or end with a space: OrderID), and
-        // trimmed, for one pasted with stray spaces; blank: the newest payments.
-        let typed = request.queryValue("orderId") ?? ""
-        let trimmed = typed.trimmingCharacters(in: .whitespaces)
-        var sales: [Payment]
-        var total: Int
-        if trimmed.isEmpty {
-            sales = try source.recentSales(limit: limit)
-            total = sales.count
-        } else {
-            sales = try source.sales(orderId: typed, paymentId: nil)
-            if trimmed != typed { sales += try source.sales(orderId: trimmed, paymentId: nil) }
-            sales.sort { $0.createdAt > $1.createdAt }
-            total = sales.count
-        }
-        total = max(total, sales.count)
+        let sales = try matching(q)
+        let page = sales.dropFirst(q.offset).prefix(q.limit)
         return JSONResponse.make(200, .object([
-            ("items", .array(sales.prefix(limit).map(DashboardJSON.summary))),
-            ("total", .int(total)),
+            ("items", .array(page.map(DashboardJSON.summary))),
+            ("total", .int(sales.count)),
+            ("exact", .int(q.exact(sales).count)),
+            ("totals", .array(DashboardQuery.totals(sales).map { t in
+                .object([("currency", .string(t.currency)), ("count", .int(t.count)), ("amount", .int(t.amount)),
+                         ("refunded", .int(t.refunded)), ("net", .int(t.net))])
+            })),
+            ("offset", .int(q.offset)),
+            ("limit", .int(q.limit)),
             ("now", DashboardJSON.time(now())),
         ]), requestId: request.requestId)
     }
+
+    private func csv(_ request: HTTPRequest) throws(GatewayError) -> HTTPResponse {
+        let q: DashboardQuery
+        do throws(DashboardQuery.Invalid) { q = try DashboardQuery(request, paging: false) } catch {
+            return self.error(400, "invalidRequest", error.message, request)
+        }
+        let body = DashboardQuery.csv(try matching(q))
+        var headers: [(name: String, value: String)] = [
+            ("Content-Type", "text/csv; charset=utf-8; header=present"),
+            ("Content-Disposition", "attachment; filename=\"payments.csv\""),
+            ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"),
+        ]
+        if !request.requestId.isEmpty { headers.append(("X-Request-Id", request.requestId)) }
+        return HTTPResponse(status: 200, headers: headers, body: request.method == "HEAD" ? [] : Array(body.utf8))
+    }
+
+    /// A refund or a reversal of sale `paymentId` through ``gateway``: the API's rules and
+    /// messages (its ``GatewayError``'s code and reason), answered with the sale as it now stands.
+    private func action(_ kind: String, paymentId: String, _ request: HTTPRequest) async -> HTTPResponse {
+        guard let gateway else {
+            var r = error(405, "methodNotAllowed", "this dashboard is read only", request)
+            r.headers.append(("Allow", "GET, HEAD"))
+            return r
+        }
+        guard request.hasJSONContentType else {
+            return error(415, "unsupportedMediaType", "the body must be sent as Content-Type: application/json", request)
+        }
+        var amount: Int?
+        do {
+            let body = request.body.isEmpty ? JSONValue.object([]) : try JSONValue.parse(request.body)
+            guard case .object(let members) = body else { throw DashboardQuery.Invalid(message: "the body must be a JSON object") }
+            for (key, value) in members {
+                switch (kind, key, value) {
+                case ("refund", "amount", .int(let a)): amount = a
+                case ("refund", "amount", .null): amount = nil
+                case ("refund", "amount", _):
+                    throw DashboardQuery.Invalid(message: "amount must be a whole number of minor units")
+                default:
+                    throw DashboardQuery.Invalid(message: "unknown field \(key.prefix(64)) (a \(kind) takes \(kind == "refund" ? "amount" : "no field"))")
+                }
+            }
+        } catch let e as DashboardQuery.Invalid {
+            return error(400, "invalidRequest", e.message, request)
+        } catch {
+            return self.error(400, "invalidRequest", "the body is not JSON: \(error)", request)
+        }
+        let options = GatewayRequestOptions(timeout: nil, fault: GatewayFault.none)
+        do throws(GatewayError) {
+            guard let sale = try source.sales(orderId: nil, paymentId: paymentId).first else {
+                return error(404, "notFound", "no payment \(paymentId.prefix(64))", request)
+            }
+            if kind == "refund" {
+                _ = try await gateway.refund(uniqueRef: sale.uniqueRef, amount: amount, options: options)
+            } else {
+                _ = try await gateway.reverse(uniqueRef: sale.uniqueRef, options: options)
+            }
+            return try detail(paymentId, request)
+        } catch {
+            return self.error(Self.status(error.code), error.code.description, error.reason, request)
+        }
+    }
+
+    /// The HTTP status of a refused action: the API's (``GatewayError/Code/httpStatus``).
+    static func status(_ code: GatewayError.Code) -> Int { code.httpStatus }
 
     private func detail(_ id: String, _ request: HTTPRequest) throws(GatewayError) -> HTTPResponse {
         guard let sale = try source.sales(orderId: nil, paymentId: id).first else {

@@ -7,7 +7,7 @@ public import PaymentGateway
 /// | path | handler |
 /// |---|---|
 /// | `/graphql` (GET, POST) | ``GraphQLHandler`` — `Authorization: <api key>` when `apiKey` is set |
-/// | `/`, `/dashboard`, `/dashboard/…` (GET) | ``DashboardHandler`` — the page and its JSON (no key: it serves loopback by default) |
+/// | `/`, `/dashboard`, `/dashboard/…` (GET; POST for its actions) | ``DashboardHandler`` — the page, its JSON, CSV and actions |
 ///
 /// ``serves(path:)`` says which paths are these; ``handle(_:)`` answers them (404 for others).
 public struct GatewayWebRoutes: HTTPHandler {
@@ -16,11 +16,12 @@ public struct GatewayWebRoutes: HTTPHandler {
 
     /// `indexingLag`: hide sales younger than this from `charges` and the dashboard (a fault
     /// on demand, ``IndexingLag``); nil shows every sale at once.
-    public init(ledger: any LedgerStore, apiKey: String? = nil, indexingLag: Duration? = nil) {
+    /// `gateway`: what the dashboard's refund and reverse buttons call (nil: a read-only dashboard).
+    public init(ledger: any LedgerStore, apiKey: String? = nil, indexingLag: Duration? = nil, gateway: (any Gateway)? = nil) {
         let ledgerSource = LedgerChargeDataSource(ledger: ledger)
         let source: any DashboardDataSource = indexingLag.map { IndexingLag(ledgerSource, lag: $0) } ?? ledgerSource
         graphql = GraphQLHandler(service: GraphQLService(source: source), apiKey: apiKey)
-        dashboard = DashboardHandler(source: source)
+        dashboard = DashboardHandler(source: source, gateway: gateway)
     }
 
     public static func serves(path: String) -> Bool {

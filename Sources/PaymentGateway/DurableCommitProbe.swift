@@ -1,4 +1,5 @@
 import Foundation
+public import Storage
 
 /// The physical limit of a durable authorisation on this disk, for benchmarks: one small row
 /// per transaction, each committed with the ledger's settings (WAL, `synchronous=FULL`), in a

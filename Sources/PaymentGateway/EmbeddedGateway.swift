@@ -1,8 +1,11 @@
 import BERTLV
+public import PaymentRules
 public import Foundation
 import Synchronization
 import VirtualCard
 public import Timing
+public import Storage
+import Cryptography
 
 /// The emulated acquirer, in-process: decides by ``TestTriggers``, checks the cryptograms of
 /// cards whose issuer key it knows, keeps a durable ``Ledger``, writes signed webhooks to the
@@ -196,9 +199,10 @@ public final class EmbeddedGateway: Gateway {
         func invalid(_ reason: String) -> GatewayError { GatewayError(.invalidRequest, reason) }
         guard !r.orderId.isEmpty else { throw invalid("the orderId is empty") }
         guard OrderID.isValid(r.orderId) else { throw invalid("the orderId must be \(OrderID.rule)") }
-        guard r.amount > 0 else { throw invalid("the amount must be more than 0 (got \(r.amount))") }
-        guard r.amount <= Int(EMVAmount.maximum) else { throw invalid("the amount does not fit 12 digits") }
-        guard r.currency.utf8.count == 3, r.currency.utf8.allSatisfy({ (65...90).contains($0) }) else {
+        guard PaymentAmount.isValid(r.amount) else {
+            throw invalid(r.amount <= 0 ? "the amount must be more than 0 (got \(r.amount))" : "the amount does not fit 12 digits")
+        }
+        guard CurrencyCode.isCanonical(r.currency) else {
             throw invalid("the currency must be an ISO 4217 code of three upper-case letters")
         }
         if let url = r.callbackUrl, !CallbackURL.isValid(url) {
@@ -365,13 +369,12 @@ public final class EmbeddedGateway: Gateway {
         try await exchange(.refund, options: options) { () throws(GatewayError) in
             guard !uniqueRef.isEmpty else { throw GatewayError(.invalidRequest, "the uniqueRef is empty") }
             // A malformed request, on every route alike (terminal, MONEI): not "more than is left".
-            if let amount, amount <= 0 {
-                throw GatewayError(.invalidRequest, "the refund amount must be a positive number of minor units (got \(amount))")
-            }
             // Past 12 digits no sale can have it to give back: malformed (400), not "more than
-            // is left" (422), the same limit as an authorisation's.
-            if let amount, amount > Int(EMVAmount.maximum) {
-                throw GatewayError(.invalidRequest, "the refund amount does not fit 12 digits (at most \(EMVAmount.maximum) minor units)")
+            // is left" (422), the same rule as an authorisation's amount.
+            if let amount, !PaymentAmount.isValid(amount) {
+                throw GatewayError(.invalidRequest, amount <= 0
+                    ? "the refund amount must be a positive number of minor units (got \(amount))"
+                    : "the refund amount does not fit 12 digits (at most \(EMVAmount.maximum) minor units)")
             }
             let (sale, refund) = try ledger.storeRefund(uniqueRef: uniqueRef, amount: amount, reason: reason,
                                                         at: configuration.now())

@@ -117,3 +117,21 @@ public struct GatewayError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
+
+extension GatewayError.Code {
+    /// The HTTP status the served gateway answers this refusal with (the merchant REST, the
+    /// terminal API and the dashboard's actions alike).
+    public var httpStatus: Int {
+        switch self {
+        case .invalidRequest: return 400
+        case .notFound: return 404
+        case .orderConflict, .alreadyReversed: return 409
+        case .notReversible, .notRefundable, .refundExceedsRemaining, .notCapturable, .notCancelable: return 422
+        case .sdkUpgradeRequired: return 426
+        case .busy, .cancelled: return 503
+        case .timeout: return 504
+        case .connectionLost: return 502
+        default: return 500
+        }
+    }
+}

@@ -1,4 +1,5 @@
 public import BERTLV
+public import PaymentRules
 public import VirtualCard
 
 /// An issuer master key (16 bytes, double-length triple DES) the gateway holds for a card

@@ -1,4 +1,6 @@
 import VirtualCard
+public import Storage
+import Cryptography
 
 extension Ledger {
     /// Version 2: the delivery state of each webhook (next try, last try and status, the
@@ -37,7 +39,7 @@ extension Ledger {
 
     /// The steps from each version to the next, in order: ``steps``[v - 1] takes version v to
     /// v + 1. A later version appends its own step.
-    static let steps: [(to: Int, sql: String)] = [(2, migrationV2), (3, migrationV3), (4, migrationV4)]
+    static let steps: [(to: Int, sql: String)] = [(2, migrationV2), (3, migrationV3), (4, migrationV4), (5, migrationV5)]
 
     /// Brings a ledger to ``schemaVersion`` one step at a time, each in its own transaction
     /// (checked again inside the write lock: another process may have migrated it first), so a
@@ -48,7 +50,7 @@ extension Ledger {
     static func migrate(_ conn: SQLiteConnection, path: String, writable: Bool) throws(GatewayError) {
         guard try conn.userVersion < schemaVersion else {
             let tables = try conn.tableNames()
-            for table in ["webhook_attempts", "terminal_orders"] where !tables.contains(table) {
+            for table in ["webhook_attempts", "terminal_orders", "request_log"] where !tables.contains(table) {
                 throw GatewayError(.corruptLedger, "\(path) is damaged: its \(table) table is gone")
             }
             return

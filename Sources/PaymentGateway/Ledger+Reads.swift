@@ -1,3 +1,5 @@
+import Storage
+
 extension Ledger {
     /// Every row of an order — its sale, refunds and reversal — oldest first.
     public func payments(orderId: String) throws(GatewayError) -> [Payment] {

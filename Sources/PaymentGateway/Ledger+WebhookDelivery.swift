@@ -1,4 +1,5 @@
 public import Foundation
+public import Storage
 
 /// A webhook of the outbox with its delivery state (schema version 2).
 public struct WebhookDelivery: Sendable, Hashable {
@@ -181,11 +182,15 @@ extension Ledger {
     public func recordWebhookAttempt(_ a: WebhookAttemptRecord) throws(GatewayError) {
         try withConnection { (c) throws(GatewayError) in
             try c.transaction { () throws(GatewayError) in
-                guard let row = try c.query("SELECT attempts, delivered_at FROM webhooks WHERE id = ?",
+                guard let row = try c.query("SELECT attempts, delivered_at, order_id, event, url FROM webhooks WHERE id = ?",
                                             [.integer(a.webhookId)]).first, let attempts = row[0].int else {
                     throw GatewayError(.notFound, "no webhook \(a.webhookId) in the outbox")
                 }
                 let number = a.isExtraCopy ? attempts : attempts + 1
+                // Its line of the request log, in the same transaction as the attempt.
+                try Self.insertRequestLog(c, [.webhookAttempt(a, number: number, orderId: row[2].string ?? "",
+                                                              event: row[3].string ?? "", url: row[4].string ?? "")],
+                                          keeping: RequestLogEntry.defaultBound)
                 _ = try c.run("""
                     INSERT INTO webhook_attempts (webhook_id, attempt, started_at, finished_at, status, error, next_attempt_at, fault)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)

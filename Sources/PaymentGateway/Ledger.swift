@@ -1,6 +1,8 @@
 public import Foundation
 import Synchronization
 import VirtualCard
+public import Storage
+import Cryptography
 
 /// The gateway's ledger: one SQLite file (`gateway.sqlite3`) in a data directory.
 ///
@@ -22,8 +24,8 @@ public final class Ledger: Sendable {
     public static let fileName = "gateway.sqlite3"
     /// The schema version this code writes (2: webhook delivery state, ``migrationV2``; 3:
     /// MONEI's AUTHORIZED state and the refund and cancellation reasons, ``migrationV3``; 4:
-    /// which terminal sent each order, ``migrationV4``).
-    public static let schemaVersion = 4
+    /// which terminal sent each order, ``migrationV4``; 5: the request log, ``migrationV5``).
+    public static let schemaVersion = 5
 
     /// The database file.
     public let path: String
@@ -348,18 +350,7 @@ public final class Ledger: Sendable {
                     throw GatewayError(.notFound, "no transaction has uniqueRef \(uniqueRef)")
                 }
                 var (sale, fingerprint) = try Self.payment(row)
-                guard sale.kind == .sale else {
-                    throw GatewayError(.notReversible, "\(uniqueRef) is a \(sale.kind.rawValue), not a sale")
-                }
-                guard !sale.reversed else {
-                    throw GatewayError(.alreadyReversed, "\(uniqueRef) was reversed before; it is not reversed again")
-                }
-                guard sale.status == .approved else {
-                    throw GatewayError(.notReversible, "\(uniqueRef) was declined; there is nothing to reverse")
-                }
-                guard sale.refundedAmount == 0 else {
-                    throw GatewayError(.notReversible, "\(uniqueRef) was refunded in part or in full; refund the rest instead")
-                }
+                try LedgerRules.checkReversible(sale, uniqueRef: uniqueRef)
                 let changed = try conn.run(
                     "UPDATE payments SET reversed = 1, updated_at = ? WHERE payment_id = ? AND reversed = 0",
                     [.integer(Self.millis(now)), .text(sale.paymentId)])
@@ -368,7 +359,7 @@ public final class Ledger: Sendable {
                 }
                 sale.reversed = true
                 sale.updatedAt = now
-                let reversal = Self.child(of: sale, kind: .reversal, amount: sale.amount, message: "Reversed", at: now)
+                let reversal = LedgerRules.child(of: sale, kind: .reversal, amount: sale.amount, message: "Reversed", at: now)
                 try Self.insert(reversal, fingerprint: fingerprint, conn)
                 try self.enqueueWebhook(for: sale, event: .reversed, at: now, conn)
                 return (sale, reversal)
@@ -393,7 +384,7 @@ public final class Ledger: Sendable {
             sale.lastRefundAmount = value
             sale.lastRefundReason = reason
             sale.updatedAt = now
-            let refund = Self.child(of: sale, kind: .refund, amount: value, message: "Refunded", at: now)
+            let refund = LedgerRules.child(of: sale, kind: .refund, amount: value, message: "Refunded", at: now)
             try Self.insert(refund, fingerprint: fingerprint, conn)
             try self.enqueueWebhook(for: sale, event: sale.remainingAmount == 0 ? .refunded : .partiallyRefunded,
                                     at: now, conn)
@@ -413,7 +404,7 @@ public final class Ledger: Sendable {
             sale.reversed = true
             sale.cancellationReason = reason
             sale.updatedAt = now
-            let reversal = Self.child(of: sale, kind: .reversal, amount: sale.amount, message: "Canceled", at: now)
+            let reversal = LedgerRules.child(of: sale, kind: .reversal, amount: sale.amount, message: "Canceled", at: now)
             try Self.insert(reversal, fingerprint: fingerprint, conn)
             try self.enqueueWebhook(for: sale, event: .canceled, at: now, conn)
             return (sale, reversal)
@@ -451,23 +442,11 @@ public final class Ledger: Sendable {
         }
     }
 
-    private static func child(of sale: Payment, kind: TransactionKind, amount: Int, message: String, at now: Date) -> Payment {
-        Payment(paymentId: Encoding.paymentId(), kind: kind, orderId: sale.orderId, parentPaymentId: sale.paymentId,
-                amount: amount, currency: sale.currency, status: .approved, statusCode: "00", statusMessage: message,
-                authorisationCode: Encoding.authorisationCode(), uniqueRef: Encoding.uniqueRef(),
-                cardBrand: sale.cardBrand, last4: sale.last4, maskedPAN: sale.maskedPAN, expiry: sale.expiry,
-                panSequenceNumber: sale.panSequenceNumber, emvData: [], cryptogram: sale.cryptogram,
-                callbackUrl: sale.callbackUrl, accountId: sale.accountId, sdkVersion: sale.sdkVersion,
-                reversed: false, refundedAmount: 0, createdAt: now, updatedAt: now)
-    }
-
     /// Writes the webhook of `sale`'s new state to the outbox, when it has a callbackUrl.
     private func enqueueWebhook(for sale: Payment, event: WebhookEvent, at now: Date,
                                 _ conn: SQLiteConnection) throws(GatewayError) {
         guard let url = sale.callbackUrl else { return }
-        let body = WebhookBody(sale: sale, event: event).json()
-        let t = Int64(now.timeIntervalSince1970.rounded(.down))
-        let header = WebhookSignature.header(body: Array(body.utf8), secret: webhookSecret, timestamp: t)
+        let (body, header) = LedgerRules.webhookMessage(for: sale, event: event, at: now, secret: webhookSecret)
         try conn.run("""
             INSERT INTO webhooks (payment_id, order_id, event, url, body, signature, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?)

@@ -1,5 +1,6 @@
 public import Foundation
 import VirtualCard
+import Cryptography
 
 /// Where a gateway keeps its ledger: the embedded SQLite file (``Ledger``, the default) or a
 /// database server several gateway processes share (`PostgresLedger`). Every backend gives the
@@ -103,6 +104,15 @@ public protocol LedgerStore: Sendable {
     func blockSDKVersion(_ version: String) throws(GatewayError)
     func unblockSDKVersion(_ version: String) throws(GatewayError)
     func secret(named name: String) throws(GatewayError) -> [UInt8]
+
+    // Request log (``RequestLogEntry``): bounded, never money.
+    /// Appends `entries` in one transaction, in order, and prunes the oldest rows beyond the
+    /// newest `bound` (``RequestLogEntry/defaultBound``). A failure records none of them.
+    func appendRequestLog(_ entries: [RequestLogEntry], keeping bound: Int) throws(GatewayError)
+    /// The lines after cursor `id` (0: from the oldest kept), oldest first, at most `limit`;
+    /// only those at or after `since` when given. A ledger whose schema predates the log
+    /// (opened read only, not migrated yet) has none.
+    func requestLog(after id: Int64, since: Date?, limit: Int) throws(GatewayError) -> [RequestLogEntry]
 }
 
 extension LedgerStore {
@@ -127,6 +137,9 @@ extension LedgerStore {
         try claimDueWebhooks(now: now, owner: owner, lease: lease, limit: limit, firstAttemptDelay: .zero)
     }
     public func nextWebhookDue() throws(GatewayError) -> Date? { try nextWebhookDue(firstAttemptDelay: .zero) }
+    public func appendRequestLog(_ entries: [RequestLogEntry]) throws(GatewayError) {
+        try appendRequestLog(entries, keeping: RequestLogEntry.defaultBound)
+    }
     public func storeRefund(uniqueRef: String, amount: Int?, at now: Date) throws(GatewayError) -> (sale: Payment, refund: Payment) {
         try storeRefund(uniqueRef: uniqueRef, amount: amount, reason: nil, at: now)
     }

@@ -1,7 +1,11 @@
 public import BERTLV
+public import PaymentRules
 public import Foundation
 
-/// A card scheme, as the gateway reports it (`visa`, `mastercard`, …). Open: any raw value.
+/// A card's brand as the ledger records and the gateway reports it (`visa`, `mastercard`, …):
+/// a ``PaymentNetwork``'s raw value. Open, because a terminal over the wire may name any brand
+/// and the ledger keeps what it was given; the brands and their tables (RIDs, PAN ranges) are
+/// ``PaymentNetwork``'s.
 public struct CardBrand: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible,
     ExpressibleByStringLiteral {
     public let rawValue: String
@@ -9,30 +13,20 @@ public struct CardBrand: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public init(stringLiteral value: String) { self.init(rawValue: value) }
     public var description: String { rawValue }
 
-    public static let visa: CardBrand = "visa"
-    public static let mastercard: CardBrand = "mastercard"
-    public static let amex: CardBrand = "amex"
-    public static let discover: CardBrand = "discover"
-    public static let jcb: CardBrand = "jcb"
-    public static let unionPay: CardBrand = "unionpay"
-    public static let maestro: CardBrand = "maestro"
-    public static let unknown: CardBrand = "unknown"
+    /// The record of `network`.
+    public init(_ network: PaymentNetwork) { self.init(rawValue: network.rawValue) }
+    /// The brand a PAN's leading digits suggest (``PaymentNetwork/init(pan:)``), used when the
+    /// request names none.
+    public init(pan: PAN) { self.init(PaymentNetwork(pan: pan)) }
 
-    /// The brand a PAN's leading digits suggest (used when the request names none).
-    public init(pan: PAN) {
-        let d = pan.digits
-        func prefix(_ n: Int) -> Int { Int(d.prefix(n)) ?? -1 }
-        switch true {
-        case d.hasPrefix("4"): self = .visa
-        case (51...55).contains(prefix(2)), (2221...2720).contains(prefix(4)): self = .mastercard
-        case d.hasPrefix("34"), d.hasPrefix("37"): self = .amex
-        case d.hasPrefix("6011"), d.hasPrefix("65"), (644...649).contains(prefix(3)): self = .discover
-        case (3528...3589).contains(prefix(4)): self = .jcb
-        case d.hasPrefix("62"): self = .unionPay
-        case d.hasPrefix("50"), (56...69).contains(prefix(2)): self = .maestro
-        default: self = .unknown
-        }
-    }
+    public static let visa = CardBrand(PaymentNetwork.visa)
+    public static let mastercard = CardBrand(PaymentNetwork.mastercard)
+    public static let amex = CardBrand(PaymentNetwork.amex)
+    public static let discover = CardBrand(PaymentNetwork.discover)
+    public static let jcb = CardBrand(PaymentNetwork.jcb)
+    public static let unionPay = CardBrand(PaymentNetwork.unionpay)
+    public static let maestro = CardBrand(PaymentNetwork.maestro)
+    public static let unknown = CardBrand(PaymentNetwork.unknown)
 }
 
 /// The card as the reader saw it, for an online authorisation.

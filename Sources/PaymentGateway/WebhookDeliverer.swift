@@ -2,6 +2,7 @@ public import Foundation
 import Synchronization
 public import Timing
 import VirtualCard
+import Cryptography
 
 /// What sends a webhook over the network. The gateway service plugs its HTTP client in; tests
 /// use an in-process fake.

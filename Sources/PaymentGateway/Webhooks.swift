@@ -1,5 +1,6 @@
 public import Foundation
 import VirtualCard
+import Cryptography
 
 /// The final state a webhook announces.
 public enum WebhookEvent: String, Sendable, Hashable, Codable, CaseIterable {

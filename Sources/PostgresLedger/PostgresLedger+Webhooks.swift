@@ -106,11 +106,14 @@ extension PostgresLedger {
 
     public func recordWebhookAttempt(_ a: WebhookAttemptRecord) throws(GatewayError) {
         try write { (c) throws(PostgresError) -> Result<Void, GatewayError> in
-            guard let row = try c.query("SELECT attempts, delivered_at FROM webhooks WHERE id = $1 FOR UPDATE",
+            guard let row = try c.query("SELECT attempts, delivered_at, order_id, event, url FROM webhooks WHERE id = $1 FOR UPDATE",
                                         [.integer(a.webhookId)]).rows.first, let attempts = row.int(0) else {
                 return .failure(GatewayError(.notFound, "no webhook \(a.webhookId) in the outbox"))
             }
             let number = a.isExtraCopy ? attempts : attempts + 1
+            // Its line of the request log, in the same transaction as the attempt.
+            try Self.insertRequestLog(c, [.webhookAttempt(a, number: number, orderId: row[2] ?? "", event: row[3] ?? "",
+                                                          url: row[4] ?? "")], keeping: RequestLogEntry.defaultBound)
             let status = PostgresValue(a.status)
             try c.query("""
                 INSERT INTO webhook_attempts (webhook_id, attempt, started_at, finished_at, status, error, next_attempt_at, fault)

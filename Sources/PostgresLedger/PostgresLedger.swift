@@ -24,7 +24,8 @@ public import PostgresClient
 public final class PostgresLedger: LedgerStore, Sendable {
     /// The schema version this code writes (2: MONEI's AUTHORIZED state and the refund and
     /// cancellation reasons, as the SQLite ledger's version 3; 3: which terminal sent each order,
-    /// as the SQLite ledger's version 4). One per entry of ``migrations``.
+    /// as the SQLite ledger's version 4; 4: the request log, as the SQLite ledger's version 5).
+    /// One per entry of ``migrations``.
     public static let schemaVersion = migrations.count
     /// The advisory lock key migrations hold ("TPML").
     static let migrationLock: Int64 = 0x5450_4D4C
@@ -155,7 +156,7 @@ public final class PostgresLedger: LedgerStore, Sendable {
         "ALTER TABLE payments ADD COLUMN last_refund_amount BIGINT",
         "ALTER TABLE payments ADD COLUMN last_refund_reason TEXT",
         "ALTER TABLE payments ADD COLUMN cancellation_reason TEXT",
-    ], terminalOrdersMigration]
+    ], terminalOrdersMigration, requestLogMigration]
 
     /// Brings the database to ``schemaVersion`` under an advisory lock (one server migrates;
     /// the others wait, then find it done), makes the secrets if none, and reads them.

@@ -1,4 +1,5 @@
 import BERTLV
+public import PaymentRules
 import CardChannel
 import EMVKernel
 import Foundation
@@ -248,7 +249,7 @@ public final class CoreAPI: Sendable {
             return (.error(.invalidParameters, description: "the sale's \(problem)"), nil)
         }
         let orderId = sale.orderId
-        guard PaymentArguments.isValidOrderId(orderId) else {
+        guard OrderID.isValid(orderId) else {
             return (.error(.invalidParameters, description: "the orderId must be \(OrderID.rule)"), nil)
         }
         if let reason = PaymentArguments.currencyProblem(terminal.currency, terminal: configuration.terminal) {

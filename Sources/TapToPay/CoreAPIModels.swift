@@ -1,5 +1,6 @@
 public import Foundation
 import BERTLV
+public import PaymentRules
 public import DeviceStore
 public import PaymentGateway
 
@@ -91,14 +92,13 @@ public struct CoreSale: Sendable, Hashable, Codable {
         return d
     }
 
-    /// A sale from ``convertToDictionary()``'s dictionary. Nil when `amount` is not a whole
-    /// number more than 0, `currency` is not three letters, `orderId` is missing or empty, or
+    /// A sale from ``convertToDictionary()``'s dictionary. Nil when `amount` is not one a payment
+    /// takes (``PaymentAmount``), `currency` is not three letters (``CurrencyCode``), `orderId` is missing or empty, or
     /// `maskedPAN` looks like a full, unmasked PAN (which tapemu never stores). Unknown keys are
     /// ignored.
     public init?(dictionary: [String: String]) {
-        guard let amountText = dictionary[DictionaryKey.amount], let amount = Int(amountText), amount > 0,
-              let currency = dictionary[DictionaryKey.currency], currency.utf8.count == 3,
-              currency.allSatisfy({ $0.isASCII && $0.isLetter }),
+        guard let amountText = dictionary[DictionaryKey.amount], let amount = Int(amountText), PaymentAmount.isValid(amount),
+              let currency = dictionary[DictionaryKey.currency], CurrencyCode.isValid(currency),
               let orderId = dictionary[DictionaryKey.orderId], !orderId.isEmpty else { return nil }
         let masked = dictionary[DictionaryKey.maskedPAN]
         if let masked, !Self.isMasked(masked) { return nil }

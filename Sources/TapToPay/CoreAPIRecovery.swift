@@ -1,5 +1,6 @@
 public import DeviceStore
 public import PaymentGateway
+public import PaymentRules
 
 /// Which seed's recovery process to run. They differ in step 2 and 3:
 ///

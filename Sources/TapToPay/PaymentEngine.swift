@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import CardChannel
 import EMVKernel
 import Foundation
@@ -268,7 +269,7 @@ struct PaymentEngine: Sendable {
     }
 
     /// The authorisation for the card the kernel read. (It takes the kernel's card field by field:
-    /// the gateway names its own `CardData` and `CardBrand`, so only the gateway's are named here.)
+    /// the gateway names its own `CardData`, so only the gateway's is named here.)
     private func request(_ sale: SaleRequest, pan: PAN, expiry: (year: Int, month: Int), panSequenceNumber: Int?,
                          brand: String, emvData: [UInt8]) -> AuthorisationRequest {
         let gatewayCard = PaymentGateway.CardData(

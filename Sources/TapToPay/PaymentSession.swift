@@ -61,19 +61,22 @@ final class PaymentSession<Outcome: Sendable>: Sendable {
         task?.cancel()
     }
 
-    /// The result of `orderId` is being handed over: with ``ResultHandOver/onReturn`` its record
-    /// leaves now; with ``ResultHandOver/acknowledged`` it waits for ``acknowledge(orderId:)``.
+    /// The result of `orderId` is being handed over, by the one hand-over step
+    /// (``HeldRecord/settle(_:handOver:settlesSale:)``): with ``ResultHandOver/onReturn`` its
+    /// record leaves now (when that fails the record stays, recovery reports the payment again,
+    /// and the observer is told); with ``ResultHandOver/acknowledged`` it waits for
+    /// ``acknowledge(orderId:)``.
     func handOver(_ lease: PendingLease, orderId: String, mode: ResultHandOver,
                   onEvent: @Sendable (PaymentEvent) -> Void) {
-        switch mode {
-        case .onReturn:
-            Self.complete(lease, onEvent: onEvent)
-        case .acknowledged:
+        let settled = HeldRecord.settle(lease, handOver: mode)
+        if let held = settled.held {
             let replaced = state.withLock { s in
-                defer { s.unacknowledged[orderId] = lease }
+                defer { s.unacknowledged[orderId] = held.lease }
                 return s.unacknowledged[orderId]
             }
             replaced?.release()
+        } else if let error = settled.error {
+            onEvent(.recordKept(reason: "the device's record of this payment could not be removed (\(error)); recovery will report it again"))
         }
     }
 
@@ -81,15 +84,5 @@ final class PaymentSession<Outcome: Sendable>: Sendable {
     func acknowledge(orderId: String) throws(DeviceStoreError) {
         let lease = state.withLock { s in s.unacknowledged.removeValue(forKey: orderId) }
         try lease?.complete()
-    }
-
-    /// Removes the record of a result handed over; when that fails the record stays (recovery
-    /// reports the payment again) and the observer is told.
-    static func complete(_ lease: PendingLease, onEvent: @Sendable (PaymentEvent) -> Void) {
-        do {
-            try lease.complete()
-        } catch {
-            onEvent(.recordKept(reason: "the device's record of this payment could not be removed (\(error)); recovery will report it again"))
-        }
     }
 }

@@ -62,8 +62,9 @@ struct HeldRecord: Sendable, Hashable {
     var settlesSale = false
     func complete() throws(DeviceStoreError) { try lease.complete(settlingTheSale: settlesSale) }
 
-    /// A resolved record: held until its report is acknowledged, or removed now (`.onReturn`);
-    /// a removal that fails keeps the record and says why. `settlesSale`: the report is the
+    /// The one hand-over step, for a payment's result and a recovery's report alike: the
+    /// record is held until the caller acknowledges it, or removed now (`.onReturn`); a removal
+    /// that fails keeps the record (its lease let go, for recovery) and says why. `settlesSale`: the report is the
     /// order's sale, found by the look-up (the order's other attempts of that sale leave with it).
     static func settle(_ lease: PendingLease, handOver: ResultHandOver,
                        settlesSale: Bool = false) -> (held: HeldRecord?, removed: Bool, error: DeviceStoreError?) {

@@ -54,16 +54,14 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
 }
 
 extension BlockingExecutor {
-    /// Runs `body` on this executor's threads, from its first line.
-    ///
-    /// `withTaskExecutorPreference` alone moves a task at its next enqueue, not at once: a body
-    /// that does synchronous work before its first suspension (a handler that reads the ledger,
-    /// a pool call into libpq) may run that work on the caller's thread — one of the cooperative
-    /// pool's two. The yield is that enqueue: the task is put on this executor and resumes there.
+    /// Runs `body` on this executor's threads, from its first line (BlockingExecutorRunTests:
+    /// a body that never suspends, 500 times, by thread identity). `withTaskExecutorPreference`
+    /// moves the task there itself; an earlier `Task.yield()` here, meant to force the move, was
+    /// a second enqueue on every gateway request, made on the word of a thread's name, which
+    /// Foundation's `Thread.current` gives wrongly in async code.
     public func run<T, Failure: Error>(_ body: () async throws(Failure) -> T) async throws(Failure) -> T {
         try await withTaskExecutorPreference(self) { () async throws(Failure) -> T in
-            await Task.yield()
-            return try await body()
+            try await body()
         }
     }
 }

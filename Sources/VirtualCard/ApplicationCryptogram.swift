@@ -1,4 +1,5 @@
 public import BERTLV
+public import PaymentRules
 
 /// The application cryptogram (tag 9F26) as the virtual cards compute it and an issuer checks it.
 ///

@@ -1,4 +1,5 @@
 import BERTLV
+public import PaymentRules
 import ISO7816
 
 // The JSON shape of profiles. Hand-written so bytes read as hex strings, optional fields have

@@ -1,4 +1,5 @@
 import BERTLV
+public import PaymentRules
 import Foundation
 import ISO7816
 import StrictJSON

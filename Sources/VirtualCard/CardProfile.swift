@@ -1,4 +1,5 @@
 public import BERTLV
+public import PaymentRules
 import ISO7816
 
 /// A virtual card defined as data: its applications, their files and keys, and how it behaves.
@@ -67,8 +68,9 @@ public struct CardProfile: Codable, Sendable, Hashable {
         return p
     }
 
-    /// A copy under another name, with its own ATC and PAN: how the behaviour profiles (`torn`,
-    /// `mute`, `slow`, `chained`) derive from `visa-qvsdc`. The PAN is replaced wherever the
+    /// A copy under another name, with its own ATC and PAN: how a built-in that differs from
+    /// another by a few values derives from it (`torn`, `mute`, `slow`, `chained`, `visa-cdcvm`,
+    /// `visa-online-pin` from `visa-qvsdc`; `no-ppse`, `offline-decline` from `mastercard-mchip`). The PAN is replaced wherever the
     /// applications hold the old one: their PAN, and the data objects that start with its BCD
     /// digits (5A, track 2 in 57 and 9F6B) in the GPO answer, the records and GET DATA.
     /// `pan` has as many digits as the PAN it replaces (a built-in's layout stays the same).
@@ -90,6 +92,26 @@ public struct CardProfile: Codable, Sendable, Hashable {
             swap(&p.applications[i].gpoObjects)
             swap(&p.applications[i].getDataObjects)
             for r in p.applications[i].records.indices { swap(&p.applications[i].records[r].objects) }
+        }
+        return p
+    }
+
+    /// A copy whose data objects with `tag` hold `value` instead, wherever the applications
+    /// hold them (the FCI's discretionary data, the GPO answer, the records, GET DATA): how a
+    /// built-in that differs from its base by a few values says so.
+    public func replacingObjects(_ tag: Tag, with value: [UInt8]) -> CardProfile {
+        var p = self
+        func replace(_ objects: inout [CardDataObject]) {
+            for j in objects.indices {
+                if objects[j].tag == tag && objects[j].children == nil { objects[j].value = value }
+                if objects[j].children != nil { replace(&objects[j].children!) }
+            }
+        }
+        for i in p.applications.indices {
+            replace(&p.applications[i].fciIssuerDiscretionaryData)
+            replace(&p.applications[i].gpoObjects)
+            replace(&p.applications[i].getDataObjects)
+            for r in p.applications[i].records.indices { replace(&p.applications[i].records[r].objects) }
         }
         return p
     }

@@ -2,6 +2,7 @@ import CardChannel
 import EMVKernel
 import ISO7816
 import PCSC
+import VPCD
 import VirtualCard
 import BenchTiming
 import Glibc

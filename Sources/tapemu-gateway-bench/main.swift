@@ -13,6 +13,7 @@
 // beside one on SQLite (build the tapemu product in the same configuration first).
 // Prints figures; asserts nothing.
 import BERTLV
+import PaymentRules
 import Foundation
 import GatewayService
 import HTTPClient

@@ -168,7 +168,7 @@ struct BenchRunner: Sendable, CustomStringConvertible {
                 do {
                     channel = try await source.waitForCard(timeout: command.wait, clock: clock)
                 } catch {
-                    throw CommandFailure(exitCode: ReadCommand.exitCode(for: error.code), "\(source.name): \(error)")
+                    throw CommandFailure(error, "\(source.name): \(error)")
                 }
                 // A PC/SC connection serves every read; virtual cards and traces start afresh.
                 if kind == .reader { kept = channel }
@@ -206,11 +206,9 @@ struct BenchRunner: Sendable, CustomStringConvertible {
                     _ = try await reader.read(channel: pcsc, transaction: transaction, apduTimeout: apduTimeout, clock: clock)
                 }
             } catch let error as CardChannelError {
-                throw CommandFailure(exitCode: ReadCommand.exitCode(for: error.code),
-                                     "measuring the channel's overhead failed: \(error)")
+                throw CommandFailure(error, "measuring the channel's overhead failed: \(error)")
             } catch let error as KernelError {
-                let failure = Self.failure(error, run: 0, warmup: 0)
-                throw CommandFailure(exitCode: failure.exitCode, "measuring the channel's overhead, a read failed: \(error)")
+                throw CommandFailure(exitCode: ExitCode.of(error, offlineDecline: ExitCode.failure), "measuring the channel's overhead, a read failed: \(error)")
             }
         }
         return (timings, overhead)
@@ -218,13 +216,7 @@ struct BenchRunner: Sendable, CustomStringConvertible {
 
     static func failure(_ error: KernelError, run: Int, warmup: Int) -> CommandFailure {
         let which = run < warmup ? "warm-up read \(run + 1)" : "read \(run - warmup + 1)"
-        let code: Int32
-        switch error.code {
-        case .channelFailed: code = ReadCommand.exitCode(for: error.channelError?.code)
-        case .cardDeclinedOffline: code = ExitCode.failure
-        default: code = ExitCode.dataError
-        }
-        return CommandFailure(exitCode: code, "\(which) failed: \(error)")
+        return CommandFailure(exitCode: ExitCode.of(error, offlineDecline: ExitCode.failure), "\(which) failed: \(error)")
     }
 
     // MARK: Payments
@@ -240,7 +232,7 @@ struct BenchRunner: Sendable, CustomStringConvertible {
             gateway = try EmbeddedGateway(dataDirectory: directory)
             store = try PendingPaymentStore(dataDirectory: directory)
         } catch {
-            throw CommandFailure(exitCode: ExitCode.ioError, "cannot set up the embedded gateway in \(directory): \(error)")
+            throw CommandFailure.ioError("cannot set up the embedded gateway in \(directory): \(error)")
         }
         let probe = BenchCardSource(base: try makeSource())
         let events = BenchPaymentEvents()
@@ -253,7 +245,7 @@ struct BenchRunner: Sendable, CustomStringConvertible {
         do {
             try await tapToPay.prepare(token: gateway.issueToken(accountId: "acct_tapemu_bench"))
         } catch {
-            throw CommandFailure(exitCode: ExitCode.failure, "prepare failed: \(error.code): \(error)")
+            throw CommandFailure.failure("prepare failed: \(error.code): \(error)")
         }
         let run = UUID().uuidString.prefix(8).lowercased()
         var timings: [ReadTiming] = []
@@ -269,13 +261,12 @@ struct BenchRunner: Sendable, CustomStringConvertible {
                 // A declined payment is no timing of a payment: the issuer stopped it (a trace's
                 // cryptogram, made for another unpredictable number, never verifies).
                 guard result.status == .approved else {
-                    throw CommandFailure(exitCode: ExitCode.failure,
-                                         "\(which) was declined (\(result.statusMessage ?? "declined")): a benchmark times approved payments only")
+                    throw CommandFailure.failure("\(which) was declined (\(result.statusMessage ?? "declined")): a benchmark times approved payments only")
                 }
             } catch let failure as CommandFailure {
                 throw failure
             } catch {
-                throw CommandFailure(exitCode: ExitCode.failure, "\(which) failed: \(error)")
+                throw CommandFailure.failure("\(which) failed: \(error)")
             }
             let total = start.duration(to: .now)
             if i >= warmup {

@@ -1,5 +1,6 @@
 import Testing
 @testable import BERTLV
+import PaymentRules
 import struct BERTLV.Tag
 import EMVDisplay
 import TestSupport

@@ -1,5 +1,6 @@
 import Testing
 @testable import BERTLV
+import PaymentRules
 @testable import EMVDisplay
 import struct BERTLV.Tag
 

@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import Testing
 
 /// The one masking rule never shows more of a PAN than its first 6 and last 4 digits, wherever

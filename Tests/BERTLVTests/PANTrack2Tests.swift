@@ -1,5 +1,6 @@
 import Testing
 @testable import BERTLV
+import PaymentRules
 import struct BERTLV.Tag
 
 @Suite("PAN, track 2, BCD and Luhn")

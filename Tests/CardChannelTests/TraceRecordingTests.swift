@@ -1,6 +1,7 @@
 import Testing
 import Synchronization
 import BERTLV
+import PaymentRules
 import ISO7816
 @testable import CardChannel
 import Timing

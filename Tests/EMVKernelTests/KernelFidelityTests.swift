@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import CardChannel
 @testable import EMVKernel
 import ISO7816
@@ -24,7 +25,7 @@ import VirtualCard
     func theGirocardRecordReadsAsItsCVMListSays(_ amount: UInt64, _ cvm: CardholderVerification, _ results: String) throws {
         let record = try BERTLV.parse(bytes(Self.girocardRecord))
         let objects = try #require(record.first).children + [tlv(0x9F42, "0978")]
-        let kernel = ContactlessKernel(kernelIdentifier: nil, brand: CardBrand(aid: bytes("A0000003591010028001")))
+        let kernel = ContactlessKernel(kernelIdentifier: nil, brand: PaymentNetwork(aid: bytes("A0000003591010028001")))
         #expect(kernel.id == 0 && !kernel.definesCardTransactionQualifiers)
         let d = try CVMProcessing.decide(store: try store(objects), aip: bytes("1880"), kernel: kernel,
                                          configuration: .default, transaction: Transaction(amount: amount))
@@ -59,10 +60,10 @@ import VirtualCard
 
     /// Book B §3.3.2.5: byte 1 bits 8-7 of 9F2A say international (00) or domestic (10, 11).
     @Test(arguments: [
-        ([UInt8(0x02)], CardBrand.visa, UInt8(2), false), ([0x00], .visa, 3, false), ([0x03, 0x00, 0x00], .mastercard, 3, false),
+        ([UInt8(0x02)], PaymentNetwork.visa, UInt8(2), false), ([0x00], .visa, 3, false), ([0x03, 0x00, 0x00], .mastercard, 3, false),
         ([0x82, 0x00, 0x01], .girocard, 0, true), ([0xC1, 0x23, 0x45], .mastercard, 0, true), ([0x45], .jcb, 5, false),
     ])
-    func kernelIdentifiers(_ identifier: [UInt8], _ brand: CardBrand, _ id: UInt8, _ domestic: Bool) {
+    func kernelIdentifiers(_ identifier: [UInt8], _ brand: PaymentNetwork, _ id: UInt8, _ domestic: Bool) {
         let k = ContactlessKernel(kernelIdentifier: identifier, brand: brand)
         #expect(k.id == id)
         #expect((k.domesticIdentifier != nil) == domestic)

@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 @testable import EMVKernel
 import ISO7816
 import Testing

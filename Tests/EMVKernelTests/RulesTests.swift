@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 @testable import EMVKernel
 import ISO7816
 import Testing
@@ -8,31 +9,31 @@ import Testing
 
     @Test func panInARecordIsMaskedInPlace() {
         let record = ok(tlv(0x70, tlv(0x5A, Card.visaPAN), tlv(0x5F24, "281231"))).data
-        #expect(Redaction.hex(record) == "70105A08476173******00105F2403281231")
+        #expect(SensitiveData.displayHex(record) == "70105A08476173******00105F2403281231")
     }
 
     @Test func track2KeepsExpiryAndServiceCodeOnly() {
         let gpo = ok(tlv(0x77, tlv(0x57, Card.visaTrack2))).data
-        #expect(Redaction.hex(gpo) == "7713" + "5711" + "476173******0010" + "D2812201" + String(repeating: "*", count: 10))
+        #expect(SensitiveData.displayHex(gpo) == "7713" + "5711" + "476173******0010" + "D2812201" + String(repeating: "*", count: 10))
         // An odd number of digits is padded with F, which stays.
         let amex = ok(tlv(0x57, "374245455400126D28122011000012345F")).data
-        #expect(Redaction.hex(amex) == "5711" + "374245*****0126" + "D2812201" + String(repeating: "*", count: 10) + "F")
+        #expect(SensitiveData.displayHex(amex) == "5711" + "374245*****0126" + "D2812201" + String(repeating: "*", count: 10) + "F")
     }
 
     @Test func track1AndDiscretionaryDataAreMaskedWhole() {
         let data = ok(tlv(0x70, tlv(0x56, text: "B4761739001010010^TEST/CARD^2812"), tlv(0x9F1F, "3132"))).data
-        let text = Redaction.hex(data)
+        let text = SensitiveData.displayHex(data)
         #expect(!text.contains(Hex.encode(Array("4761739001010010".utf8))))
         #expect(text.hasSuffix("9F1F02****"))
     }
 
     @Test func aCommandOrAWholeResponseIsSearchedToo() {
         let response = ok(tlv(0x70, tlv(0x5A, Card.visaPAN)))
-        #expect(Redaction.hex(response) == "700A5A08476173******00109000")
+        #expect(SensitiveData.displayHex(response) == "700A5A08476173******00109000")
         let command = CommandAPDU(cla: 0x80, ins: 0xCA, p1: 0, p2: 0, data: tlv(0x5A, Card.visaPAN).encoded, le: 0)
-        #expect(Redaction.hex(command) == "80CA00000A5A08476173******001000")
+        #expect(SensitiveData.displayHex(command) == "80CA00000A5A08476173******001000")
         let extended = CommandAPDU(cla: 0x80, ins: 0xCA, p1: 0, p2: 0, data: tlv(0x5A, Card.visaPAN).encoded, le: 300)
-        #expect(Redaction.hex(extended) == "80CA000000000A5A08476173******0010012C")
+        #expect(SensitiveData.displayHex(extended) == "80CA000000000A5A08476173******0010012C")
     }
 
     /// Bytes that are not TLV: a PAN is found by its content (Luhn-valid digit run), known or not.
@@ -41,13 +42,13 @@ import Testing
     /// masked with them — more hidden, never more shown.
     @Test func panInBytesThatAreNotTLVAreMasked() {
         let junk = bytes("FFFF" + Card.visaPAN + "00")
-        #expect(Redaction.hex(junk) == "FFFF476173********1000")
-        #expect(Redaction.hex(junk, knownPANs: [pan]) == "FFFF476173********1000")
+        #expect(SensitiveData.displayHex(junk) == "FFFF476173********1000")
+        #expect(SensitiveData.displayHex(junk, knownPANs: [pan]) == "FFFF476173********1000")
     }
 
     @Test func otherDataIsUntouched() {
         let fci = Card.fci(Card.visaAID, pdol: Card.visaPDOL).data
-        #expect(Redaction.hex(fci, knownPANs: [pan]) == Hex.encode(fci))
+        #expect(SensitiveData.displayHex(fci, knownPANs: [pan]) == Hex.encode(fci))
     }
 
     @Test func errorsDoNotLeakThroughReflection() {
@@ -165,20 +166,20 @@ import Testing
 
 @Suite struct BrandTests {
     @Test(arguments: [
-        ("A0000000031010", CardBrand.visa, UInt8(3)), ("A0000000032010", .visa, 3), ("A0000000041010", .mastercard, 2),
+        ("A0000000031010", PaymentNetwork.visa, UInt8(3)), ("A0000000032010", .visa, 3), ("A0000000041010", .mastercard, 2),
         ("A0000000043060", .maestro, 2), ("A00000002501", .amex, 4), ("A0000001523010", .discover, 6),
         ("A0000000651010", .jcb, 5), ("A000000333010102", .unionpay, 7), ("A0000002771010", .interac, 0),
         ("A0000000421010", .cartesBancaires, 0), ("A0000003591010028001", .girocard, 0), ("A0000009999999", .unknown, 0),
         ("A0000003841010", .eftpos, 0), ("A0000005241010", .rupay, 0), ("A0000006581010", .mir, 0),
     ])
-    func brandFromAID(_ aid: String, _ brand: CardBrand, _ kernel: UInt8) {
-        #expect(CardBrand(aid: bytes(aid)) == brand)
+    func brandFromAID(_ aid: String, _ brand: PaymentNetwork, _ kernel: UInt8) {
+        #expect(PaymentNetwork(aid: bytes(aid)) == brand)
         #expect(brand.defaultKernelID == kernel)
     }
 
     @Test func everyDefaultAIDHasABrand() {
         for app in SupportedApplication.defaults {
-            #expect(CardBrand(aid: app.aid) != .unknown)
+            #expect(PaymentNetwork(aid: app.aid) != .unknown)
         }
     }
 }

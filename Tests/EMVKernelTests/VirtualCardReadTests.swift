@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import CardChannel
 @testable import EMVKernel
 import ISO7816
@@ -54,7 +55,7 @@ import TestSupport
 
     struct Expected: Sendable, CustomTestStringConvertible {
         var profile: String
-        var brand: CardBrand
+        var brand: PaymentNetwork
         var aid: String
         var label: String
         var last4: String

@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import Foundation
 @testable import GatewayService
 import HTTPClient

@@ -20,7 +20,9 @@ struct FullDiskTests {
             let r = Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m,mode=0700", "tmpfs", path])
             guard r == 0 else { throw RawConnectionError("mount -t tmpfs failed (\(r)): this test needs root and mount") }
         }
-        func unmount() { _ = Self.run("/bin/umount", [path]) }
+        /// Lazily (-l): the ledger may still hold its files open when the test returns; a plain
+        /// umount then failed "busy" and left the volume mounted under /tmp after every run.
+        func unmount() { _ = Self.run("/bin/umount", ["-l", path]) }
         static func run(_ tool: String, _ args: [String]) -> Int32 {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: tool)

@@ -4,6 +4,7 @@ import HTTPServer
 import PaymentGateway
 import Synchronization
 import Testing
+import PaymentRules
 
 /// A one-shot event a test waits for (a real event, never a timer).
 final class Signal: Sendable {

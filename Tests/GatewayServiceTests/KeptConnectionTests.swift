@@ -2,6 +2,7 @@ import Foundation
 @testable import GatewayService
 import PaymentGateway
 import BERTLV
+import PaymentRules
 import TestSupport
 import HTTPClient
 import HTTPServer

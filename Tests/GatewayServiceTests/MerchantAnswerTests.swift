@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import Foundation
 @testable import GatewayService
 @testable import tapemu
@@ -116,6 +117,12 @@ final class HookedLedger: LedgerStore {
     func blockSDKVersion(_ version: String) throws(GatewayError) { try base.blockSDKVersion(version) }
     func unblockSDKVersion(_ version: String) throws(GatewayError) { try base.unblockSDKVersion(version) }
     func secret(named name: String) throws(GatewayError) -> [UInt8] { try base.secret(named: name) }
+    func appendRequestLog(_ entries: [RequestLogEntry], keeping bound: Int) throws(GatewayError) {
+        try base.appendRequestLog(entries, keeping: bound)
+    }
+    func requestLog(after id: Int64, since: Date?, limit: Int) throws(GatewayError) -> [RequestLogEntry] {
+        try base.requestLog(after: id, since: since, limit: limit)
+    }
 }
 
 @Suite("Merchant REST answers what the ledger recorded", .temporaryDirectories)

@@ -12,13 +12,8 @@ import TestSupport
 /// there; skipped only when neither is (a plain `swift test` on a machine never set up).
 @Suite("MONEI's official SDK against gateway serve", .serialized)
 struct MoneiSDKConformanceTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    static var python: String? {
-        if let p = ProcessInfo.processInfo.environment["TAPEMU_MONEI_PYTHON"], !p.isEmpty { return p }
-        let venv = repository.appendingPathComponent(".build/monei-venv/bin/python").path
-        return FileManager.default.isExecutableFile(atPath: venv) ? venv : nil
-    }
+    static let repository = repositoryRoot
+    static var python: String? { moneiPython }
 
     @Test("conformance.py passes: the SDK's payments.get/refund/cancel/capture/create, errors, webhooks and GraphQL",
           .enabled(if: python != nil, "run scripts/dev setup (installs MONEI's SDK in .build/monei-venv)"),

@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import Foundation
 @testable import GatewayService
 import HTTPClient
@@ -59,6 +60,8 @@ struct RouteCredentialTableTests {
         Decision(route: "POST /coreapi/v1/reversal", credential: .deviceToken, method: "POST",
                  path: "/coreapi/v1/reversal", body: #"{"uniqueRef":"{ref}","deviceType":"AppleTTP"}"#, right: 200, otherTerminal: 403),
         Decision(route: "GET /v1/payments", credential: .apiKey, method: "GET", path: "/v1/payments?orderId={order}", right: 200),
+        Decision(route: "GET /support/v1/orders/{orderId}", credential: .apiKey, method: "GET",
+                 path: "/support/v1/orders/{order}", right: 200),
         Decision(route: "GET /v1/payments/{id}", credential: .apiKey, method: "GET", path: "/v1/payments/{id}", right: 200),
         Decision(route: "POST /v1/payments/{id}/refund", credential: .apiKey, method: "POST",
                  path: "/v1/payments/{id}/refund", body: #"{"amount":100}"#, right: 200),

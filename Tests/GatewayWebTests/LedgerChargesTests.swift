@@ -5,6 +5,7 @@ import GraphQL
 import PaymentGateway
 import Testing
 import TestSupport
+import PaymentRules
 
 @Suite struct LedgerChargesTests {
     @Test func seedQueryOverTheRealLedger() async throws {

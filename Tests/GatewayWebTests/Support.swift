@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import PaymentGateway
 import BERTLV
+import PaymentRules
 
 /// A sale through the real embedded gateway (card unknown to it: cryptogram unverified).
 func pay(_ gateway: EmbeddedGateway, orderId: String, amount: Int = 1000, pan: String = "4111111111111111",

@@ -3,6 +3,7 @@ import EMVKernel
 import Foundation
 import ISO7816
 import PCSC
+import VPCD
 import Testing
 import VirtualCard
 import Timing

@@ -2,6 +2,7 @@ import CardChannel
 import Foundation
 import ISO7816
 import PCSC
+import VPCD
 import Testing
 import VirtualCard
 

@@ -1,5 +1,6 @@
 import Foundation
 import PCSC
+import VPCD
 import Testing
 
 extension PCSCIntegrationTests {

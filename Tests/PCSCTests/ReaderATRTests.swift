@@ -1,6 +1,7 @@
 import CardChannel
 import ISO7816
 import PCSC
+import VPCD
 import Testing
 import VirtualCard
 import APDUTrace

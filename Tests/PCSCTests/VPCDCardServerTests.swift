@@ -1,5 +1,6 @@
 import ISO7816
 import PCSC
+import VPCD
 import Synchronization
 import Testing
 import VirtualCard

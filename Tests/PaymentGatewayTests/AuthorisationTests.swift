@@ -1,5 +1,6 @@
 import CardChannel
 import BERTLV
+import PaymentRules
 import Foundation
 @testable import PaymentGateway
 import Testing

@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 @testable import PaymentGateway
 import Testing
 import VirtualCard

@@ -1,6 +1,7 @@
 import Testing
 import TestSupport
 @testable import PaymentGateway
+import Storage
 
 @Suite("FileLock: the lease of a live process", .temporaryDirectories)
 struct FileLockTests {

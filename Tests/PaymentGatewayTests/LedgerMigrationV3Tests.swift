@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 import VirtualCard
+import Storage
 
 /// Ledger schema version 3 (MONEI's merchant API): a ledger an earlier tapemu made (version 2)
 /// keeps working — read as it is when opened read only, migrated by a writable open, its
@@ -56,7 +57,7 @@ struct LedgerMigrationV3Tests {
         let ledger = try Ledger(directory: dir.sub("data"))
         let again = try Ledger(directory: dir.sub("data"))   // a second open finds it migrated
         let c = try SQLiteConnection(path: dir.sub("data") + "/" + Ledger.fileName, busyTimeout: .seconds(1), mode: .readWrite)
-        #expect(try c.userVersion == 4 && Ledger.schemaVersion == 4)
+        #expect(try c.userVersion == 5 && Ledger.schemaVersion == 5)
         #expect(ledger.merchantAPIKey.hasPrefix("tpk_test_") && ledger.merchantAPIKey == again.merchantAPIKey)
         if let oldKey { #expect(ledger.merchantAPIKey == MerchantAPIKey.text(oldKey)) }   // a served ledger keeps its key
         #expect(ledger.webhookSecret == Array(ledger.merchantAPIKey.utf8))

@@ -1,8 +1,10 @@
 import BERTLV
+import PaymentRules
 import Foundation
 @testable import PaymentGateway
 import Testing
 import TestSupport
+import Storage
 
 @Suite("Ledger")
 struct LedgerTests {

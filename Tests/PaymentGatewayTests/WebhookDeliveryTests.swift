@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 import Timing
+import Storage
 
 /// A webhook receiver in the test process: records each POST and answers from a script.
 final class FakeTransport: WebhookTransport {

@@ -274,6 +274,37 @@ enum LedgerContract {
     }
 }
 
+/// The request log (`tapemu gateway logs`): the same on every backend.
+extension LedgerContract {
+    /// Lines written through one handle are read through another (another server, another
+    /// process) after a cursor, oldest first; a webhook attempt writes its line with the attempt;
+    /// each write prunes beyond the bound; ids are never reused.
+    static func requestLog(_ b: Backend) async throws {
+        let (g, reopen) = try b.fresh()
+        let other = try reopen()
+        func line(_ target: String) -> RequestLogEntry {
+            RequestLogEntry(at: Date(), kind: .request, method: "GET", target: target, status: 200, durationMs: 1)
+        }
+        try g.ledger.appendRequestLog([line("/a"), line("/b")])
+        let first = try other.ledger.requestLog(after: 0, since: nil, limit: 10)
+        #expect(first.map(\.target) == ["/a", "/b"])
+        try other.ledger.appendRequestLog([line("/c")])
+        #expect(try g.ledger.requestLog(after: first[1].id, since: nil, limit: 10).map(\.target) == ["/c"])
+        _ = try await g.authorize(Card.request("o-log"))
+        let w = try #require(try g.ledger.webhooks(orderId: "o-log").first)
+        try other.ledger.recordWebhookAttempt(WebhookAttemptRecord(webhookId: w.id, owner: "t", startedAt: Date(), finishedAt: Date(),
+                                                                  status: nil, error: "couldNotConnect", delivered: false,
+                                                                  nextAttemptAt: nil))
+        let hook = try #require(try g.ledger.requestLog(after: 0, since: nil, limit: 10).last)
+        #expect(hook.kind == .webhook && hook.status == nil && hook.orderId == "o-log")
+        #expect(hook.detail?.hasSuffix("attempt 1: couldNotConnect, gave up") == true, "\(hook)")
+        for k in 0..<6 { try g.ledger.appendRequestLog([line("/p\(k)")], keeping: 3) }
+        let kept = try other.ledger.requestLog(after: 0, since: nil, limit: 10)
+        #expect(kept.map(\.target) == ["/p3", "/p4", "/p5"] && kept[0].id > hook.id)
+        #expect(try g.ledger.requestLog(after: 0, since: Date().addingTimeInterval(60), limit: 10).isEmpty)
+    }
+}
+
 @Suite("Gateway ledger contract: SQLite", .temporaryDirectories)
 struct SQLiteLedgerContractTests {
     @Test func idempotentPerOrder() async throws { try await LedgerContract.idempotentPerOrder(.sqlite) }
@@ -286,6 +317,7 @@ struct SQLiteLedgerContractTests {
     @Test func sharedSettings() async throws { try await LedgerContract.sharedSettings(.sqlite) }
     @Test func authorizeCaptureCancel() async throws { try await LedgerContract.authorizeCaptureCancel(.sqlite) }
     @Test func saleIsNotAnsweredWithAnAuthorisation() async throws { try await LedgerContract.saleIsNotAnsweredWithAnAuthorisation(.sqlite) }
+    @Test func requestLog() async throws { try await LedgerContract.requestLog(.sqlite) }
 }
 
 @Suite("Gateway ledger contract: PostgreSQL", .enabled(if: TestPostgres.available, Comment(rawValue: TestPostgres.skipMessage)))
@@ -300,4 +332,5 @@ struct PostgresLedgerContractTests {
     @Test func sharedSettings() async throws { try await LedgerContract.sharedSettings(.postgres) }
     @Test func authorizeCaptureCancel() async throws { try await LedgerContract.authorizeCaptureCancel(.postgres) }
     @Test func saleIsNotAnsweredWithAnAuthorisation() async throws { try await LedgerContract.saleIsNotAnsweredWithAnAuthorisation(.postgres) }
+    @Test func requestLog() async throws { try await LedgerContract.requestLog(.postgres) }
 }

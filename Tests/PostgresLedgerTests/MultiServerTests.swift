@@ -158,7 +158,7 @@ struct MultiServerTests {
                                 outcome = Outcome(paymentId: r.paymentId, faults: outcome.faults)
                                 break
                             } catch {
-                                outcome = Outcome(error: "\(error.code)", faults: outcome.faults + 1)
+                                outcome = Outcome(error: "\(error.code): \(error.reason)", faults: outcome.faults + 1)
                                 guard error.isCommunicationFailure else { break }
                                 // Unknown outcome: look the order up on the next server first.
                                 server = (server + 1) % count

@@ -18,7 +18,7 @@ struct PostgresLedgerTests {
         }
         #expect(secrets.count == 8 && Set(secrets).count == 1)
         let c = try PostgresConnection(url: url)
-        #expect(try c.query("SELECT version FROM tapemu_schema_migrations ORDER BY version").rows.map { $0[0] } == ["1", "2", "3"])
+        #expect(try c.query("SELECT version FROM tapemu_schema_migrations ORDER BY version").rows.map { $0[0] } == ["1", "2", "3", "4"])
     }
 
     @Test("a version-1 database (an earlier tapemu's) is migrated to version 2 once: its sale unchanged, its webhook key the merchant API key, reasons kept from then on")
@@ -36,7 +36,7 @@ struct PostgresLedgerTests {
         try c.query("DELETE FROM settings WHERE key = 'merchant_api_key'")
         let a = try PostgresLedger(url: url, connections: 1)
         let b = try PostgresLedger(url: url, connections: 1)
-        #expect(try c.query("SELECT version FROM tapemu_schema_migrations ORDER BY version").rows.map { $0[0] } == ["1", "2", "3"])
+        #expect(try c.query("SELECT version FROM tapemu_schema_migrations ORDER BY version").rows.map { $0[0] } == ["1", "2", "3", "4"])
         #expect(a.merchantAPIKey.hasPrefix("tpk_test_") && a.merchantAPIKey == b.merchantAPIKey)
         #expect(a.webhookSecret == Array(a.merchantAPIKey.utf8) && a.legacyWebhookSecret.count == 32)
         let stored = try #require(try a.payment(paymentId: sale.paymentId))
@@ -44,6 +44,21 @@ struct PostgresLedgerTests {
         let (after, _) = try b.storeRefund(uniqueRef: sale.uniqueRef, amount: 100, reason: "duplicated", at: Date())
         #expect(after.lastRefundReason == "duplicated" && after.lastRefundAmount == 100)
         #expect(try a.payment(paymentId: sale.paymentId)?.lastRefundReason == "duplicated")
+    }
+
+    @Test("a version-3 database (before the request log) is migrated to version 4 once: the request log is there and written")
+    func versionThreeMigrates() async throws {
+        let url = try TestPostgres.freshDatabase()
+        let g = try EmbeddedGateway.shared(ledgerURL: url)
+        let sale = try await g.authorize(Card.request("o-v3"))
+        let c = try PostgresConnection(url: url)
+        try c.query("DROP TABLE request_log")
+        try c.query("DELETE FROM tapemu_schema_migrations WHERE version >= 4")
+        let a = try PostgresLedger(url: url, connections: 1)
+        #expect(try c.query("SELECT version FROM tapemu_schema_migrations ORDER BY version").rows.map { $0[0] } == ["1", "2", "3", "4"])
+        #expect(try a.payment(paymentId: sale.paymentId)?.orderId == "o-v3")
+        try a.appendRequestLog([RequestLogEntry(at: Date(), kind: .request, method: "GET", target: "/x", status: 200, durationMs: 1)])
+        #expect(try a.requestLog(after: 0, since: nil, limit: 10).map(\.target) == ["/x"])
     }
 
     @Test("a database migrated by a newer tapemu is refused, not written")

@@ -5,6 +5,7 @@ import PostgresLedger
 import Synchronization
 import Timing
 import BERTLV
+import PaymentRules
 
 /// The PostgreSQL server of the tests: `TAPEMU_TEST_POSTGRES` (`scripts/dev test` starts a
 /// private cluster and sets it). Each test makes a database of its own in it.

@@ -5,6 +5,7 @@ import Synchronization
 import TapToPay
 import Testing
 import TestSupport
+import Storage
 
 /// The device's disk takes the attempt's record, then refuses every change to it (a disk that
 /// filled up while the answer was on its way: seen with `tapemu sale --gateway URL` on a small

@@ -9,6 +9,7 @@ import VirtualCard
 import Timing
 import APDUTrace
 import TestSupport
+import Storage
 
 /// `processSale` and `processRefund`: every callback for the cause the seeds name.
 @Suite struct CoreAPISaleTests {

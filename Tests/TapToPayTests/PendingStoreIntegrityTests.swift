@@ -8,6 +8,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 import TestSupport
+import Storage
 #endif
 
 // Issue 11, one test per defect: the device's pending store and the ledger under a recovery

@@ -7,6 +7,7 @@ import VirtualCard
 import Testing
 #if canImport(Glibc)
 import Glibc
+import Storage
 #endif
 
 // A hostile review of the device side of a payment, one test per defect: a recovery that acted

@@ -6,6 +6,7 @@ import Synchronization
 import TapToPay
 import Testing
 import VirtualCard
+import Storage
 
 // Seed 000, "Unclear outcome": "A card read error, a PIN entry error, or a lost reader session
 // during the payment" and "A cancelled task" are `outcomeUnknown`, and "Why is a card read error an

@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import Testing
 import TestSupport
 @testable import tapemu

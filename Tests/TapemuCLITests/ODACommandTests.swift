@@ -112,4 +112,28 @@ struct ODACommandTests {
         let traces = try #require(try jsonObject(replay.out)["traces"] as? [[String: Any]])
         #expect(traces.first?["oda"] as? String == "ODA DDA with CA A000000004/E7: verified")
     }
+
+    @Test("the real card of apdu-traces/real/ (not redacted: its certificates sign its PAN) authenticates with the live key, and its full PAN appears in no output: read, replay, trace show, text and JSON")
+    func realCardPANStaysMasked() async throws {
+        var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)
+        let file = parts.joined(separator: "/") + "/apdu-traces/real/mastercard-mchip-dda-emv-tools.apdu"
+        let pan = "5285881254345653"
+        let trace = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(trace.contains(pan))   // the input holds it; no output may
+        let read = await runCLI(["read", "--trace", file, "--json"])
+        let oda = try #require(try jsonObject(read.out)["oda"] as? [String: Any])
+        #expect(oda["caKey"] as? String == "A000000004/05")
+        #expect(oda["signature"] as? String == "verified")
+        var seen = 0
+        for args in [["read", "--trace", file], ["read", "--trace", file, "--json"], ["replay", file], ["replay", file, "--json"],
+                     ["trace", "show", file], ["trace", "show", file, "--json"]] {
+            let r = await runCLI(args)
+            let all = r.out + r.err
+            #expect(!all.contains(pan), "\(args)")
+            #expect(!all.replacingOccurrences(of: " ", with: "").contains(pan), "\(args)")
+            if all.contains("528588******5653") || all.contains("528588") { seen += 1 }
+        }
+        #expect(seen >= 4)   // the outputs do show the card, masked
+    }
 }

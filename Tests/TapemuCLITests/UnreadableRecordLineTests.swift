@@ -4,6 +4,7 @@ import PaymentGateway
 import Testing
 @testable import tapemu
 import TestSupport
+import Storage
 
 @Suite("An unreadable record's line shows no made-up amount", .temporaryDirectories)
 struct UnreadableRecordLineTests {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import tapemu
+import Storage
 
 @Suite("tapemu gateway secret, webhook verify, gateway webhooks", .temporaryDirectories)
 struct WebhookCommandTests {

@@ -133,6 +133,14 @@ public final class HeadlessChromium {
         }
     }
 
+    /// Lays the page out as on a screen `width` × `height` CSS pixels wide (a phone: 390 × 844),
+    /// device scale 1, and waits for the layout to settle (two animation frames).
+    public func setViewport(width: Int, height: Int, mobile: Bool = false) throws {
+        _ = try call("Emulation.setDeviceMetricsOverride",
+                     ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile], timeout: .seconds(20))
+        _ = try evaluate("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
+    }
+
     /// A PNG of the page as it is now: the viewport, or the whole page when `fullPage`.
     public func screenshot(fullPage: Bool = false) throws -> Data {
         var parameters: [String: Any] = ["format": "png"]

@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import struct BERTLV.Tag
 import Testing
 import VirtualCard

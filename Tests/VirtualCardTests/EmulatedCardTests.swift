@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import struct BERTLV.Tag
 import ISO7816
 import Testing

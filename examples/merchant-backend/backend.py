@@ -12,7 +12,15 @@
   (seed 000 step 2). The backend never asks for an unclear payment to be charged again.
 - The recovery job (a thread): an order still pending --grace seconds after the app's report is
   looked up with MONEI's GraphQL `charges` query by orderId (step 3): SUCCEEDED is paid, FAILED is
-  not paid, nothing found stays pending — absence is not proof (step 4: ask support).
+  not paid, nothing found stays pending — absence is not proof. Then step 4, for an
+  `outcomeUnknown`: ask support with the orderId (GET /support/v1/orders/{id}, the time of the
+  app's report as `lastAttempt`): `noPaymentReceived` is not paid, `paymentHolds` is paid,
+  `askAgainLater` stays pending and asks again on the next pass.
+- CoreAPI sales (seeds 002/003; the app reports `face: coreapi` with the terminal's token): the
+  recovery job lists the order's transactions (GET /coreapi/v1/transactions?orderId=, the
+  terminal's token), takes only a sale whose amount and card suffix are the sale's (seed 003),
+  and after a communication error reverses it when its code is A (POST /coreapi/v1/reversal):
+  the order is then not paid. No matching transaction: the sale did not reach the gateway.
 - The scenario contract of `tapemu scenarios run` (docs/SCENARIOS.md):
   PUT /tapemu/gateway, POST /orders, POST /orders/{id}/app-result, GET /orders/{id}.
 
@@ -38,6 +46,11 @@ MISTAKES = {
     "no-stale-check": "verifies the signature but not its timestamp: a replayed webhook is taken",
     "not-idempotent": "adds the amount of every SUCCEEDED webhook it receives: a duplicate counts twice",
     "no-recovery-job": "waits for the webhook only: never asks the charges query (skips step 3)",
+    "no-webhook-is-failed": "takes no webhook within --grace for not paid (instead of the charges query)",
+    "no-support-ask": "stops at step 3: an outcomeUnknown the charges query does not find stays pending for ever (skips step 4)",
+    "reverse-without-check": "CoreAPI: reverses the order's first authorised sale without checking its amount and card suffix (seed 002's code, not 003's)",
+    "no-amount-check": "CoreAPI: checks the card suffix before a reversal, not the amount",
+    "no-suffix-check": "CoreAPI: checks the amount before a reversal, not the card suffix",
 }
 
 
@@ -53,7 +66,8 @@ class Store:
             CREATE TABLE IF NOT EXISTS orders (
                 order_id TEXT PRIMARY KEY, amount INTEGER NOT NULL, currency TEXT NOT NULL,
                 state TEXT NOT NULL DEFAULT 'pending', paid_amount INTEGER, payment_id TEXT,
-                app_outcome TEXT, app_error TEXT, app_result_at REAL, reason TEXT);
+                app_outcome TEXT, app_error TEXT, app_result_at REAL, reason TEXT,
+                face TEXT NOT NULL DEFAULT 'monei', terminal_token TEXT, unique_ref TEXT, card_last_four TEXT);
             CREATE TABLE IF NOT EXISTS webhook_events (
                 payment_id TEXT NOT NULL, status TEXT NOT NULL, order_id TEXT NOT NULL, received_at REAL NOT NULL,
                 PRIMARY KEY (payment_id, status));
@@ -150,16 +164,25 @@ class Backend:
     # --- The app's report --------------------------------------------------------------------
     def app_result(self, order_id, body):
         outcome = body.get("outcome")
-        if outcome not in ("approved", "declined", "failed", "outcomeUnknown"):
-            return 400, {"error": "outcome must be approved, declined, failed or outcomeUnknown"}
+        face = body.get("face") or "monei"
+        if face not in ("monei", "coreapi"):
+            return 400, {"error": "face must be monei or coreapi"}
+        allowed = ("approved", "declined", "failed", "commError") if face == "coreapi" else \
+            ("approved", "declined", "failed", "outcomeUnknown")
+        if outcome not in allowed:
+            return 400, {"error": "outcome must be one of " + ", ".join(allowed)}
+        if face == "coreapi" and outcome != "failed" and not isinstance(body.get("terminalToken"), str):
+            return 400, {"error": "a CoreAPI sale needs the terminal's token (terminalToken)"}
         charge_again = False
 
         def apply(db):
             nonlocal charge_again
             if db.execute("SELECT 1 FROM orders WHERE order_id = ?", (order_id,)).fetchone() is None:
                 return False
-            db.execute("UPDATE orders SET app_outcome = ?, app_error = ?, app_result_at = ? WHERE order_id = ?",
-                       (outcome, body.get("error"), time.time(), order_id))
+            db.execute("UPDATE orders SET app_outcome = ?, app_error = ?, app_result_at = ?, face = ?, terminal_token = ?,"
+                       " unique_ref = ?, card_last_four = ? WHERE order_id = ?",
+                       (outcome, body.get("error"), time.time(), face, body.get("terminalToken"), body.get("uniqueRef"),
+                        body.get("cardLastFour"), order_id))
             if outcome == "failed":
                 conclude(db, order_id, "not_paid", reason=f"the SDK: {body.get('error')} (no payment occurred)")
             elif outcome == "outcomeUnknown" and self.mistake == "unknown-as-failed":
@@ -184,9 +207,17 @@ class Backend:
         if not gateway or not api_key:
             return
         due = self.store.tx(lambda db: db.execute(
-            "SELECT order_id FROM orders WHERE state = 'pending' AND app_result_at IS NOT NULL AND app_result_at <= ?",
+            "SELECT order_id, face, app_outcome, app_result_at FROM orders"
+            " WHERE state = 'pending' AND app_result_at IS NOT NULL AND app_result_at <= ?",
             (time.time() - self.grace,)).fetchall())
-        for (order_id,) in due:
+        for (order_id, face, app_outcome, app_result_at) in due:
+            if self.mistake == "no-webhook-is-failed" and face != "coreapi":
+                # MISTAKE: no webhook yet is not "not paid" (step 3 finds the charge).
+                self.store.tx(lambda db: conclude(db, order_id, "not_paid", reason="no webhook in time"))
+                continue
+            if face == "coreapi":
+                self.recover_core_sale(gateway, order_id)
+                continue
             items = charges(gateway, api_key, order_id)
             succeeded = [i for i in items if i.get("status") == "SUCCEEDED"]
             failed = [i for i in items if i.get("status") == "FAILED"]
@@ -195,7 +226,82 @@ class Backend:
                                                   "charges query: SUCCEEDED"))
             elif failed:
                 self.store.tx(lambda db: conclude(db, order_id, "not_paid", None, failed[0].get("id"), "charges query: FAILED"))
-            # Else: stays pending. Step 4 (ask support) before charging again; never retried here.
+            elif app_outcome == "outcomeUnknown" and self.mistake != "no-support-ask":
+                # Step 4: no payment shows, which does not prove that the card was not charged:
+                # ask support with the orderId. Never charged again here.
+                answer = support(gateway, api_key, order_id, app_result_at)
+                if answer.get("answer") == "noPaymentReceived":
+                    self.store.tx(lambda db: conclude(db, order_id, "not_paid", reason="support: no payment was received"))
+                elif answer.get("answer") == "paymentHolds":
+                    self.store.tx(lambda db: conclude(db, order_id, "paid", answer.get("amount"), answer.get("paymentId"),
+                                                      "support: a payment holds the order"))
+                # askAgainLater: stays pending; the next pass asks again.
+
+
+    def recover_core_sale(self, gateway, order_id):
+        """Seeds 002/003's recovery of a CoreAPI sale: list the order's transactions with the
+        terminal's token; the sale is the one whose amount and card suffix are the sale's (003);
+        after a communication error an authorised (A) sale is reversed; none: it never reached
+        the gateway."""
+        amount, outcome, token, unique_ref, last_four = self.store.tx(lambda db: db.execute(
+            "SELECT amount, app_outcome, terminal_token, unique_ref, card_last_four FROM orders WHERE order_id = ?",
+            (order_id,)).fetchone())
+        sales = [t for t in core_request(gateway, token, "GET", "/coreapi/v1/transactions?" +
+                                         urllib.parse.urlencode({"orderId": order_id}))["transactionSummary"]
+                 if t.get("kind", "sale") == "sale"]
+
+        def same_sale(t):
+            if unique_ref:
+                return t.get("uniqueRef") == unique_ref
+            amount_ok = t.get("amount") == amount
+            suffix_ok = last_four is not None and (t.get("cardNumber") or "").endswith(last_four)
+            if self.mistake == "reverse-without-check":
+                return True  # MISTAKE: the first sale of the order, whatever its amount and card
+            if self.mistake == "no-amount-check":
+                return suffix_ok  # MISTAKE: the amount is not compared
+            if self.mistake == "no-suffix-check":
+                return amount_ok  # MISTAKE: the card is not compared
+            return amount_ok and suffix_ok
+        match = next((t for t in sales if same_sale(t)), None)
+        if match is None:
+            self.store.tx(lambda db: conclude(db, order_id, "not_paid", reason="no transaction: the sale did not reach the gateway"))
+        elif match.get("code") != "A":
+            self.store.tx(lambda db: conclude(db, order_id, "not_paid", None, match.get("uniqueRef"),
+                                              f"transaction code {match.get('code')}: nothing to reverse"))
+        elif outcome == "approved":
+            self.store.tx(lambda db: conclude(db, order_id, "paid", match.get("amount"), match.get("uniqueRef"),
+                                              "transaction list: code A"))
+        elif outcome == "commError":
+            # Seed 002 step 4: authorised after a communication error — reverse it (isRefund NO).
+            try:
+                core_request(gateway, token, "POST", "/coreapi/v1/reversal",
+                             {"uniqueRef": match["uniqueRef"], "deviceType": "AppleTTP"})
+            except urllib.error.HTTPError as e:
+                if e.code != 409:  # 409: reversed already — the same end
+                    raise
+            self.store.tx(lambda db: conclude(db, order_id, "not_paid", None, match.get("uniqueRef"),
+                                              "reversed after a communication error"))
+        else:
+            self.store.tx(lambda db: conclude(db, order_id, "not_paid", None, match.get("uniqueRef"),
+                                              f"the app said {outcome}"))
+
+
+def core_request(gateway, token, method, path, body=None):
+    """The gateway's CoreAPI REST with the terminal's token (RestConnector's `with: terminal`)."""
+    req = urllib.request.Request(gateway.rstrip("/") + path, method=method,
+                                 data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"Content-Type": "application/json", "Authorization": "Bearer " + token})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.loads(r.read() or b"{}")
+
+
+def support(gateway, api_key, order_id, last_attempt):
+    """Seed 000 step 4, "contact MONEI support with the orderId", as tapemu emulates it."""
+    query = urllib.parse.urlencode({"lastAttempt": int(last_attempt * 1000)})
+    req = urllib.request.Request(gateway.rstrip("/") + "/support/v1/orders/" + urllib.parse.quote(order_id, safe="") + "?" + query,
+                                 headers={"Authorization": api_key})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.loads(r.read())
 
 
 def charges(gateway, api_key, order_id):

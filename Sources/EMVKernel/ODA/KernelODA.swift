@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import Cryptography
 import ISO7816
 

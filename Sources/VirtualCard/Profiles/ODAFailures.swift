@@ -1,4 +1,5 @@
 import BERTLV
+public import PaymentRules
 
 // Built-in profiles that fail offline data authentication, one fault each: `visa-qvsdc` (fDDA),
 // `mastercard-mchip` (CDA) and `mastercard-mchip-dda` (DDA) with their own PAN and ATC. Each sets its TVR byte 1 bit; see

@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 
 // Built-in profile `torn`: `visa-qvsdc` with its own PAN and ATC, and one behaviour.
 

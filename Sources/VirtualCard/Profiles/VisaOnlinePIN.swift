@@ -1,66 +1,25 @@
-// Built-in profile `visa-online-pin`, as data: the same JSON a user profile file holds.
+import BERTLV
+import PaymentRules
+
+// Built-in profile `visa-online-pin`: `visa-qvsdc` with its own PAN, ATC and cardholder name, a
+// second record holding its CVM list (online PIN over 50.00 EUR) and the IACs, and a CTQ asking
+// for online PIN when the reader requires a CVM.
 
 extension CardProfiles {
-    static let visaOnlinePIN = builtIn(#"""
-{
-  "name": "visa-online-pin",
-  "summary": "Visa qVSDC asking for online PIN when the reader requires a CVM (CTQ), CVM list: PIN over 50.00 EUR",
-  "issuerMasterKey": "0123456789ABCDEFFEDCBA9876543210",
-  "atc": 64,
-  "applications": [
-    {
-      "aid": "A0000000031010",
-      "label": "VISA CREDIT",
-      "preferredName": "Visa Credit",
-      "priority": 1,
-      "kernelIdentifier": "03",
-      "languagePreference": "en",
-      "pdol": "9F66049F02069F03069F1A0295055F2A029A039C019F3704",
-      "fciIssuerDiscretionaryData": [
-        {"tag": "9F5A", "hex": "1109780978"}
-      ],
-      "aip": "0000",
-      "afl": "18010200",
-      "gpoFormat": 2,
-      "gpoObjects": [
-        {"tag": "57", "hex": "4111111111111111D28122011000012345"},
-        {"tag": "5F34", "hex": "01"},
-        {"tag": "9F6C", "hex": "1600"}
-      ],
-      "cryptogram": "gpo",
-      "pan": "4111111111111111",
-      "panSequenceNumber": 1,
-      "issuerApplicationData": "06011203A00000",
-      "oda": {"method": "fDDA"},
-      "records": [
-        {
-          "sfi": 3,
-          "record": 1,
-          "objects": [
-            {"tag": "5F20", "text": "VISA PIN/CARD"},
-            {"tag": "5A", "hex": "4111111111111111"},
-            {"tag": "5F24", "hex": "281231"},
-            {"tag": "5F25", "hex": "230101"},
-            {"tag": "5F28", "hex": "0724"},
-            {"tag": "5F30", "hex": "0201"},
-            {"tag": "9F07", "hex": "FF00"},
-            {"tag": "9F42", "hex": "0978"}
-          ]
-        },
-        {
-          "sfi": 3,
-          "record": 2,
-          "objects": [
-            {"tag": "8E", "hex": "000013880000000042071F06"},
-            {"tag": "9F0D", "hex": "B450840000"},
-            {"tag": "9F0E", "hex": "0000000000"},
-            {"tag": "9F0F", "hex": "B470848000"}
-          ]
-        }
-      ],
-      "cardTransactionQualifiersWhenCVMRequired": "9600"
-    }
-  ]
-}
-"""#)
+    static let visaOnlinePIN: CardProfile = {
+        var p = visaQVSDC.variant(
+            name: "visa-online-pin",
+            summary: "Visa qVSDC asking for online PIN when the reader requires a CVM (CTQ), CVM list: PIN over 50.00 EUR",
+            atc: 64, pan: PAN("4111111111111111")!)
+            .replacingObjects(Tag(0x5F20), with: Array("VISA PIN/CARD".utf8))
+        p.applications[0].afl = [0x18, 0x01, 0x02, 0x00]
+        p.applications[0].records.append(CardRecord(sfi: 3, number: 2, objects: [
+            CardDataObject(Tag(0x8E), [0x00, 0x00, 0x13, 0x88, 0x00, 0x00, 0x00, 0x00, 0x42, 0x07, 0x1F, 0x06]),
+            CardDataObject(Tag(0x9F0D), [0xB4, 0x50, 0x84, 0x00, 0x00]),
+            CardDataObject(Tag(0x9F0E), [0x00, 0x00, 0x00, 0x00, 0x00]),
+            CardDataObject(Tag(0x9F0F), [0xB4, 0x70, 0x84, 0x80, 0x00]),
+        ]))
+        p.applications[0].cardTransactionQualifiersWhenCVMRequired = [0x96, 0x00]
+        return p
+    }()
 }

@@ -13,6 +13,7 @@ enum CommandRegistry {
             ChargesCommand.self,
             GatewayTriggersCommand.self,
             GatewayWebhooksCommand.self,
+            GatewayLogsCommand.self,
             GatewayTokenCommand.self,
             GatewayServeCommand.self,
             GatewaySecretCommand.self,

@@ -26,9 +26,9 @@ enum ExitCode {
     static let table: [(code: Int32, meaning: String)] = [
         (success, "success (pay, sale: approved)"),
         (failure, "a check failed: a replayed trace diverged, a benchmarked read or payment failed, a scenario graded its backend wrong (scenarios run)"),
-        (2, "a result that is a no: pay/sale declined by the issuer (the payment exists); read: the card declined offline"),
-        (3, "pay/sale: failed — no payment occurred (invalid amount or order id, no card in time, reader not ready, card declined offline, cancelled while waiting for a card, …)"),
-        (4, "pay/sale: outcome unknown — the card may have been charged; do not retry, look the order up. pay (seed 000): any card read or PIN entry error and a Ctrl-C once the card is being read, before the request left or after it; sale (seeds 002/003): a card read and a request that did not reach the gateway"),
+        (declined, "a result that is a no: pay/sale declined by the issuer (the payment exists); read: the card declined offline"),
+        (failedNoPayment, "pay/sale: failed — no payment occurred (invalid amount or order id, no card in time, reader not ready, card declined offline, cancelled while waiting for a card, …)"),
+        (outcomeUnknown, "pay/sale: outcome unknown — the card may have been charged; do not retry, look the order up. pay (seed 000): any card read or PIN entry error and a Ctrl-C once the card is being read, before the request left or after it; sale (seeds 002/003): a card read and a request that did not reach the gateway"),
         (usage, "usage: the command line or an option's value is wrong"),
         (dataError, "malformed input: hex, TLV, APDU, a trace or profile file, a card that breaks the protocol, a trace that diverges"),
         (noInput, "a file or --data-dir that does not exist"),

@@ -3,6 +3,7 @@ import Foundation
 import GatewayService
 import PaymentGateway
 import TapToPay
+public import Storage
 
 /// Options for the embedded gateway shared by `pay`, `charges`, `sale`, `pending`, `resolve` and
 /// `gateway`, and the one rule for opening a data directory from the command line:
@@ -47,21 +48,21 @@ struct GatewayOptions: Sendable {
         guard !dataDirectory.isEmpty else { throw UsageError("--data-dir needs a directory path") }
     }
 
-    /// The exit status and message for a store that cannot be opened or written.
+    /// The exit status (``ExitCode/of(_:)-gateway``) and message for a ledger that cannot be
+    /// opened or written.
     func failure(_ error: GatewayError, doing: String) -> CommandFailure {
-        if error.code == .noDataDirectory {
-            return .noInput("\(error.reason) (the --data-dir `tapemu pay` or `tapemu sale` used?)")
-        }
-        return CommandFailure(exitCode: ExitCode.ioError, "\(doing) in \(dataDirectory): \(error.reason)")
+        failure(ExitCode.of(error), reason: error.reason, doing: doing)
     }
 
-    /// The exit status and message for a device store that cannot be opened, read or written:
-    /// the same statuses and words as for the ledger (``failure(_:doing:)``).
+    /// The exit status (``ExitCode/of(_:)-devicestore``) and message for a device store that
+    /// cannot be opened, read or written: the same statuses and words as for the ledger.
     func failure(_ error: DeviceStoreError, doing: String) -> CommandFailure {
-        if error.code == .noDataDirectory {
-            return .noInput("\(error.reason) (the --data-dir `tapemu pay` or `tapemu sale` used?)")
-        }
-        return CommandFailure(exitCode: ExitCode.ioError, "\(doing) in \(dataDirectory): \(error.reason)")
+        failure(ExitCode.of(error), reason: error.reason, doing: doing)
+    }
+
+    private func failure(_ status: Int32, reason: String, doing: String) -> CommandFailure {
+        status == ExitCode.noInput ? .noInput("\(reason) (the --data-dir `tapemu pay` or `tapemu sale` used?)")
+            : CommandFailure(exitCode: status, "\(doing) in \(dataDirectory): \(reason)")
     }
 
     /// How a recovery's line names the attempt: its amount and card, or that they cannot be read
@@ -184,19 +185,18 @@ struct RemoteGatewayOption: Sendable {
             return (embedded, given ?? embedded.issueToken(accountId: accountId, pointOfSaleId: Self.pointOfSaleId))
         }
         guard let remote = gw as? RemoteGateway else {
-            guard let given else { throw CommandFailure(exitCode: ExitCode.software, "this gateway issues no tokens; give --token") }
+            guard let given else { throw CommandFailure.software("this gateway issues no tokens; give --token") }
             return (gw, given)
         }
         if let given { return (remote.with(deviceToken: given), given) }
         guard let apiKey else {
-            throw CommandFailure(exitCode: ExitCode.usage,
-                                 "--gateway needs the merchant API key (--api-key KEY, printed by `tapemu gateway serve`) or a terminal's --token")
+            throw CommandFailure.usage("--gateway needs the merchant API key (--api-key KEY, printed by `tapemu gateway serve`) or a terminal's --token")
         }
         do {
             let token = try await remote.posAuthToken(apiKey: apiKey, pointOfSaleId: Self.pointOfSaleId)
             return (remote.with(deviceToken: token), token)
         } catch {
-            throw CommandFailure(exitCode: ExitCode.unavailable, "cannot get a token from \(remote.baseURL): \(error)")
+            throw CommandFailure.unavailable("cannot get a token from \(remote.baseURL): \(error)")
         }
     }
 }

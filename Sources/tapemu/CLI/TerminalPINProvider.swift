@@ -1,5 +1,6 @@
 import Foundation
 import TapToPay
+import Timing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,15 +18,14 @@ struct TerminalPINProvider: PINProvider {
             console?.printError("tapemu: the card asks for its online PIN and there is no terminal to ask on: give it with --pin")
             return nil
         }
-        return await withCheckedContinuation { (c: CheckedContinuation<PIN?, Never>) in
-            Thread.detachNewThread {
-                let prompt = "PIN for \(request.maskedPAN), \(request.amount) \(request.currency): "
-                guard let raw = getpass(prompt) else { c.resume(returning: nil); return }
-                let text = String(cString: raw)
-                // getpass returns a static buffer: wipe it.
-                memset(raw, 0, strlen(raw))
-                c.resume(returning: PIN(text))
-            }
+        // getpass blocks its thread until the line is typed: Timing's one bridge runs it.
+        return await withBlockingCall { () -> PIN? in
+            let prompt = "PIN for \(request.maskedPAN), \(request.amount) \(request.currency): "
+            guard let raw = getpass(prompt) else { return nil }
+            let text = String(cString: raw)
+            // getpass returns a static buffer: wipe it.
+            memset(raw, 0, strlen(raw))
+            return PIN(text)
         }
     }
 }

@@ -1,5 +1,6 @@
 import EMVKernel
 import BERTLV
+import PaymentRules
 import ISO7816
 import EMVDisplay
 
@@ -130,7 +131,7 @@ enum APDUExplainer {
                     d["tlv"] = TLVRender.json(tlv)
                     // The bytes, masked by the one policy (sensitive tags, PANs by content).
                     if tlv.flattened.contains(where: { EMVValueDecoder.isSensitive($0.tag) }) { d["redacted"] = .bool(true) }
-                    d["data"] = .string(Redaction.hex(c.data))
+                    d["data"] = .string(SensitiveData.displayHex(c.data))
                 } else {
                     d["data"] = .string(plainData(c))
                 }
@@ -173,7 +174,7 @@ enum APDUExplainer {
             case .success(let tlv):
                 d["tlv"] = TLVRender.json(tlv)
                 if tlv.flattened.contains(where: { EMVValueDecoder.isSensitive($0.tag) }) { d["redacted"] = .bool(true) }
-                d["data"] = .string(Redaction.hex(r.data))
+                d["data"] = .string(SensitiveData.displayHex(r.data))
             case .failure(let error):
                 d["data"] = .string(SensitiveData.maskedHex(r.data))
                 d["tlvError"] = .string(error.description)

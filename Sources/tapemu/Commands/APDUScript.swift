@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import ISO7816
 
 /// A script of APDUs for `tapemu transmit`, in pcsc-tools `scriptor`'s syntax: one APDU in hex

@@ -6,6 +6,7 @@ import PCSC
 import Glibc
 import BenchTiming
 import BERTLV
+import PaymentRules
 #endif
 
 /// `tapemu bench`: N full reads (or payments) of one card, and where each read's time goes.
@@ -110,7 +111,7 @@ struct BenchCommand: TapemuCommand {
         }
         progress.finish()
         guard let report = ReadTimingReport(timings) else {
-            throw CommandFailure(exitCode: ExitCode.failure, "nothing was timed")
+            throw CommandFailure.failure("nothing was timed")
         }
         if let plot {
             let svg = BenchPlot.svg(samples: timings.map(\.total), report: report,
@@ -118,7 +119,7 @@ struct BenchCommand: TapemuCommand {
             do {
                 try svg.write(toFile: plot, atomically: true, encoding: .utf8)
             } catch {
-                throw CommandFailure(exitCode: ExitCode.ioError, "cannot write the plot to \(plot): \(Console.ReadError.describing(error))")
+                throw CommandFailure.ioError("cannot write the plot to \(plot): \(Console.ReadError.describing(error))")
             }
         }
         if output.json {

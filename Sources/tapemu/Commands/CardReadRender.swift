@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import CardChannel
 import EMVKernel
 import ISO7816
@@ -119,8 +120,8 @@ enum CardReadRender {
             }
             rows.append([
                 "\(i + 1)", e.command.summary,
-                truncate(Redaction.hex(e.command, knownPANs: pans), 28),
-                e.response.map { truncate(Redaction.hex($0.data, knownPANs: pans), 36) } ?? "",
+                truncate(SensitiveData.displayHex(e.command, knownPANs: pans), 28),
+                e.response.map { truncate(SensitiveData.displayHex($0.data, knownPANs: pans), 36) } ?? "",
                 truncate(sw, 40),
                 "\(e.micros)",
             ])
@@ -233,8 +234,8 @@ enum CardReadRender {
         .array(exchanges.map { e in
             var d: [String: JSONValue] = [
                 "name": .string(e.command.summary),
-                "command": .string(Redaction.hex(e.command, knownPANs: pans)),
-                "response": e.response.map { .string(Redaction.hex($0.data, knownPANs: pans)) } ?? .null,
+                "command": .string(SensitiveData.displayHex(e.command, knownPANs: pans)),
+                "response": e.response.map { .string(SensitiveData.displayHex($0.data, knownPANs: pans)) } ?? .null,
                 "sw": e.response.map { .string($0.statusWord.hex) } ?? .null,
                 "micros": .int(Int(e.micros)),
                 "startMicros": .int(Int(e.start.components.seconds * 1_000_000

@@ -76,7 +76,7 @@ struct ChargesCommand: TapemuCommand {
         do {
             payments = try await gw.charges(orderId: orderId)
         } catch {
-            throw CommandFailure(exitCode: ExitCode.unavailable, "the charges query failed: \(error)")
+            throw CommandFailure.unavailable("the charges query failed: \(error)")
         }
         let items = payments.map(Self.item)
         if output.json {

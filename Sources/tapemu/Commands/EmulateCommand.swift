@@ -3,12 +3,14 @@ import Dispatch
 import Foundation
 import ISO7816
 import PCSC
+import VPCD
 import Synchronization
 import VirtualCard
 #if canImport(Glibc)
 import Glibc
 import APDUTrace
 import BERTLV
+import PaymentRules
 #endif
 
 /// `tapemu emulate`: a virtual card (or the card side of a trace) in a vpcd reader slot, so any

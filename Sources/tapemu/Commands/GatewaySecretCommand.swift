@@ -39,8 +39,7 @@ struct GatewaySecretCommand: TapemuCommand {
         let legacySecret = WebhookSignature.secretText(ledger.legacyWebhookSecret)
         let apiKey = ledger.merchantAPIKey
         guard legacy || !apiKey.isEmpty else {
-            throw CommandFailure(exitCode: ExitCode.failure,
-                                 "this ledger has no merchant API key yet (an earlier tapemu's ledger, opened read only): run a payment or `tapemu gateway serve` on it once to upgrade it")
+            throw CommandFailure.failure("this ledger has no merchant API key yet (an earlier tapemu's ledger, opened read only): run a payment or `tapemu gateway serve` on it once to upgrade it")
         }
         if output.json {
             try JSONOutput.print(JSONValue.object([

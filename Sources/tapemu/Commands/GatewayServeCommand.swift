@@ -14,7 +14,7 @@ struct GatewayServeCommand: TapemuCommand {
         commandName: "gateway serve",
         abstract: "Serve the gateway over HTTP (terminal API, merchant REST, CoreAPI REST, GraphQL, dashboard) and deliver its webhooks until SIGINT or SIGTERM.",
         arguments: [Self.listen, Self.tlsCert, Self.tlsKey, Self.insecureListen, Self.fault, Self.webhookFault, Self.maxBody,
-                    Self.accessLog, Self.ledger, Self.ledgerWait] + GatewayOptions.arguments,
+                    Self.accessLog, Self.ledger, Self.ledgerWait, Self.supportSettleWindow] + GatewayOptions.arguments,
         discussion: """
             Prints its URL, the merchant API key (kept in the ledger: the same on every run \
             on this --data-dir; it also signs every webhook, as MONEI signs with the API key) and \
@@ -94,6 +94,9 @@ struct GatewayServeCommand: TapemuCommand {
     /// may come up after it): retried with a growing pause, each retry logged, then exit 69.
     static let ledgerWait = Option<Duration>.duration(
         "--ledger-wait", help: "How long to wait for the --ledger database at start (default 30s; 0s: one try), retrying with a logged line; then exit 69.")
+    static let supportSettleWindow = Option<Duration>.duration(
+        "--support-settle-window",
+        help: "How long after an order's last attempt GET /support/v1/orders/{orderId} waits before answering noPaymentReceived (default 60s).")
     static let accessLog = Flag(
         "--access-log",
         help: "One stderr line when a request arrives and one when it is answered (method, path, status, X-Request-Id; never a body).")
@@ -118,11 +121,13 @@ struct GatewayServeCommand: TapemuCommand {
     /// `--ledger`: a PostgreSQL ledger shared with other servers (nil: the one in --data-dir).
     var ledgerURL: String?
     var ledgerWait: Duration
+    var supportSettleWindow: Duration
 
     init(arguments: inout Arguments) throws(UsageError) {
         gateway = try GatewayOptions(arguments: &arguments)
         ledgerURL = try arguments.value(Self.ledger)
         ledgerWait = try arguments.value(Self.ledgerWait, default: .seconds(30))
+        supportSettleWindow = try arguments.value(Self.supportSettleWindow, default: .seconds(60))
         accessLog = arguments.isSet(Self.accessLog)
         listen = try arguments.value(Self.listen, default: ListenAddress(host: "127.0.0.1", port: 8080))
         tlsCert = try arguments.value(Self.tlsCert)
@@ -184,7 +189,7 @@ struct GatewayServeCommand: TapemuCommand {
     /// (``GatewayService/onLedgerThreads(_:)``). The router checks each credential.
     static func makeRouter(_ service: GatewayService, dashboard: Bool = true) -> Router {
         var router = service.routes()
-        let web = service.onLedgerThreads(GatewayWebRoutes(ledger: service.gateway.ledger))
+        let web = service.onLedgerThreads(GatewayWebRoutes(ledger: service.gateway.ledger, gateway: service.gateway))
         router.mount("/graphql", .apiKey, web)
         if dashboard {
             router.mount("/", .dashboard, web)
@@ -218,15 +223,14 @@ struct GatewayServeCommand: TapemuCommand {
             } catch where error.code == .connectionLost {
                 let waited = start.duration(to: clock.now)
                 guard waited + pause <= wait else {
-                    throw CommandFailure(exitCode: ExitCode.unavailable,
-                                         "the ledger database \(PostgresURL.redacted(url)) did not answer within \(wait) (\(attempt) attempt\(attempt == 1 ? "" : "s")): \(error.reason)")
+                    throw CommandFailure.unavailable("the ledger database \(PostgresURL.redacted(url)) did not answer within \(wait) (\(attempt) attempt\(attempt == 1 ? "" : "s")): \(error.reason)")
                 }
                 console.printError("tapemu: the ledger database \(PostgresURL.redacted(url)) is not answering (\(error.reason)); attempt \(attempt + 1) in \(pause), waiting up to \(wait)")
                 try await clock.sleep(for: pause)
                 pause = min(pause * 2, .seconds(5))
                 attempt += 1
             } catch {
-                throw CommandFailure(exitCode: ExitCode.ioError, "cannot open the gateway ledger: \(error.reason)")
+                throw CommandFailure.ioError("cannot open the gateway ledger: \(error.reason)")
             }
         }
     }
@@ -242,15 +246,17 @@ struct GatewayServeCommand: TapemuCommand {
         }
         let service: GatewayService
         do throws(GatewayError) {
-            service = try GatewayService(gateway: opened, fault: fault)
+            service = try GatewayService(gateway: opened, fault: fault, supportSettleWindow: supportSettleWindow)
         } catch {
             guard ledgerURL == nil else {
-                throw CommandFailure(exitCode: ExitCode.ioError, "cannot open the gateway ledger: \(error.reason)")
+                throw CommandFailure.ioError("cannot open the gateway ledger: \(error.reason)")
             }
             throw gateway.failure(error, doing: "cannot open the gateway ledger")
         }
         let dashboard = Self.isLoopback(listen.host)
-        let router = Self.makeHandler(service, listenHost: listen.host)
+        // Every request and its answer go to the ledger's request log (`tapemu gateway logs`).
+        let router = RequestLogRecorder(inner: Self.makeHandler(service, listenHost: listen.host),
+                                        ledger: service.gateway.ledger, apiKey: service.apiKey)
         var tls: HTTPServerTLS?
         if let tlsCert, let tlsKey {
             do {
@@ -266,7 +272,7 @@ struct GatewayServeCommand: TapemuCommand {
             server = try HTTPServer(configuration: configuration,
                                     handler: accessLog ? AccessLog(inner: router, console: console) : router)
         } catch {
-            throw CommandFailure(exitCode: ExitCode.unavailable, "cannot serve: \(error.reason)")
+            throw CommandFailure.unavailable("cannot serve: \(error.reason)")
         }
         let deliverer = service.makeWebhookDeliverer(policy: webhookSchedule.policy, timeout: webhookSchedule.timeout,
                                                      pollInterval: webhookSchedule.pollInterval, faults: webhookFaults,
@@ -290,6 +296,7 @@ struct GatewayServeCommand: TapemuCommand {
             for await _ in stopped {}
             console.printError("tapemu: stopping (letting \(server.requestsInFlight) request(s) under way finish)")
             await server.stop()
+            await router.flush()
             // After the last request: its webhook is in the outbox for the next run if not sent now.
             delivery.cancel()
             await delivery.value

@@ -59,7 +59,7 @@ struct GatewayTokenCommand: TapemuCommand {
     func run(_ console: Console) async throws -> Int32 {
         if let url = remote.url {
             guard let apiKey = remote.apiKey else {
-                throw CommandFailure(exitCode: ExitCode.usage, "--gateway needs the merchant API key (--api-key KEY, printed by `tapemu gateway serve`)")
+                throw CommandFailure.usage("--gateway needs the merchant API key (--api-key KEY, printed by `tapemu gateway serve`)")
             }
             let served = RemoteGateway(baseURL: url, caCertificateFile: remote.caFile)
             let token: String, validation: TokenValidation
@@ -67,7 +67,7 @@ struct GatewayTokenCommand: TapemuCommand {
                 token = try await served.posAuthToken(apiKey: apiKey, pointOfSaleId: pointOfSaleId)
                 validation = try await served.validateToken(token)
             } catch {
-                throw CommandFailure(exitCode: ExitCode.unavailable, "cannot get a token from \(served.baseURL): \(error)")
+                throw CommandFailure.unavailable("cannot get a token from \(served.baseURL): \(error)")
             }
             return try print(token, validation, console)
         }
@@ -97,7 +97,7 @@ struct GatewayTokenCommand: TapemuCommand {
         }
         // The claims as the gateway reads them back: what prepare(token:) will see.
         guard case .valid(let claims) = validation else {
-            throw CommandFailure(exitCode: ExitCode.software, "the gateway does not accept the token it just issued")
+            throw CommandFailure.software("the gateway does not accept the token it just issued")
         }
         let iso = Date.ISO8601FormatStyle()
         try JSONOutput.print(JSONValue.object([

@@ -49,7 +49,7 @@ struct GatewayWebhooksCommand: TapemuCommand {
         do {
             rows = try WebhookRows.rows(gw.ledger, orderId: orderId, pendingOnly: pendingOnly)
         } catch {
-            throw CommandFailure(exitCode: ExitCode.ioError, "cannot read the outbox: \(error)")
+            throw CommandFailure.ioError("cannot read the outbox: \(error)")
         }
         if output.json {
             try JSONOutput.print(rows, to: console)

@@ -14,7 +14,7 @@ enum HexInput {
         while true {
             let chunk: [UInt8]
             do { chunk = try console.readStandardInputChunk(64 * 1024) } catch {
-                throw CommandFailure(exitCode: ExitCode.ioError, "cannot read stdin: \(error)")
+                throw CommandFailure.ioError("cannot read stdin: \(error)")
             }
             if chunk.isEmpty { break }
             for (i, b) in chunk.enumerated() where !isHexOrSeparator(b) {

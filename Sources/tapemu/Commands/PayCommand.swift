@@ -5,6 +5,7 @@ import PaymentGateway
 import Synchronization
 import TapToPay
 import Timing
+import PaymentRules
 
 /// `tapemu pay`: one payment through the MONEI-style API on any card source and the embedded gateway.
 struct PayCommand: TapemuCommand {
@@ -41,22 +42,16 @@ struct PayCommand: TapemuCommand {
             (amount endings, test PANs), as for a real card in a reader.
             """,
         exitCodes: [
-            (2, "declined by the issuer (the payment exists)"),
-            (3, "failed: no payment occurred (paymentFailed, cancelled before a card was read, invalidArgument, …)"),
-            (4, "outcome unknown: the card may have been charged (any card read or PIN entry error, Ctrl-C once the card is being read, any gateway failure after the request left); do not retry"),
-            (75, "busy: another process is paying or resolving this order; nothing was sent; wait until it ends, then look the order up (do not charge again under a new order id)"),
+            (ExitCode.declined, "declined by the issuer (the payment exists)"),
+            (ExitCode.failedNoPayment, "failed: no payment occurred (paymentFailed, cancelled before a card was read, invalidArgument, …)"),
+            (ExitCode.outcomeUnknown, "outcome unknown: the card may have been charged (any card read or PIN entry error, Ctrl-C once the card is being read, any gateway failure after the request left); do not retry"),
+            (ExitCode.temporaryFailure, "busy: another process is paying or resolving this order; nothing was sent; wait until it ends, then look the order up (do not charge again under a new order id)"),
         ] + GatewayOptions.cardFileExitCodes + GatewayOptions.creatingExitCodes + RemoteGatewayOption.tokenExitCodes)
 
-    static let declined: Int32 = 2
-    static let failedNoPayment: Int32 = 3
-    static let outcomeUnknown: Int32 = 4
-
-    /// The exit status of a failed payment: 4 when the card may have been charged, 75 for `busy`
-    /// (another process works on this order: its outcome is not this run's to tell), else 3.
-    static func exitCode(for error: TapToPayError) -> Int32 {
-        if error.mayHaveCharged { return outcomeUnknown }
-        return error == .busy ? ExitCode.temporaryFailure : failedNoPayment
-    }
+    // The payment statuses, as the tests name them (``ExitCode`` owns them).
+    static let declined = ExitCode.declined
+    static let failedNoPayment = ExitCode.failedNoPayment
+    static let outcomeUnknown = ExitCode.outcomeUnknown
 
     static let callbackUrl = Option<String>("--callback-url", value: "<url>", help: "Where the gateway's signed webhook goes.")
     static let location = Option<FixedLocationProvider>.choice(
@@ -124,6 +119,7 @@ struct PayCommand: TapemuCommand {
         let outcome = await SignalTrap.whileRunning(onSignal: { interrupt.signal() }) {
             await withTaskCancellationHandler { await paying.value } onCancel: { paying.cancel() }
         }
+        interrupt.disconnect()
         let truth = await Self.groundTruth(tapToPay, orderId: orderId)
         switch outcome {
         case .success(let result):
@@ -140,7 +136,7 @@ struct PayCommand: TapemuCommand {
             hooks.resultPrinted()
             GatewayOptions.handOver([(result.orderId, { () throws(DeviceStoreError) in try tapToPay.acknowledge(result) })],
                                         console: console)
-            return result.status == .approved ? ExitCode.success : Self.declined
+            return result.status == .approved ? ExitCode.success : ExitCode.declined
         case .failure(let error):
             if json {
                 // Never null: the cause an event named, else the error's own words.
@@ -158,7 +154,7 @@ struct PayCommand: TapemuCommand {
                                        + "(do not charge again under a new order id)")
                 }
             }
-            return Self.exitCode(for: error)
+            return ExitCode.of(error)
         }
     }
 
@@ -264,7 +260,7 @@ struct PayErrorOutput: Encodable {
          groundTruth: GroundTruthOutput = GroundTruthOutput(submitted: false, charged: false)) {
         self.reason = reason
         self.groundTruth = groundTruth
-        exitCode = PayCommand.exitCode(for: error)
+        exitCode = ExitCode.of(error)
         switch error {
         case .outcomeUnknown: self.error = "outcomeUnknown"
         case .paymentFailed: self.error = "paymentFailed"
@@ -273,70 +269,5 @@ struct PayErrorOutput: Encodable {
         self.orderId = orderId
         self.code = error.code
         self.message = error.description
-    }
-}
-
-/// Ctrl-C during `pay`, told to the right party: before the payment (prepare and its location
-/// fix) it cancels the task — `cancelled`; during `acceptPayment` it is the user's cancel on the
-/// payment sheet (`TapToPay.cancel()`).
-///
-/// `TapToPay.cancel()` with no payment in progress does nothing, as the SDK's does, and
-/// `acceptPayment` starts its payment a moment after this process decided it was paying: a
-/// Ctrl-C in that moment would be lost, and the customer charged after the operator cancelled.
-/// So the cancel is told again at the payment's first event (a payment in progress then hears
-/// it: before a card is asked for, that is `cancelled`).
-final class PayInterrupt: Sendable {
-    private struct State {
-        var paying = false
-        var interrupted = false
-        /// A cancel told to the payment since the last Ctrl-C, while it surely ran (at an event).
-        var heard = false
-        var cancelPayment: (@Sendable () -> Void)?
-        var cancelPrepare: (@Sendable () -> Void)?
-        /// A Ctrl-C that came before ``connect(cancelPayment:cancelPrepare:)``.
-        var early = false
-    }
-    private let state = Mutex(State())
-
-    init() {}
-
-    /// Who to tell. A Ctrl-C that came before is told now.
-    func connect(cancelPayment: @escaping @Sendable () -> Void, cancelPrepare: @escaping @Sendable () -> Void) {
-        let early = state.withLock { s -> Bool in
-            s.cancelPayment = cancelPayment
-            s.cancelPrepare = cancelPrepare
-            return s.early
-        }
-        if early { signal() }
-    }
-
-    /// The payment is about to start: true when a Ctrl-C came first (then it must not start).
-    func startPaying() -> Bool {
-        state.withLock { s -> Bool in
-            if !s.interrupted { s.paying = true }
-            return s.interrupted
-        }
-    }
-
-    /// Ctrl-C.
-    func signal() {
-        let cancel = state.withLock { s -> (@Sendable () -> Void)? in
-            s.interrupted = true
-            s.heard = false
-            if s.cancelPayment == nil { s.early = true }
-            return s.paying ? s.cancelPayment : s.cancelPrepare
-        }
-        cancel?()
-    }
-
-    /// An event of the payment in progress: a Ctrl-C since the payment started that it may not
-    /// have heard is told again, now that it surely runs.
-    func paymentEvent() {
-        let cancel = state.withLock { s -> (@Sendable () -> Void)? in
-            guard s.paying, s.interrupted, !s.heard else { return nil }
-            s.heard = true
-            return s.cancelPayment
-        }
-        cancel?()
     }
 }

@@ -53,12 +53,8 @@ struct PendingCloseCommand: TapemuCommand {
         do {
             closed = try store.close(orderId: orderId, attemptId: attemptId, reason: reason)
         } catch {
-            switch error.code {
-            case .notFound: throw CommandFailure.noInput(error.reason)
-            case .busy: throw CommandFailure(exitCode: ExitCode.temporaryFailure, error.reason)
-            case .invalidRequest: throw CommandFailure(exitCode: ExitCode.usage, error.reason)
-            default: throw gateway.failure(error, doing: "cannot close the record")
-            }
+            if let status = ExitCode.ofRecordRequest(error) { throw CommandFailure(exitCode: status, error.reason) }
+            throw gateway.failure(error, doing: "cannot close the record")
         }
         if output.json {
             try JSONOutput.print(JSONValue.object([

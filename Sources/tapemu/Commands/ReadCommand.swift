@@ -1,5 +1,6 @@
 import BenchTiming
 import BERTLV
+import PaymentRules
 import CardChannel
 import EMVKernel
 import ISO7816
@@ -27,15 +28,13 @@ struct ReadCommand: TapemuCommand {
             AID, GPO, READ RECORD n/SFI m, GENERATE AC) and the reason.
             """,
         exitCodes: [
-            (2, "the card declined offline (AAC); the card data is still shown"),
+            (ExitCode.declined, "the card declined offline (AAC); the card data is still shown"),
             (ExitCode.dataError, "the card broke the protocol (malformed or missing data, wrong status word) or has no supported application; or the --trace or --card file is not valid"),
             (ExitCode.noInput, "the --trace or --card file does not exist"),
             (ExitCode.unavailable, "no such reader, or the PC/SC service is not running"),
             (ExitCode.ioError, "the --record file cannot be written, or the --trace file cannot be read"),
             (ExitCode.temporaryFailure, "no card came, the card was removed, it did not answer in time, or the reader failed mid-exchange"),
         ])
-
-    static let declinedOffline: Int32 = 2
 
     static let amount = Option<Int>.integer(
         "--amount", value: "<cents>",
@@ -87,7 +86,7 @@ struct ReadCommand: TapemuCommand {
         do {
             channel = try await cardSource.waitForCard(timeout: wait, clock: clock)
         } catch {
-            throw CommandFailure(exitCode: Self.exitCode(for: error.code), "\(cardSource.name): \(error)")
+            throw CommandFailure(error, "\(cardSource.name): \(error)")
         }
         let recorder = record.map { _ in
             TraceRecording.wrap(channel, source: source, sourceName: cardSource.name, redact: noRedact ? false : nil, clock: clock)
@@ -125,12 +124,7 @@ struct ReadCommand: TapemuCommand {
             }
             return ExitCode.success
         case .failure(let error):
-            let code: Int32
-            switch error.code {
-            case .cardDeclinedOffline: code = Self.declinedOffline
-            case .channelFailed: code = Self.exitCode(for: error.channelError?.code)
-            default: code = ExitCode.dataError
-            }
+            let code = ExitCode.of(error)
             if output.json {
                 try JSONOutput.print(CardReadRender.json(error, source: cardSource.name, transaction: transaction,
                                                          configuration: configuration, exitCode: code), to: console)
@@ -139,16 +133,6 @@ struct ReadCommand: TapemuCommand {
                                                 configuration: configuration))
             }
             throw CommandFailure(exitCode: code, error.description)
-        }
-    }
-
-    static func exitCode(for code: CardChannelError.Code?) -> Int32 {
-        switch code {
-        case .noService?, .noReader?, .readerRemoved?, .sharingViolation?: return ExitCode.unavailable
-        case .noCard?, .cardRemoved?, .timeout?: return ExitCode.temporaryFailure
-        case .traceMismatch?, .traceEnded?, .malformedResponse?, .notAPaymentCard?: return ExitCode.dataError
-        case .transmitFailed?, .responseChainingFailed?: return ExitCode.temporaryFailure
-        default: return ExitCode.software
         }
     }
 }

@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import CardChannel
 import ISO7816
 import PCSC
@@ -69,7 +70,7 @@ struct ReadersCommand: TapemuCommand {
         do {
             report = try await PCSC.readerReport()
         } catch {
-            throw CommandFailure(exitCode: ExitCode.unavailable, "\(error)")
+            throw CommandFailure.unavailable("\(error)")
         }
         let names = Self.atrNames
         if output.json {

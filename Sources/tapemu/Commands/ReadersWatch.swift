@@ -83,7 +83,7 @@ extension ReadersCommand {
     }
 
     private static func failure(_ error: CardChannelError) -> CommandFailure {
-        CommandFailure(exitCode: ReadCommand.exitCode(for: error.code), "\(error)")
+        CommandFailure(error, "\(error)")
     }
 
     /// One line: `2026-11-30T10:00:00.123Z  Virtual PCD 00 00: card inserted — ATR 3B… — ISO 14443-4 card`,
@@ -117,7 +117,8 @@ extension ReadersCommand {
 
 /// Ends the watch from a signal handler or the caller's cancellation, even one that comes
 /// before the watching task exists.
-private final class WatchStop: Sendable {
+/// Cancels a watch's task from a signal handler, also when the signal came before the task existed.
+final class WatchStop: Sendable {
     private let state = Mutex<(task: Task<Void, any Error>?, cancelled: Bool)>((nil, false))
 
     func set(_ task: Task<Void, any Error>) {

@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import DeviceStore
 import EMVKernel
 import Foundation
@@ -29,21 +30,17 @@ struct SaleCommand: TapemuCommand {
             amounts ending in 92 (approved) and 95 (declined) lose the host's answer.\(TestHooks.help)
             """,
         exitCodes: [
-            (2, "the gateway answered, not approved (code D, R or E; C: the order's sale was reversed since, nothing is charged — sell again under a new order id)"),
-            (3, "onError: no payment occurred"),
-            (4, "onTransactionCommError: the outcome is unknown, the sale is pending; run `tapemu resolve`"),
-            (75, "onError(transactionInProgress): another process is selling or resolving this order; nothing was sent; wait until it ends, then run `tapemu resolve` (do not sell again under a new order id)"),
+            (ExitCode.declined, "the gateway answered, not approved (code D, R or E; C: the order's sale was reversed since, nothing is charged — sell again under a new order id)"),
+            (ExitCode.failedNoPayment, "onError: no payment occurred"),
+            (ExitCode.outcomeUnknown, "onTransactionCommError: the outcome is unknown, the sale is pending; run `tapemu resolve`"),
+            (ExitCode.temporaryFailure, "onError(transactionInProgress): another process is selling or resolving this order; nothing was sent; wait until it ends, then run `tapemu resolve` (do not sell again under a new order id)"),
         ] + GatewayOptions.cardFileExitCodes + GatewayOptions.creatingExitCodes + RemoteGatewayOption.tokenExitCodes)
-
-    static let notApproved: Int32 = 2
-    static let failedNoPayment: Int32 = 3
-    static let commError: Int32 = 4
 
     static let currency = Option<String>(
         "--currency", value: "<code>",
         help: "The sale's currency, ISO 4217 (default EUR); the terminal gives it to the card too.") {
         text, _ throws(UsageError) in
-        guard text.utf8.count == 3, text.allSatisfy({ $0.isASCII && $0.isLetter }) else {
+        guard CurrencyCode.isValid(text) else {
             throw UsageError("--currency takes an ISO 4217 code of three letters, not '\(text)'")
         }
         // The terminal writes the currency's numeric code (5F2A) for the card: it must know it.
@@ -134,6 +131,7 @@ struct SaleCommand: TapemuCommand {
         let (outcome, monitoring) = await SignalTrap.whileRunning(onSignal: { interrupt.signal() }) {
             await withTaskCancellationHandler { await selling.value } onCancel: { selling.cancel() }
         }
+        interrupt.disconnect()
         monitoring?.cancel()
         await monitoring?.value
 
@@ -144,7 +142,6 @@ struct SaleCommand: TapemuCommand {
             // this leaves it for `tapemu resolve`; a stdout that failed keeps it too).
             hooks.resultPrinted()
             GatewayOptions.handOver([(r.orderId, { () throws(DeviceStoreError) in try core.acknowledge(r) })], console: console)
-            return r.isApproved ? ExitCode.success : Self.notApproved
         case .error(.transactionInProgress, _):
             // Another process works on this order (a sale in progress, or a recovery): its outcome
             // is not this run's to tell.
@@ -152,14 +149,13 @@ struct SaleCommand: TapemuCommand {
                 console.printError("tapemu: another process is selling or resolving order \(orderId); nothing was sent. "
                                    + "Wait until it ends, then run: tapemu resolve (do not sell again under a new order id)")
             }
-            return ExitCode.temporaryFailure
         case .error:
-            return Self.failedNoPayment
+            break
         case .commError(let sale, _, _):
             if !output.json {
                 console.printError("tapemu: the sale \(sale.orderId) is pending on the device; resolve it with: tapemu resolve")
             }
-            return Self.commError
         }
+        return ExitCode.of(outcome)
     }
 }

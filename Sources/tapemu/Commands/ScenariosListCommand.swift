@@ -26,6 +26,7 @@ struct ScenariosListCommand: TapemuCommand {
             "integratorAction": .string(s.integratorAction), "sdk": .string(s.sdk.description),
             "truth": .string(s.truth.rawValue), "accepted": .array(s.acceptedStates.map(JSONValue.string)),
             "embeddedGatewayOnly": .bool(s.needsEmbeddedGateway),
+            "rule": s.pendingRule.map(JSONValue.string) ?? .null,
         ])
     }
 
@@ -39,6 +40,7 @@ struct ScenariosListCommand: TapemuCommand {
             console.print("    how:     \(s.how)")
             console.print("    sdk:     \(s.sdk)    truth: \(s.truth.rawValue)    backend must say: \(s.acceptedStates.joined(separator: " or "))")
             console.print("    do:      \(s.integratorAction)")
+            if let rule = s.pendingRule { console.print("    rule:    \(rule)") }
         }
         console.print("\(ScenarioCatalogue.all.count) scenarios")
         return ExitCode.success

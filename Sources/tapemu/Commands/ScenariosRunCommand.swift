@@ -3,13 +3,15 @@ import Foundation
 import GatewayService
 import HTTPServer
 import PaymentGateway
+import PaymentRules
 
 /// `tapemu scenarios run`: plays the catalogue against a merchant backend and grades its conclusions.
 struct ScenariosRunCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenarios run",
         abstract: "Play the scenarios against your merchant backend and grade what it concluded against the truth.",
-        arguments: [Self.names, Self.callbackUrl, Self.backendCheck, Self.settle, Self.junit, Self.listen, Self.terminals, Self.repeats]
+        arguments: [Self.names, Self.callbackUrl, Self.backendCheck, Self.settle, Self.supportWindow, Self.junit, Self.listen,
+                    Self.terminals, Self.repeats]
             + RemoteGatewayOption.arguments + GatewayOptions.arguments.map { ($0 as? Option<String>)?.withHelp(
                 "Where the embedded gateway keeps its ledger and the terminals their pending payments (default: a new temporary directory)") ?? $0 }
             + OutputOptions.arguments,
@@ -39,6 +41,9 @@ struct ScenariosRunCommand: TapemuCommand {
     }
     static let settle = Option<Duration>.duration(
         "--settle", help: "How long the backend may take to reach its conclusion (default 10s).", positive: true)
+    static let supportWindow = Option<Duration>.duration(
+        "--support-window",
+        help: "Support's settle window (seed 000 step 4, GET /support/v1/orders/{orderId}): the embedded gateway's (default 3s); with --gateway, its --support-settle-window (default 60s). After outcomeUnknown with nothing charged, pending fails once it has passed.")
     static let junit = Option<String>("--junit", value: "<file>", help: "Also write the grades as JUnit XML to this file.")
     static let listen = GatewayServeCommand.listen.withHelp(
         "Where the embedded gateway is served for the backend (default 127.0.0.1:0, a free port).")
@@ -55,6 +60,7 @@ struct ScenariosRunCommand: TapemuCommand {
     var callbackUrl: String
     var backendCheck: String
     var settle: Duration
+    var supportWindow: Duration?
     var junit: String?
     var listen: GatewayServeCommand.ListenAddress
     var remote: RemoteGatewayOption
@@ -68,6 +74,7 @@ struct ScenariosRunCommand: TapemuCommand {
         callbackUrl = try arguments.required(Self.callbackUrl)
         backendCheck = try arguments.required(Self.backendCheck)
         settle = try arguments.value(Self.settle, default: .seconds(10))
+        supportWindow = try arguments.value(Self.supportWindow)
         junit = try arguments.value(Self.junit)
         listen = try arguments.value(Self.listen, default: .init(host: "127.0.0.1", port: 0))
         terminalCount = try arguments.value(Self.terminals)
@@ -102,7 +109,7 @@ struct ScenariosRunCommand: TapemuCommand {
             // gateway's POST /v1/pos/auth-token with it (RemoteGatewayOption.terminal).
             let remote = remote
             player = ScenarioPlayer(gateway: gw, issueToken: { _, account in try await remote.terminal(gw, token: nil, accountId: account).token },
-                                    pendingStore: store, callbackUrl: callbackUrl)
+                                    pendingStore: store, callbackUrl: callbackUrl, coreGateway: gw)
         } else {
             let embedded: EmbeddedGateway
             do {
@@ -113,7 +120,7 @@ struct ScenariosRunCommand: TapemuCommand {
             }
             let service: GatewayService
             do throws(GatewayError) {
-                service = try GatewayService(gateway: embedded)
+                service = try GatewayService(gateway: embedded, supportSettleWindow: supportWindow ?? .seconds(3))
             } catch {
                 throw local.failure(error, doing: "cannot open the gateway ledger")
             }
@@ -121,7 +128,7 @@ struct ScenariosRunCommand: TapemuCommand {
                 server = try HTTPServer(configuration: HTTPServerConfiguration(host: listen.host, port: listen.port),
                                         handler: GatewayServeCommand.makeHandler(service, listenHost: listen.host))
             } catch {
-                throw CommandFailure(exitCode: ExitCode.unavailable, "cannot serve the embedded gateway: \(error.reason)")
+                throw CommandFailure.unavailable("cannot serve the embedded gateway: \(error.reason)")
             }
             let deliverer = service.makeWebhookDeliverer(pollInterval: .milliseconds(50))
             delivery = Task { await service.runWebhookDelivery(deliverer) }
@@ -133,24 +140,27 @@ struct ScenariosRunCommand: TapemuCommand {
             } catch {
                 await server?.stop()
                 delivery?.cancel()
-                throw CommandFailure(exitCode: ExitCode.unavailable, "the backend refused the gateway: \(error)")
+                throw CommandFailure.unavailable("the backend refused the gateway: \(error)")
             }
             player = ScenarioPlayer(gateway: embedded, issueToken: { expired, account in
                 embedded.issueToken(accountId: account, ttl: expired ? .zero : .seconds(3600))
-            }, pendingStore: store, callbackUrl: callbackUrl)
+            }, pendingStore: store, callbackUrl: callbackUrl,
+               coreGateway: RemoteGateway(baseURL: url, requestTimeout: .seconds(30)))
         }
         // The webhook relay: each payment's callbackUrl, forwarding to --callback-url as its cross says.
+        let relayHandler = WebhookRelay(target: callbackUrl)
         let relay: HTTPServer
         do {
             relay = try HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0),
-                                   handler: WebhookRelay(target: callbackUrl))
+                                   handler: relayHandler)
         } catch {
             await server?.stop()
             delivery?.cancel()
-            throw CommandFailure(exitCode: ExitCode.unavailable, "cannot serve the webhook relay: \(error.reason)")
+            throw CommandFailure.unavailable("cannot serve the webhook relay: \(error.reason)")
         }
         let runner = ScenarioRunner(player: player, backend: backend, settle: settle, embedded: remote.url == nil, runId: runId,
-                                    apiKey: apiKey, callbackUrl: callbackUrl, relayURL: relay.url)
+                                    apiKey: apiKey, callbackUrl: callbackUrl, relayURL: relay.url, relay: relayHandler,
+                                    supportWindow: supportWindow ?? (remote.url == nil ? .seconds(3) : .seconds(60)))
         let grades = await Self.play(scenarios, runner: runner, terminals: terminalCount, repeats: repeatCount)
         if let server { await server.stop() }
         await relay.stop()
@@ -161,7 +171,7 @@ struct ScenariosRunCommand: TapemuCommand {
             do {
                 try ScenarioReport.junit(grades).write(toFile: junit, atomically: true, encoding: .utf8)
             } catch {
-                throw CommandFailure(exitCode: ExitCode.ioError, "cannot write \(junit): \(error.localizedDescription)")
+                throw CommandFailure.ioError("cannot write \(junit): \(error.localizedDescription)")
             }
         }
         if output.json {

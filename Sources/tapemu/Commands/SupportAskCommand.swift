@@ -52,7 +52,7 @@ struct SupportAskCommand: TapemuCommand {
         do {
             answer = try await SupportDesk(gateway: gw, settleWindow: window).ask(orderId: orderId, lastAttempt: lastAttempt)
         } catch {
-            if remote.url != nil { throw CommandFailure(exitCode: ExitCode.unavailable, "support cannot be reached: \(error)") }
+            if remote.url != nil { throw CommandFailure.unavailable("support cannot be reached: \(error)") }
             throw gateway.failure(error, doing: "cannot read the gateway ledger")
         }
         let iso = ISO8601DateFormatter()

@@ -1,5 +1,6 @@
 import EMVDisplay
 import BERTLV
+import PaymentRules
 import ISO7816
 
 /// How a TLV tree is shown, in text and JSON. Shared by `tlv decode` and `apdu decode`.

@@ -1,6 +1,7 @@
 import APDUTrace
 import Timing
 import BERTLV
+import PaymentRules
 import CardChannel
 import EMVKernel
 import Foundation
@@ -97,7 +98,7 @@ struct TraceImportCommand: TapemuCommand {
             do {
                 try trace.write(toFile: path)
             } catch {
-                throw CommandFailure(exitCode: ExitCode.ioError, "\(error)")
+                throw CommandFailure.ioError("\(error)")
             }
         } else {
             console.write(trace.text)

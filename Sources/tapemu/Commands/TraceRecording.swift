@@ -43,7 +43,7 @@ enum TraceRecording {
         do {
             try trace.write(toFile: path)
         } catch {
-            throw CommandFailure(exitCode: ExitCode.ioError, "\(error)")
+            throw CommandFailure.ioError("\(error)")
         }
     }
 }

@@ -1,6 +1,7 @@
 import APDUTrace
 import Timing
 import BERTLV
+import PaymentRules
 import CardChannel
 import EMVKernel
 import Foundation
@@ -27,15 +28,15 @@ enum TraceShowRender {
                 s += line(number, p.time, e.time - p.time, p.bytes,
                           "\(r.statusWord.hex) \(r.statusWord.name)\(r.data.isEmpty ? "" : " (\(r.data.count) bytes)")")
                 if hex {
-                    s += "      > \(Redaction.hex(p.bytes, knownPANs: pans))\n"
-                    s += "      < \(Redaction.hex(r.bytes, knownPANs: pans))\n"
+                    s += "      > \(SensitiveData.displayHex(p.bytes, knownPANs: pans))\n"
+                    s += "      < \(SensitiveData.displayHex(r.bytes, knownPANs: pans))\n"
                 }
                 pending = nil
             case .event(let ev):
                 if let p = pending {
                     number += 1
                     s += line(number, p.time, e.time - p.time, p.bytes, "! \(masked(ev.description, knownPANs: pans))")
-                    if hex { s += "      > \(Redaction.hex(p.bytes, knownPANs: pans))\n" }
+                    if hex { s += "      > \(SensitiveData.displayHex(p.bytes, knownPANs: pans))\n" }
                     pending = nil
                 } else {
                     s += "    \(pad(APDUTrace.formatTime(e.time), 12))            ! \(masked(ev.description, knownPANs: pans))\n"
@@ -55,7 +56,7 @@ enum TraceShowRender {
         func exchange(_ p: (bytes: [UInt8], time: Duration), end: Duration) -> [String: JSONValue] {
             number += 1
             return ["number": .int(number), "time": .double(seconds(p.time)), "cardTime": .double(seconds(end - p.time)),
-                    "command": .string(Redaction.hex(p.bytes, knownPANs: pans)), "instruction": .string(name(p.bytes))]
+                    "command": .string(SensitiveData.displayHex(p.bytes, knownPANs: pans)), "instruction": .string(name(p.bytes))]
         }
         for e in trace.entries {
             switch e.kind {
@@ -64,7 +65,7 @@ enum TraceShowRender {
             case .response(let r):
                 guard let p = pending else { continue }
                 var x = exchange(p, end: e.time)
-                x["response"] = .string(Redaction.hex(r.bytes, knownPANs: pans))
+                x["response"] = .string(SensitiveData.displayHex(r.bytes, knownPANs: pans))
                 x["sw"] = .string(r.statusWord.hex)
                 x["status"] = .string(r.statusWord.name)
                 exchanges.append(.object(x))
@@ -129,9 +130,7 @@ enum TraceShowRender {
     /// tools write it, so it can hold a card number too — masked by the one policy (any PAN-like
     /// digit run), and the trace's own PANs wherever they appear.
     static func masked(_ text: String, knownPANs: [PAN]) -> String {
-        var s = SensitiveData.maskedText(text)
-        for pan in knownPANs where s.contains(pan.digits) { s = s.replacingOccurrences(of: pan.digits, with: pan.masked) }
-        return s
+        SensitiveData.maskedText(text, knownPANs: knownPANs)
     }
 
     /// The PANs the trace's responses hold, to mask them wherever they appear.
@@ -139,20 +138,7 @@ enum TraceShowRender {
         var out: [PAN] = []
         for e in trace.entries {
             guard case .response(let r) = e.kind else { continue }
-            for p in pans(in: r.data) where !out.contains(p) { out.append(p) }
-        }
-        return out
-    }
-
-    /// The PANs response data holds as TLV (5A, and track 2 in 57 / 9F6B).
-    static func pans(in data: [UInt8]) -> [PAN] {
-        guard let nodes = try? BERTLV.parse(data) else { return [] }
-        var out: [PAN] = []
-        for n in nodes.flattened {
-            var p: PAN?
-            if n.tag == .pan { p = try? PAN(bcd: n.value) }
-            if n.tag == .track2EquivalentData || n.tag == .track2Data { p = (try? Track2(bytes: n.value))?.pan }
-            if let p, !out.contains(p) { out.append(p) }
+            for p in SensitiveData.pans(inTLV: r.data) where !out.contains(p) { out.append(p) }
         }
         return out
     }

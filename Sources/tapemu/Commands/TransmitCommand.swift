@@ -157,7 +157,7 @@ struct TransmitCommand: TapemuCommand {
                     render.exchange(command, response, wire: session.exchanges(from: before), line: line)
                 } catch {
                     try render.failed(command, error, line: line)
-                    throw CommandFailure(exitCode: ReadCommand.exitCode(for: error.code), "line \(line): \(error)")
+                    throw CommandFailure(error, "line \(line): \(error)")
                 }
             case .reset(let line):
                 do {
@@ -171,7 +171,7 @@ struct TransmitCommand: TapemuCommand {
                     }
                 } catch {
                     try render.failed(nil, error, line: line)
-                    throw CommandFailure(exitCode: ReadCommand.exitCode(for: error.code), "line \(line): reset: \(error)")
+                    throw CommandFailure(error, "line \(line): reset: \(error)")
                 }
             }
         }
@@ -198,7 +198,7 @@ struct TransmitCommand: TapemuCommand {
             } else if file == "-" || arguments.isEmpty || arguments == ["-"] {
                 let bytes: [UInt8]
                 do { bytes = try console.readStandardInput() } catch {
-                    throw CommandFailure(exitCode: ExitCode.ioError, "cannot read stdin: \(error)")
+                    throw CommandFailure.ioError("cannot read stdin: \(error)")
                 }
                 guard let text = String(validating: bytes, as: UTF8.self) else {
                     throw CommandFailure.dataError("stdin is not UTF-8 text (expected a script of APDUs in hex)")
@@ -223,7 +223,7 @@ struct TransmitCommand: TapemuCommand {
         do {
             return try await source.waitForCard(timeout: wait, clock: clock)
         } catch {
-            throw CommandFailure(exitCode: ReadCommand.exitCode(for: error.code), "\(source.name): \(error)")
+            throw CommandFailure(error, "\(source.name): \(error)")
         }
     }
 

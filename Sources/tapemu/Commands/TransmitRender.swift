@@ -1,4 +1,5 @@
 import BERTLV
+import PaymentRules
 import CardChannel
 import EMVKernel
 import Foundation
@@ -38,7 +39,7 @@ final class TransmitRender {
     }
 
     func exchange(_ command: CommandAPDU, _ response: ResponseAPDU, wire: [Exchange], line: Int) {
-        for p in TraceShowRender.pans(in: response.data) where !pans.contains(p) { pans.append(p) }
+        for p in SensitiveData.pans(inTLV: response.data) where !pans.contains(p) { pans.append(p) }
         let micros = wire.reduce(Int64(0)) { $0 + $1.micros }
         switch mode {
         case .raw:
@@ -124,13 +125,13 @@ final class TransmitRender {
         if APDUExplainer.isSecret(command) {
             return Hex.encode(command.bytes.prefix(4)) + " (PIN block hidden)"
         }
-        return Redaction.hex(command, knownPANs: pans)
+        return SensitiveData.displayHex(command, knownPANs: pans)
     }
 
     /// A response (data + SW1 SW2) as hex, PANs masked by the one policy (``Redaction``: by tag,
     /// and by content in TLV values and in data that is not TLV).
     func hex(_ response: ResponseAPDU) -> String {
-        Redaction.hex(response, knownPANs: pans)
+        SensitiveData.displayHex(response, knownPANs: pans)
     }
 
     /// `0.4`, `150.2`: milliseconds with one decimal.

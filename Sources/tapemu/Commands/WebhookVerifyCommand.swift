@@ -93,7 +93,7 @@ struct WebhookVerifyCommand: TapemuCommand {
         let body: [UInt8]
         if bodyFile == "-" {
             do { body = try console.readStandardInput() } catch {
-                throw CommandFailure(exitCode: ExitCode.ioError, "cannot read the body from stdin: \(error)")
+                throw CommandFailure.ioError("cannot read the body from stdin: \(error)")
             }
         } else {
             do {

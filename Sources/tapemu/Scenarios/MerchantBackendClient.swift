@@ -12,6 +12,10 @@ import HTTPClient
 ///   app: outcome `approved`, `declined`, `failed` (an error after which no payment occurred) or
 ///   `outcomeUnknown`; `error` the SDK's code. The answer may say `{"chargeAgain": true}`: the
 ///   terminal then takes a second payment for the order, under `{orderId}-again`.
+///   CoreAPI scenarios (seeds 002/003) add `face: "coreapi"`, `terminalToken` (the terminal's
+///   credential for the gateway's `GET /coreapi/v1/transactions` and `POST /coreapi/v1/reversal`),
+///   `uniqueRef` (when the gateway answered) and `cardLastFour` (the sale's card, when read);
+///   outcome `commError` is `onTransactionCommError`; the order's amount is the sale's.
 /// - `GET /orders/{orderId}` → `{"state": "paid" | "not_paid" | "pending", "amount": N}` — the
 ///   backend's conclusion, asked until it is not `pending` or the settle wait ends.
 struct MerchantBackendClient: Sendable {
@@ -32,9 +36,16 @@ struct MerchantBackendClient: Sendable {
     }
 
     /// Returns whether the backend asks for the customer to be charged again.
-    func reportAppResult(_ orderId: String, outcome: String, error: String?, paymentId: String?) async throws -> Bool {
-        let answer = try await send("POST", "/orders/\(Self.pathComponent(orderId))/app-result",
-                                    ["outcome": outcome, "error": error ?? NSNull(), "paymentId": paymentId ?? NSNull()])
+    func reportAppResult(_ orderId: String, outcome: String, error: String?, paymentId: String?,
+                         core: CorePlay? = nil) async throws -> Bool {
+        var body: [String: Any] = ["outcome": outcome, "error": error ?? NSNull(), "paymentId": paymentId ?? NSNull()]
+        if let core {
+            body["face"] = "coreapi"
+            body["terminalToken"] = core.token
+            body["uniqueRef"] = core.uniqueRef ?? NSNull()
+            body["cardLastFour"] = core.cardLastFour ?? NSNull()
+        }
+        let answer = try await send("POST", "/orders/\(Self.pathComponent(orderId))/app-result", body)
         return (answer as? [String: Any])?["chargeAgain"] as? Bool ?? false
     }
 

@@ -7,7 +7,21 @@ import TapToPay
 /// exactly these values: the list cannot say something the run does not do.
 struct Scenario: Sendable {
     /// The SDK face the terminal uses.
-    enum Face: String, Sendable { case monei }
+    enum Face: String, Sendable {
+        /// MONEI's `TapToPay` (seed 000), paying through the run's gateway.
+        case monei
+        /// The CoreAPI listener SDK (seeds 002/003), paying through the gateway's terminal API
+        /// (the served one: the backend's recovery lists and reverses with the terminal's token,
+        /// and a terminal acts only on the orders it sent itself).
+        case coreapi
+    }
+
+    /// A sale of the same orderId taken earlier on the same terminal (an order id the app
+    /// reused), approved and standing: what seed 003's amount and card-suffix check is for.
+    struct PriorSale: Sendable {
+        var card: String
+        var amount: Int
+    }
 
     /// What the terminal meets (``ScenarioPlayer`` turns each field into the payment's configuration).
     struct Setup: Sendable {
@@ -30,6 +44,15 @@ struct Scenario: Sendable {
         var cancelOnSheet = false
         /// The app's task is cancelled once the card is being read.
         var cancelTaskWhileReading = false
+        /// The terminal's configured currency (another than its reader's: the payment cannot start).
+        var currency = "EUR"
+        /// Another payment (another order, the same card) is in progress on this terminal when
+        /// this order's `acceptPayment` comes (`busy`).
+        var busyWithAnotherPayment = false
+        /// CoreAPI: the emulated iPhone's passcode is off (an `APPLE_TTP_` device error at initialise).
+        var passcodeDisabled = false
+        /// CoreAPI: an earlier sale of this orderId on this terminal (seed 003's check).
+        var priorSale: PriorSale? = nil
     }
 
     enum TokenKind: String, Sendable {
@@ -55,7 +78,10 @@ struct Scenario: Sendable {
             switch self {
             case .approved: "approved"
             case .declined: "declined"
-            case .error(let code): code == "outcomeUnknown" ? "outcomeUnknown" : "failed"
+            case .error(let code) where code == "outcomeUnknown": "outcomeUnknown"
+            // CoreAPI: onTransactionCommError, the sale unresolved (seed 002).
+            case .error(let code) where code.contains("onTransactionCommError"): "commError"
+            case .error: "failed"
             }
         }
     }
@@ -86,8 +112,19 @@ struct Scenario: Sendable {
     /// The webhook fault crossed with it (``WebhookCross``).
     var webhook: WebhookCross = .asIs
 
+    /// CoreAPI: a communication error whose sale the gateway authorised — seed 002 step 4
+    /// (reverse it): the right end is the sale reversed and the order not paid.
+    var expectsReversal: Bool {
+        face == .coreapi && truth == .charged && sdk.description.contains("onTransactionCommError")
+    }
+
     /// The backend's conclusions graded as right once it has settled.
     var acceptedStates: [String] {
+        if face == .coreapi {
+            // The transaction list answers at once (seed 002 step 3: A, not A, or no transaction):
+            // pending is never right.
+            return truth == .charged && !expectsReversal ? ["paid"] : ["not_paid"]
+        }
         switch truth {
         case .charged: return ["paid"]
         case .declinedInLedger: return ["not_paid"]
@@ -99,8 +136,18 @@ struct Scenario: Sendable {
         }
     }
 
-    /// Whether it needs the embedded gateway (an expired token or a blocked SDK version is made there).
-    var needsEmbeddedGateway: Bool { setup.token == .expired || setup.sdkBlocked }
+    /// When `pending` is graded right: after `outcomeUnknown` with nothing in the ledger, seed
+    /// 000's steps end at step 4 — support answers "no payment received" once its settle window
+    /// has passed since the attempt. Pending passes only before that.
+    var pendingRule: String? {
+        guard face == .monei, sdk == .error("outcomeUnknown"), truth == .nothingSent || truth == .nothingRecorded else { return nil }
+        return "pending passes only until support's settle window (--support-window) has passed since the app's report; then step 4 (ask support: GET /support/v1/orders/{orderId}) answers noPaymentReceived, and the order is not paid"
+    }
+
+    /// Whether it needs the embedded gateway: an expired token or a blocked SDK version is made
+    /// there, and so is an account of its own whose terms are not accepted yet (a served gateway's
+    /// tokens share the merchant's one account, whose terms the first scenario accepts).
+    var needsEmbeddedGateway: Bool { setup.token == .expired || setup.sdkBlocked || !setup.acceptsTerms }
 
     /// Whether the run needs the merchant API key to play it (a webhook signed with it, stale).
     var needsAPIKey: Bool { webhook == .stale }
@@ -120,7 +167,7 @@ struct Scenario: Sendable {
 enum ScenarioCatalogue {
     static let seed000 = "seed 000"
 
-    static let all: [Scenario] = moneiResults + moneiErrors + moneiFailureCodes + moneiUnclear + webhookCrosses
+    static let all: [Scenario] = moneiResults + moneiErrors + moneiFailureCodes + moneiUnclear + webhookCrosses + coreAPI
 
     /// The webhook faults crossed with the scenarios where they change what the backend must do:
     /// a charge whose webhook never comes (found by step 3), a duplicate (counted once), and a
@@ -128,6 +175,7 @@ enum ScenarioCatalogue {
     static let webhookCrosses: [Scenario] = [
         ("approved", WebhookCross.neverDelivered), ("unknown-lost-answer-approved", .neverDelivered),
         ("approved", .duplicated),
+        ("approved", .late), ("unknown-lost-answer-approved", .late),
         ("unknown-no-answer", .forged), ("declined-insufficient-funds", .forged),
         ("unknown-no-answer", .stale), ("declined-insufficient-funds", .stale),
     ].map { name, cross in (moneiResults + moneiUnclear).first { $0.name == name }!.crossed(cross) }
@@ -173,6 +221,10 @@ enum ScenarioCatalogue {
         Scenario(name: "not-prepared", seed: "\(seed000) #errors row `notPrepared`",
                  how: "acceptPayment without prepare", integratorAction: "Call prepare first. No payment occurred.",
                  setup: .init(token: .none), sdk: .error("notPrepared"), truth: .nothingSent),
+        Scenario(name: "busy", seed: "\(seed000) #errors row `busy`",
+                 how: "virtual card slow: another order's payment is being read on this terminal when this order's acceptPayment comes",
+                 integratorAction: "Wait until the payment in progress ends; disable the pay button during a payment. No payment occurred for this order.",
+                 setup: .init(card: "slow", busyWithAnotherPayment: true), sdk: .error("busy"), truth: .nothingSent),
         Scenario(name: "cancelled", seed: "\(seed000) #errors row `cancelled`",
                  how: "no card comes; the user cancels on the payment sheet (TapToPay.cancel())",
                  integratorAction: "No payment occurred. Start a new payment when the customer is ready.",
@@ -198,6 +250,10 @@ enum ScenarioCatalogue {
                  integratorAction: "Make sure that Location Services are on, then try again. No payment occurred.",
                  setup: .init(location: FixedLocationProvider(location: nil), locationFix: .milliseconds(200)),
                  sdk: .error("paymentFailed.locationTimeout"), truth: .nothingSent),
+        Scenario(name: "failed-unknown", seed: "\(seed000) #failure-codes row `unknown`",
+                 how: "the terminal is configured for USD, its reader's settings give the card EUR: the payment does not start",
+                 integratorAction: "Try again; if the error continues, contact MONEI. No payment occurred.",
+                 setup: .init(currency: "USD"), sdk: .error("paymentFailed.unknown"), truth: .nothingSent),
     ]
 
     static let unclearAction = "Do not retry, do not charge again with a new orderId. Show pending; wait for the signed webhook (step 2); else find the orderId with GraphQL charges (step 3); if none shows, ask MONEI support before charging again (step 4)."
@@ -235,5 +291,69 @@ enum ScenarioCatalogue {
         Scenario(name: "unknown-cancelled-task", seed: "\(seed000) #outcome-unknown: a cancelled task",
                  how: "virtual card slow; the app's task is cancelled once the card is being read", integratorAction: unclearAction,
                  setup: .init(card: "slow", cancelTaskWhileReading: true), sdk: .error("outcomeUnknown"), truth: .nothingSent),
+    ]
+
+    static let seed002 = "seed 002"
+    static let seed003 = "seed 003"
+    static let commErrorAction = "Treat the sale as unresolved; store it; when back online list the transactions by orderId (or the card's last four): code A, reverse it by its uniqueRef (isRefund NO); not A, nothing to reverse; none, the sale did not reach the gateway. Seed 003: reverse only a transaction whose amount and card suffix are the sale's."
+
+    /// Seeds 002/003: the CoreAPI listener SDK's transaction, communication and device errors,
+    /// and the recovery of a sale after a communication error. The backend is told the stored
+    /// sale (amount, card's last four) and the terminal's token, and does the recovery itself
+    /// through the gateway's CoreAPI REST (`GET /coreapi/v1/transactions`, `POST /coreapi/v1/reversal`).
+    static let coreAPI: [Scenario] = [
+        Scenario(name: "coreapi-approved", face: .coreapi, seed: "\(seed002) #communication-errors step 3: `code` is `A`",
+                 how: "CoreAPI face, virtual card visa-qvsdc, amount 1000: onSaleResponse code A",
+                 integratorAction: "The sale is authorised (code A); the order is paid.",
+                 setup: .init(), sdk: .approved, truth: .charged),
+        Scenario(name: "coreapi-transaction-error-card-declined", face: .coreapi, seed: "\(seed002) #transaction-errors: onError:withDescription:",
+                 how: "CoreAPI face, virtual card offline-decline: onError(cardDeclined) before anything is sent",
+                 integratorAction: "A transaction error: no payment occurred.",
+                 setup: .init(card: "offline-decline"), sdk: .error("onError.cardDeclined"), truth: .nothingSent),
+        Scenario(name: "coreapi-transaction-error-no-card", face: .coreapi, seed: "\(seed002) #transaction-errors: onError:withDescription:",
+                 how: "CoreAPI face, no card comes within the card wait (200 ms): onError(timeout)",
+                 integratorAction: "A transaction error: no payment occurred.",
+                 setup: .init(card: nil, cardWait: .milliseconds(200)), sdk: .error("onError.timeout"), truth: .nothingSent),
+        Scenario(name: "coreapi-device-error-card-mute", face: .coreapi, seed: "\(seed002) #device-errors: onDeviceError:withDescription:",
+                 how: "CoreAPI face, virtual card mute: onDeviceError(cardMute), then onError(cardReadFailed) before the request leaves",
+                 integratorAction: "A device error: no payment occurred; the reader may need attention.",
+                 setup: .init(card: "mute"), sdk: .error("onDeviceError.CARD_MUTE+onError.cardReadFailed"), truth: .nothingSent),
+        Scenario(name: "coreapi-device-error-passcode", face: .coreapi, seed: "\(seed002) #device-errors: APPLE_TTP_ (a disabled passcode)",
+                 how: "CoreAPI face, the emulated iPhone has no passcode: onDeviceError at initialise, the sale ends onError(deviceNotReady)",
+                 integratorAction: "A device error: no payment occurred; fix the device (set a passcode) before taking payments.",
+                 setup: .init(passcodeDisabled: true), sdk: .error("onDeviceError.APPLE_TTP_PASSCODE_DISABLED+onError.deviceNotReady"),
+                 truth: .nothingSent),
+        Scenario(name: "coreapi-comm-error-no-answer", face: .coreapi, seed: "\(seed002) #communication-errors step 3: no transaction",
+                 how: "CoreAPI face: the authorisation never reaches the gateway (500 ms): onTransactionCommError",
+                 integratorAction: commErrorAction,
+                 setup: .init(fault: .noAnswer, gatewayTimeout: .milliseconds(500)), sdk: .error("onTransactionCommError.timeout"),
+                 truth: .nothingRecorded),
+        Scenario(name: "coreapi-comm-error-lost-answer-approved", face: .coreapi,
+                 seed: "\(seed002) #communication-errors step 4: if we authorized the sale, reverse it",
+                 how: "CoreAPI face: the gateway approves and records the sale, then the answer is lost: onTransactionCommError",
+                 integratorAction: commErrorAction,
+                 setup: .init(fault: .lostAnswer), sdk: .error("onTransactionCommError.networkError"), truth: .charged),
+        Scenario(name: "coreapi-comm-error-lost-answer-declined", face: .coreapi,
+                 seed: "\(seed002) #communication-errors step 3: `code` not `A`, nothing to reverse",
+                 how: "CoreAPI face, amount ending in 95: the issuer declines, then the answer is lost: onTransactionCommError",
+                 integratorAction: commErrorAction,
+                 setup: .init(amount: 1095), sdk: .error("onTransactionCommError.networkError"), truth: .declinedInLedger),
+        Scenario(name: "coreapi-comm-error-torn-card", face: .coreapi,
+                 seed: "\(seed002) #communication-errors step 4: if we authorized the sale, reverse it",
+                 how: "CoreAPI face, virtual card torn: the card leaves the field after the early submission; the gateway approves",
+                 integratorAction: commErrorAction,
+                 setup: .init(card: "torn"), sdk: .error("onDeviceError.CARD_REMOVED+onTransactionCommError.cardReadFailed"), truth: .charged),
+        Scenario(name: "coreapi-comm-error-other-card", face: .coreapi,
+                 seed: "\(seed003) #communication-errors: reverse only when the card suffix matches",
+                 how: "CoreAPI face: an earlier sale of this orderId on this terminal (mastercard-mchip, 1000) stands; this sale (visa-qvsdc, 1000) never reaches the gateway",
+                 integratorAction: commErrorAction,
+                 setup: .init(fault: .noAnswer, gatewayTimeout: .milliseconds(500), priorSale: .init(card: "mastercard-mchip", amount: 1000)),
+                 sdk: .error("onTransactionCommError.timeout"), truth: .nothingRecorded),
+        Scenario(name: "coreapi-comm-error-other-amount", face: .coreapi,
+                 seed: "\(seed003) #communication-errors: reverse only when the amount matches",
+                 how: "CoreAPI face: an earlier sale of this orderId on this terminal (visa-qvsdc, 1500) stands; this sale (visa-qvsdc, 1000) never reaches the gateway",
+                 integratorAction: commErrorAction,
+                 setup: .init(fault: .noAnswer, gatewayTimeout: .milliseconds(500), priorSale: .init(card: "visa-qvsdc", amount: 1500)),
+                 sdk: .error("onTransactionCommError.timeout"), truth: .nothingRecorded),
     ]
 }

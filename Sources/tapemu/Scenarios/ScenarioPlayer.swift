@@ -1,5 +1,6 @@
 import CardChannel
 import DeviceStore
+import GatewayService
 import Foundation
 import PaymentGateway
 import TapToPay
@@ -31,6 +32,8 @@ struct PlayedPayment: Sendable {
     var charged: Bool
     /// Whether the ledger holds any sale of this order (approved or declined).
     var recorded: Bool
+    /// CoreAPI: the terminal's token, the card and the earlier sale (nil on the MONEI face).
+    var core: CorePlay? = nil
 
     var truth: Scenario.Truth {
         if charged { return .charged }
@@ -48,6 +51,10 @@ struct ScenarioPlayer: Sendable {
     var issueToken: @Sendable (_ expired: Bool, _ accountId: String) async throws -> String
     var pendingStore: PendingPaymentStore
     var callbackUrl: String
+    /// The gateway the CoreAPI face pays through: always a served one (the run's embedded
+    /// gateway over loopback, or --gateway), since the backend's recovery speaks its CoreAPI REST
+    /// with the terminal's token and a terminal acts only on the orders it sent over it.
+    var coreGateway: (any Gateway)? = nil
     /// The SDK version the gateway blocks (`sdkBlocked`).
     static let blockedSDKVersion = "0.0.0-scenario-blocked"
 
@@ -59,16 +66,24 @@ struct ScenarioPlayer: Sendable {
             return VirtualCardSource(profile: profile)
         } ?? NoCardSource()
         let holder = TapToPayHolder()
+        let token: String? = switch setup.token {
+        case .valid: try await issueToken(false, "acct_\(orderId)")
+        case .expired: try await issueToken(true, "acct_\(orderId)")
+        case .unreadable: "not-a-token"
+        case .none: nil
+        }
         let config = TapToPay.Configuration(
-            cardSource: source, gateway: gateway, pendingStore: pendingStore, location: setup.location,
+            cardSource: source, gateway: Self.gateway(gateway, token: token), pendingStore: pendingStore, location: setup.location,
             terms: FixedTermsProvider(accepts: setup.acceptsTerms), pin: ScriptedPINProvider(setup.pin),
             device: DeviceEnvironment(isSupported: setup.supported),
             sdkVersion: setup.sdkBlocked ? Self.blockedSDKVersion : TapToPay.sdkVersion,
             timeouts: PaymentTimeouts(cardPresentation: setup.cardWait, locationFix: setup.locationFix,
                                       gatewayRequest: setup.gatewayTimeout),
+            currency: setup.currency,
             gatewayFault: setup.fault,
             onEvent: { event in
                 switch event {
+                case .reading where setup.busyWithAnotherPayment: holder.readingStarted()
                 case .waitingForCard where setup.cancelOnSheet: holder.tapToPay?.cancel()
                 case .reading where setup.cancelTaskWhileReading: holder.cancelTask()
                 default: break
@@ -76,15 +91,27 @@ struct ScenarioPlayer: Sendable {
             })
         let tapToPay = TapToPay(configuration: config)
         holder.tapToPay = tapToPay
-        let token: String? = switch setup.token {
-        case .valid: try await issueToken(false, "acct_\(orderId)")
-        case .expired: try await issueToken(true, "acct_\(orderId)")
-        case .unreadable: "not-a-token"
-        case .none: nil
-        }
         let task = Task { () async -> Result<PaymentResult, TapToPayError> in
             do throws(TapToPayError) {
                 if let token { try await tapToPay.prepare(token: token) }
+                if setup.busyWithAnotherPayment {
+                    // Another order's payment, its card being read when this order's comes.
+                    let other = Task { () async -> Void in
+                        _ = try? await tapToPay.acceptPayment(amount: amount, orderId: orderId + "-other", callbackUrl: callbackUrl)
+                        // Ended before its card was read: this order's payment is not kept waiting
+                        // (it then runs, and the grade says the scenario did not happen).
+                        holder.readingStarted()
+                    }
+                    await holder.waitForReading()
+                    let result: Result<PaymentResult, TapToPayError>
+                    do throws(TapToPayError) {
+                        result = .success(try await tapToPay.acceptPayment(amount: amount, orderId: orderId, callbackUrl: callbackUrl))
+                    } catch {
+                        result = .failure(error)
+                    }
+                    await other.value
+                    return result
+                }
                 return .success(try await tapToPay.acceptPayment(amount: amount, orderId: orderId, callbackUrl: callbackUrl))
             } catch {
                 return .failure(error)
@@ -106,10 +133,22 @@ struct ScenarioPlayer: Sendable {
             let truth = try await tapToPay.groundTruth(of: attempt)
             (submitted, charged) = (truth.submitted, truth.charged)
         }
-        let recorded = try await gateway.charges(orderId: orderId, options: GatewayRequestOptions(fault: GatewayFault.none))
+        // Asked as this terminal (a served gateway answers a terminal about its own orders); a
+        // scenario whose SDK had no valid token asks with one of its own.
+        let asker = Self.gateway(gateway, token: setup.token == .valid ? token : try await issueToken(false, "acct_\(orderId)"))
+        let recorded = try await asker.charges(orderId: orderId, options: GatewayRequestOptions(fault: GatewayFault.none))
             .contains { $0.kind == .sale }
         return PlayedPayment(orderId: orderId, amount: amount, sdk: sdk, paymentId: paymentId,
                              submitted: submitted, charged: charged, recorded: recorded)
+    }
+}
+
+extension ScenarioPlayer {
+    /// The gateway as this terminal sees it: a served one sends this terminal's token on every
+    /// request (terminals playing at once must not share the token one of them prepared with).
+    static func gateway(_ gateway: any Gateway, token: String?) -> any Gateway {
+        guard let remote = gateway as? RemoteGateway, let token else { return gateway }
+        return remote.with(deviceToken: token)
     }
 }
 
@@ -119,6 +158,28 @@ final class TapToPayHolder: @unchecked Sendable {
     private var _tapToPay: TapToPay?
     private var _task: Task<Result<PaymentResult, TapToPayError>, Never>?
     private var cancelAsked = false
+    private var reading = false
+    private var readingWaiters: [CheckedContinuation<Void, Never>] = []
+    /// A card is being read (the event), once.
+    func readingStarted() {
+        let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            reading = true
+            defer { readingWaiters = [] }
+            return readingWaiters
+        }
+        for w in waiters { w.resume() }
+    }
+    /// Returns once a card is being read.
+    func waitForReading() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = lock.withLock { () -> Bool in
+                if reading { return true }
+                readingWaiters.append(c)
+                return false
+            }
+            if now { c.resume() }
+        }
+    }
     /// Cancels the payment task, now or as soon as it exists.
     func cancelTask() {
         let task = lock.withLock { () -> Task<Result<PaymentResult, TapToPayError>, Never>? in

@@ -21,8 +21,10 @@ struct ScenarioGrade: Sendable {
 
 /// The grading rule, one place: the backend's conclusion against the truth.
 enum ScenarioGrader {
+    /// `supportWindowPassed`: support's settle window had passed since the app's report when the
+    /// conclusion was read (``Scenario/pendingRule``).
     static func grade(_ scenario: Scenario, played: PlayedPayment, again: PlayedPayment?,
-                      conclusion: MerchantBackendClient.Conclusion) -> String? {
+                      conclusion: MerchantBackendClient.Conclusion, supportWindowPassed: Bool = false) -> String? {
         // The scenario must have happened as the catalogue says, or the grade means nothing.
         if played.sdk != scenario.sdk {
             return "the scenario did not happen: the SDK answered \(played.sdk), the catalogue says \(scenario.sdk)"
@@ -40,6 +42,8 @@ enum ScenarioGrader {
             return "a charge the backend calls not paid: the customer would pay twice (seed 000 #outcome-unknown: the card can be charged; steps 2–3 find it)"
         case (true, "pending"):
             return "still pending after the settle wait, but the seed's steps reach an answer: step 2 (the signed webhook) or step 3 (GraphQL charges by orderId) shows SUCCEEDED"
+        case (false, "pending") where scenario.pendingRule != nil && supportWindowPassed:
+            return "still pending after support's settle window has passed: seed 000 step 4 (contact support with the orderId) answers that no payment was received — the order is not paid"
         case (false, "pending") where !scenario.acceptedStates.contains("pending"):
             let step = played.recorded ? "step 3 (GraphQL charges by orderId) shows the payment FAILED"
                 : "the SDK's \(played.sdk) means no payment occurred"
@@ -50,6 +54,49 @@ enum ScenarioGrader {
             }
             return nil
         default:
+            return nil
+        }
+    }
+}
+
+extension ScenarioGrader {
+    /// The CoreAPI face's grade (seeds 002/003): the conclusion against the order's sales once
+    /// the backend has settled — its recovery may have reversed one.
+    static func gradeCoreAPI(_ scenario: Scenario, played: PlayedPayment, final: CoreLedgerState,
+                             conclusion: MerchantBackendClient.Conclusion) -> String? {
+        if played.sdk != scenario.sdk {
+            return "the scenario did not happen: the SDK called \(played.sdk), the catalogue says \(scenario.sdk)"
+        }
+        if played.truth != scenario.truth {
+            return "the scenario did not happen: the truth is \(played.truth.rawValue), the catalogue says \(scenario.truth.rawValue)"
+        }
+        let approved = TransactionCode.approved.rawValue
+        if let prior = played.core?.prior, prior.code == approved, final.prior?.code != approved {
+            let card = prior.cardNumber.map { "card …\($0.suffix(4))" } ?? "another card"
+            return "the backend reversed an earlier sale of order \(played.orderId) (\(prior.amount), \(card)), not this sale (\(played.amount), card …\(played.core?.cardLastFour ?? "?")): seed 003 reverses only a transaction whose amount and card suffix are the sale's"
+        }
+        let standing = final.this?.code == approved
+        let now = final.this.map { "code \($0.code)" } ?? "no transaction"
+        switch conclusion.state {
+        case "pending":
+            return "still pending after the settle wait, but the transaction list answers at once (seed 002 step 3: \(now))"
+        case "paid":
+            if !standing {
+                return "the backend calls order \(played.orderId) paid, but no standing sale holds it (\(now))"
+            }
+            if scenario.expectsReversal {
+                return "the sale authorised after the communication error still stands: seed 002 step 4, reverse it (CoreReversal with its uniqueRef)"
+            }
+            if let amount = conclusion.amount, amount != played.amount {
+                return "the backend says paid \(amount), the sale is \(played.amount)"
+            }
+            return nil
+        default:
+            if standing {
+                return scenario.expectsReversal
+                    ? "a charge the backend calls not paid: the sale authorised after the communication error was not reversed (seed 002 steps 3–4: code A, reverse it)"
+                    : "a charge the backend calls not paid: the sale stands (code A)"
+            }
             return nil
         }
     }
@@ -68,6 +115,10 @@ struct ScenarioRunner: Sendable {
     var callbackUrl: String
     /// The relay's base URL (each payment's callbackUrl is `{relay}/relay/{cross}`).
     var relayURL: String
+    /// The relay itself (what it has forwarded).
+    var relay: WebhookRelay? = nil
+    /// Support's settle window at the gateway (``Scenario/pendingRule``).
+    var supportWindow: Duration = .seconds(60)
 
     func run(_ scenario: Scenario, repetition: Int, terminal: Int) async -> ScenarioGrade {
         let clock = ContinuousClock()
@@ -75,7 +126,7 @@ struct ScenarioRunner: Sendable {
         let orderId = "\(runId)-\(scenario.name)-t\(terminal)-r\(repetition)"
         var grade = ScenarioGrade(scenario: scenario, orderId: orderId, duration: .zero)
         if scenario.needsEmbeddedGateway && !embedded {
-            grade.skipped = "needs the embedded gateway (an expired token or a blocked SDK version is made there)"
+            grade.skipped = "needs the embedded gateway (an expired token, a blocked SDK version or an account whose terms are not accepted is made there)"
             return grade
         }
         if scenario.needsAPIKey && apiKey == nil {
@@ -86,14 +137,16 @@ struct ScenarioRunner: Sendable {
             try await backend.createOrder(orderId, amount: scenario.setup.amount, currency: "EUR")
             var player = self.player
             player.callbackUrl = relayURL + WebhookRelay.callbackPath(scenario.webhook)
-            let played = try await player.play(scenario, orderId: orderId)
+            let played = scenario.face == .coreapi ? try await player.playCoreAPI(scenario, orderId: orderId)
+                : try await player.play(scenario, orderId: orderId)
             grade.played = played
             try await sendFakeWebhook(scenario.webhook, orderId: orderId, amount: played.amount)
+            let reported = clock.now
             let again = try await backend.reportAppResult(
                 orderId, outcome: played.sdk.appOutcome,
                 error: { if case .error(let code) = played.sdk { return code } else { return nil } }(),
-                paymentId: played.paymentId)
-            if again {
+                paymentId: played.paymentId, core: played.core)
+            if again && scenario.face == .monei {
                 var plain = Scenario.Setup()
                 plain.amount = played.amount > 0 ? played.amount : 1000
                 var second = scenario
@@ -101,9 +154,20 @@ struct ScenarioRunner: Sendable {
                 second.webhook = .asIs
                 grade.again = try await player.play(second, orderId: orderId + "-again")
             }
-            let conclusion = try await backend.settledConclusion(orderId, settle: settle)
+            var conclusion = try await backend.settledConclusion(orderId, settle: settle)
+            if scenario.webhook == .duplicated, let relay {
+                // Both copies delivered, then the conclusion again.
+                await relay.waitForwarded(orderId, count: 2, limit: settle)
+                conclusion = try await backend.conclusion(orderId)
+            }
             grade.conclusion = conclusion
-            grade.failure = ScenarioGrader.grade(scenario, played: played, again: grade.again, conclusion: conclusion)
+            if let core = played.core {
+                let final = try await player.coreLedgerState(orderId, amount: played.amount, play: core)
+                grade.failure = ScenarioGrader.gradeCoreAPI(scenario, played: played, final: final, conclusion: conclusion)
+            } else {
+                grade.failure = ScenarioGrader.grade(scenario, played: played, again: grade.again, conclusion: conclusion,
+                                                     supportWindowPassed: clock.now - reported >= supportWindow)
+            }
         } catch {
             grade.failure = "\(error)"
         }
@@ -125,7 +189,7 @@ extension ScenarioRunner {
         case .stale:
             guard let apiKey else { return }
             fake = WebhookRelay.fakeSucceeded(orderId: orderId, amount: amount, key: Array(apiKey.utf8), timestamp: now - 600)
-        case .asIs, .neverDelivered, .duplicated:
+        case .asIs, .neverDelivered, .duplicated, .late:
             return
         }
         // The backend's answer is its own business (it should refuse with 401): only its conclusion is graded.

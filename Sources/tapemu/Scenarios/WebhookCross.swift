@@ -12,6 +12,9 @@ enum WebhookCross: String, Sendable, CaseIterable {
     case neverDelivered = "webhook-never-delivered"
     /// Each webhook arrives twice: recorded once (the amount is not counted twice).
     case duplicated = "webhook-duplicated"
+    /// Each webhook arrives 3 s late (after the app's report and the backend's first look): a
+    /// backend that takes no webhook for "not paid" calls a charge not paid.
+    case late = "webhook-late"
     /// Besides the real ones, a webhook saying SUCCEEDED for the order with a signature that is
     /// not the API key's: refused.
     case forged = "webhook-forged"
@@ -24,6 +27,7 @@ enum WebhookCross: String, Sendable, CaseIterable {
         case .asIs: ""
         case .neverDelivered: "; the webhook is never delivered"
         case .duplicated: "; every webhook is delivered twice"
+        case .late: "; every webhook is delivered \(Int(WebhookRelay.lateBy.components.seconds)) s late"
         case .forged: "; a forged webhook (SUCCEEDED, signature not the API key's) reaches the backend"
         case .stale: "; a webhook saying SUCCEEDED, signed with the API key 10 minutes ago, reaches the backend"
         }
@@ -32,7 +36,7 @@ enum WebhookCross: String, Sendable, CaseIterable {
     var seedStep: String {
         switch self {
         case .asIs: ""
-        case .neverDelivered: "; step 3: if no webhook arrives, find the orderId with GraphQL charges"
+        case .neverDelivered, .late: "; step 3: if no webhook arrives, find the orderId with GraphQL charges"
         case .duplicated, .forged, .stale: "; step 2: the signed webhook (#webhook: verify MONEI-Signature)"
         }
     }
@@ -44,6 +48,8 @@ enum WebhookCross: String, Sendable, CaseIterable {
 struct WebhookRelay: HTTPHandler {
     var target: String
     var client = HTTPClient(defaultTimeout: .seconds(10))
+    /// What it has forwarded, per order.
+    var log = RelayLog()
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         let parts = request.path.split(separator: "/")
@@ -53,13 +59,37 @@ struct WebhookRelay: HTTPHandler {
         }
         if cross == .neverDelivered { return HTTPResponse(status: 200) }
         let headers = request.headers.filter { ["monei-signature", "content-type"].contains($0.name.lowercased()) }
+        if cross == .late {
+            // Taken now, forwarded later (the gateway's delivery is not held up).
+            let (client, target, body) = (client, target, request.body)
+            Task {
+                try? await ContinuousClock().sleep(for: Self.lateBy)
+                _ = try? await client.send(HTTPClientRequest(method: "POST", url: target, headers: headers, body: body))
+            }
+            return HTTPResponse(status: 200)
+        }
         var status = 502
+        let orderId = ((try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any])?["orderId"] as? String
         for _ in 0..<(cross == .duplicated ? 2 : 1) {
             let r = try? await client.send(HTTPClientRequest(method: "POST", url: target, headers: headers, body: request.body))
             status = r?.status ?? 502
+            if let orderId { log.forwarded(orderId) }
         }
         return HTTPResponse(status: status)
     }
+
+    /// Waits (at most `limit`) until `count` webhooks of `orderId` have been forwarded: a duplicate
+    /// is graded once both copies reached the backend, not when the first made the order paid.
+    func waitForwarded(_ orderId: String, count: Int, limit: Duration) async {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: limit)
+        while log.count(orderId) < count, clock.now < deadline {
+            try? await clock.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// How late a `webhook-late` webhook arrives.
+    static let lateBy: Duration = .seconds(3)
 
     static func callbackPath(_ cross: WebhookCross) -> String { "/relay/" + (cross == .asIs ? "as-is" : cross.rawValue) }
 
@@ -70,4 +100,12 @@ struct WebhookRelay: HTTPHandler {
         let body = Array((try? JSONSerialization.data(withJSONObject: doc, options: [.sortedKeys])) ?? Data())
         return (body, WebhookSignature.header(body: body, secret: key, timestamp: timestamp))
     }
+}
+
+/// The relay's count of forwarded webhooks per order.
+final class RelayLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var counts: [String: Int] = [:]
+    func forwarded(_ orderId: String) { lock.withLock { counts[orderId, default: 0] += 1 } }
+    func count(_ orderId: String) -> Int { lock.withLock { counts[orderId] ?? 0 } }
 }

@@ -1,3 +1,5 @@
+public import BERTLV
+
 /// What is sensitive in card data, and how it is masked for display: the one policy every
 /// display, redactor and log of tapemu goes through.
 ///

@@ -38,9 +38,10 @@ package struct SQLRow: Sendable {
     package subscript(_ i: Int) -> SQLValue { i < values.count ? values[i] : .null }
 }
 
-/// One SQLite connection with a cache of prepared statements. Not thread-safe: the ledger
-/// keeps it inside a mutex.
-package final class SQLiteConnection {
+/// One SQLite connection with a cache of prepared statements; its failures are
+/// ``StorageError``s (a store sees them as its own error type through ``SQLiteDatabase``). Not
+/// thread-safe: a store keeps it inside a mutex.
+package final class SQLiteHandle {
     private var db: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
     package let path: String
@@ -57,8 +58,8 @@ package final class SQLiteConnection {
     }
 
     /// Opens the database at `path` in WAL mode with durable commits (`synchronous=FULL`) and a
-    /// busy timeout. A file that is not a database throws `corruptLedger`.
-    package init(path: String, busyTimeout: Duration, mode: OpenMode = .readWriteCreate) throws(GatewayError) {
+    /// busy timeout. A file that is not a database throws `corrupt`.
+    package init(path: String, busyTimeout: Duration, mode: OpenMode = .readWriteCreate) throws(StorageError) {
         self.path = path
         self.mode = mode
         do {
@@ -71,7 +72,7 @@ package final class SQLiteConnection {
         }
     }
 
-    private func open(_ path: String, busyTimeout: Duration, immutable: Bool) throws(GatewayError) {
+    private func open(_ path: String, busyTimeout: Duration, immutable: Bool) throws(StorageError) {
         var handle: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         switch mode {
@@ -98,7 +99,7 @@ package final class SQLiteConnection {
         }
         let journal = try query("PRAGMA journal_mode=WAL").first?[0].string?.lowercased()
         guard journal == "wal" else {
-            throw GatewayError(.storage, "\(path) cannot use write-ahead logging (journal mode \(journal ?? "unknown"))")
+            throw StorageError(.storage, "\(path) cannot use write-ahead logging (journal mode \(journal ?? "unknown"))")
         }
         try execute("PRAGMA synchronous=FULL")
         try execute("PRAGMA foreign_keys=ON")
@@ -190,7 +191,7 @@ package final class SQLiteConnection {
     }
 
     /// Runs SQL text that may hold several statements and returns no rows (schema, pragmas).
-    package func execute(_ sql: String) throws(GatewayError) {
+    package func execute(_ sql: String) throws(StorageError) {
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(db, sql, nil, nil, &message)
         defer { sqlite3_free(message) }
@@ -204,7 +205,7 @@ package final class SQLiteConnection {
 
     /// Runs one statement and returns every row.
     @discardableResult
-    package func query(_ sql: String, _ bindings: [SQLValue] = []) throws(GatewayError) -> [SQLRow] {
+    package func query(_ sql: String, _ bindings: [SQLValue] = []) throws(StorageError) -> [SQLRow] {
         let stmt = try prepared(sql)
         defer {
             sqlite3_reset(stmt)
@@ -227,7 +228,7 @@ package final class SQLiteConnection {
 
     /// Runs one statement that returns no rows; returns how many rows it changed.
     @discardableResult
-    package func run(_ sql: String, _ bindings: [SQLValue] = []) throws(GatewayError) -> Int {
+    package func run(_ sql: String, _ bindings: [SQLValue] = []) throws(StorageError) -> Int {
         try query(sql, bindings)
         return Int(sqlite3_changes(db))
     }
@@ -235,11 +236,12 @@ package final class SQLiteConnection {
     /// Runs `body` in an immediate transaction (the write lock is taken at once, so two
     /// processes never interleave a read-check-write). Commits when `body` returns; rolls
     /// back when it throws.
-    package func transaction<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
+    /// `failure` turns the transaction's own failures (BEGIN, COMMIT) into `body`'s error type.
+    package func transaction<T, E: Error>(_ body: () throws(E) -> T, failure: (StorageError) -> E) throws(E) -> T {
         refillReserve()
         lastFailureWasFull = false
         defer { if lastFailureWasFull { reclaimAfterFullDisk() } }
-        try execute("BEGIN IMMEDIATE")
+        do { try execute("BEGIN IMMEDIATE") } catch { throw failure(error) }
         let result: T
         do {
             result = try body()
@@ -257,30 +259,30 @@ package final class SQLiteConnection {
             try execute("COMMIT")
         } catch {
             try? execute("ROLLBACK")
-            throw error
+            throw failure(error)
         }
         return result
     }
 
     /// Whether a transaction is open (SQLite ends one by itself after some errors: a full
     /// disk, an I/O error).
-    var inTransaction: Bool { db.map { sqlite3_get_autocommit($0) == 0 } ?? false }
+    package var inTransaction: Bool { db.map { sqlite3_get_autocommit($0) == 0 } ?? false }
 
     /// Makes the next COMMIT fail as SQLite's own refusal (its commit hook turns it into a
     /// ROLLBACK, `SQLITE_CONSTRAINT_COMMITHOOK`); for tests of a failed group commit.
-    func failNextCommit() {
+    package func failNextCommit() {
         sqlite3_commit_hook(db, { _ in 1 }, nil)
         pendingCommitFailure = true
     }
     private var pendingCommitFailure = false
 
     package var userVersion: Int {
-        get throws(GatewayError) { try query("PRAGMA user_version").first?[0].int ?? 0 }
+        get throws(StorageError) { try query("PRAGMA user_version").first?[0].int ?? 0 }
     }
 
     private var lastMessage: String { db.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection" }
 
-    private func prepared(_ sql: String) throws(GatewayError) -> OpaquePointer {
+    private func prepared(_ sql: String) throws(StorageError) -> OpaquePointer {
         if let s = statements[sql] { return s }
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
@@ -289,7 +291,7 @@ package final class SQLiteConnection {
         return stmt
     }
 
-    private func bind(_ values: [SQLValue], to stmt: OpaquePointer) throws(GatewayError) {
+    private func bind(_ values: [SQLValue], to stmt: OpaquePointer) throws(StorageError) {
         // SQLITE_TRANSIENT: SQLite copies the bytes before the call returns.
         let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         for (i, v) in values.enumerated() {
@@ -325,52 +327,122 @@ package final class SQLiteConnection {
         }
     }
 
-    /// The one place that turns a SQLite result code into a ``GatewayError``. Where the
+    /// The one place that turns a SQLite result code into a ``StorageError``. Where the
     /// operating system said why (a full disk, a read-only file system), its words lead.
-    package static func error(_ rc: Int32, _ message: String, systemErrno: Int32 = 0) -> GatewayError {
+    package static func error(_ rc: Int32, _ message: String, systemErrno: Int32 = 0) -> StorageError {
         let os = systemErrno != 0 ? String(cString: strerror(systemErrno)) : nil
         switch rc & 0xFF {
         case SQLITE_CORRUPT, SQLITE_NOTADB:
-            return GatewayError(.corruptLedger, "the file is damaged or not a database (\(message))")
+            return StorageError(.corrupt, "the file is damaged or not a database (\(message))")
         case SQLITE_BUSY, SQLITE_LOCKED:
-            return GatewayError(.busy, "the file is locked by another connection (\(message))")
+            return StorageError(.busy, "the file is locked by another connection (\(message))")
         case SQLITE_CONSTRAINT:
-            return GatewayError(.storage, "a constraint failed (\(message))")
+            return StorageError(.storage, "a constraint failed (\(message))")
         case SQLITE_FULL:
-            return GatewayError(.storage, "\(os ?? "No space left on device"): nothing was written (\(message))")
+            return StorageError(.storage, "\(os ?? "No space left on device"): nothing was written (\(message))")
         case SQLITE_READONLY:
-            return GatewayError(.readOnlyStorage, "\(os ?? "Read-only file system"): nothing was written (\(message))")
+            return StorageError(.readOnlyStorage, "\(os ?? "Read-only file system"): nothing was written (\(message))")
         default:
             if systemErrno == EROFS {
-                return GatewayError(.readOnlyStorage, "\(os!): nothing was written (\(message))")
+                return StorageError(.readOnlyStorage, "\(os!): nothing was written (\(message))")
             }
             let name = String(cString: sqlite3_errstr(rc))
-            return GatewayError(.storage, os.map { "\($0) (\(name): \(message))" } ?? "error \(rc) (\(name)): \(message)")
+            return StorageError(.storage, os.map { "\($0) (\(name): \(message))" } ?? "error \(rc) (\(name)): \(message)")
         }
     }
 
     /// The SQLite error for `rc` on this connection, with the system's reason.
-    private func failure(_ rc: Int32) -> GatewayError {
+    private func failure(_ rc: Int32) -> StorageError {
         let errno = db.map { sqlite3_system_errno($0) } ?? 0
         if rc & 0xFF == SQLITE_FULL || errno == ENOSPC { lastFailureWasFull = true }
         return Self.error(rc, lastMessage, systemErrno: errno)
     }
 
-    /// `PRAGMA quick_check` (`full`: `integrity_check`): throws `corruptLedger` naming the
+    /// `PRAGMA quick_check` (`full`: `integrity_check`): throws `corrupt` naming the
     /// first problem SQLite reports.
-    package func checkIntegrity(full: Bool) throws(GatewayError) {
+    package func checkIntegrity(full: Bool) throws(StorageError) {
         let rows = try query(full ? "PRAGMA integrity_check(5)" : "PRAGMA quick_check(5)")
         let lines = rows.compactMap { $0[0].string }
         guard lines != ["ok"] else { return }
-        throw GatewayError(.corruptLedger, "\(path) is damaged: \(lines.joined(separator: "; "))")
+        throw StorageError(.corrupt, "\(path) is damaged: \(lines.joined(separator: "; "))")
     }
 
     /// The names of the tables in the file.
-    package func tableNames() throws(GatewayError) -> Set<String> {
+    package func tableNames() throws(StorageError) -> Set<String> {
         Set(try query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0[0].string })
     }
 
     package var applicationId: Int {
-        get throws(GatewayError) { try query("PRAGMA application_id").first?[0].int ?? 0 }
+        get throws(StorageError) { try query("PRAGMA application_id").first?[0].int ?? 0 }
+    }
+}
+
+/// A ``SQLiteHandle`` whose failures reach the caller as its store's error type (`Failure`: the
+/// ledger's `GatewayError`, the device store's `DeviceStoreError`), so a store's code runs its
+/// statements and transactions in its own typed throws. Not thread-safe: a store keeps it inside
+/// a mutex.
+package final class SQLiteDatabase<Failure: StorageFailure> {
+    /// The connection.
+    package let handle: SQLiteHandle
+    package typealias OpenMode = SQLiteHandle.OpenMode
+
+    /// Opens the database at `path` (``SQLiteHandle/init(path:busyTimeout:mode:)``).
+    package init(path: String, busyTimeout: Duration, mode: SQLiteHandle.OpenMode = .readWriteCreate) throws(Failure) {
+        handle = try Self.map { () throws(StorageError) in try SQLiteHandle(path: path, busyTimeout: busyTimeout, mode: mode) }
+    }
+
+    package var path: String { handle.path }
+    package var mode: SQLiteHandle.OpenMode { handle.mode }
+    package static var walCheckpointPages: Int { SQLiteHandle.walCheckpointPages }
+    package static var walSizeLimit: Int { SQLiteHandle.walSizeLimit }
+
+    package func execute(_ sql: String) throws(Failure) {
+        try Self.map { () throws(StorageError) in try handle.execute(sql) }
+    }
+
+    @discardableResult
+    package func query(_ sql: String, _ bindings: [SQLValue] = []) throws(Failure) -> [SQLRow] {
+        try Self.map { () throws(StorageError) in try handle.query(sql, bindings) }
+    }
+
+    @discardableResult
+    package func run(_ sql: String, _ bindings: [SQLValue] = []) throws(Failure) -> Int {
+        try Self.map { () throws(StorageError) in try handle.run(sql, bindings) }
+    }
+
+    /// ``SQLiteHandle/transaction(_:failure:)`` in the store's error type.
+    package func transaction<T>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
+        try handle.transaction(body, failure: { Failure($0) })
+    }
+
+    package var inTransaction: Bool { handle.inTransaction }
+    package func failNextCommit() { handle.failNextCommit() }
+
+    package var userVersion: Int {
+        get throws(Failure) { try Self.map { () throws(StorageError) in try handle.userVersion } }
+    }
+    package var applicationId: Int {
+        get throws(Failure) { try Self.map { () throws(StorageError) in try handle.applicationId } }
+    }
+    package func checkIntegrity(full: Bool) throws(Failure) {
+        try Self.map { () throws(StorageError) in try handle.checkIntegrity(full: full) }
+    }
+    package func tableNames() throws(Failure) -> Set<String> {
+        try Self.map { () throws(StorageError) in try handle.tableNames() }
+    }
+
+    package func holdReserve(at path: String, bytes: Int) { handle.holdReserve(at: path, bytes: bytes) }
+    package var holdsReserve: Bool { handle.holdsReserve }
+    package var reservePath: String? { handle.reservePath }
+    package var reserveBytes: Int { handle.reserveBytes }
+    package var reserveReleases: Int { handle.reserveReleases }
+
+    /// The store's error for a SQLite result code (``SQLiteHandle/error(_:_:systemErrno:)``).
+    package static func error(_ rc: Int32, _ message: String, systemErrno: Int32 = 0) -> Failure {
+        Failure(SQLiteHandle.error(rc, message, systemErrno: systemErrno))
+    }
+
+    private static func map<T>(_ body: () throws(StorageError) -> T) throws(Failure) -> T {
+        try Failure.mapping(body)
     }
 }

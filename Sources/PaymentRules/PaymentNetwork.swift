@@ -2,9 +2,10 @@
 /// (RID, the first five bytes of an AID) belongs to, the EMV contactless kernel (Book B) that
 /// serves it, its names for people, and the well-known products (full AIDs).
 ///
-/// Everything that tells a brand or a kernel from an AID asks here: the kernel's `CardBrand`
-/// (module `EMVKernel`), the display decoder's schemes and application names (module
-/// `EMVDisplay`).
+/// The one card brand type: everything that tells a brand from an AID (its RID table) or from a
+/// PAN (its IIN ranges, ``init(pan:)``), or a kernel from an AID, asks here — the kernel's
+/// ``CardRead``, the display decoder's schemes and application names (module `EMVDisplay`), the
+/// gateway's ledger (`CardBrand` records a network's raw value).
 public enum PaymentNetwork: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
     case visa, mastercard, maestro, amex, discover, jcb, unionpay, interac
     case cartesBancaires = "cb"
@@ -62,6 +63,23 @@ public enum PaymentNetwork: String, Hashable, Sendable, CaseIterable, CustomStri
             self = .maestro
         } else {
             self = provider.network
+        }
+    }
+
+    /// The network a PAN's leading digits (its IIN range) suggest, for a card whose application
+    /// is not known (a request that names no brand); `.unknown` when no range fits.
+    public init(pan: PAN) {
+        let d = pan.digits
+        func prefix(_ n: Int) -> Int { Int(d.prefix(n)) ?? -1 }
+        switch true {
+        case d.hasPrefix("4"): self = .visa
+        case (51...55).contains(prefix(2)), (2221...2720).contains(prefix(4)): self = .mastercard
+        case d.hasPrefix("34"), d.hasPrefix("37"): self = .amex
+        case d.hasPrefix("6011"), d.hasPrefix("65"), (644...649).contains(prefix(3)): self = .discover
+        case (3528...3589).contains(prefix(4)): self = .jcb
+        case d.hasPrefix("62"): self = .unionpay
+        case d.hasPrefix("50"), (56...69).contains(prefix(2)): self = .maestro
+        default: self = .unknown
         }
     }
 

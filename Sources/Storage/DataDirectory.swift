@@ -38,7 +38,7 @@ public enum DataDirectory {
 /// store is created in it: the directory's id and, for each store, when it was created. Each
 /// store carries the directory's id inside it and its own SQLite `application_id`. So:
 ///
-/// - a store the manifest lists that is missing or empty is ``GatewayError/Code/storeMissing``,
+/// - a store the manifest lists that is missing or empty is ``StorageError/Code/storeMissing``,
 ///   never a fresh empty store (its history and secrets, or the device's pending payments,
 ///   would be gone without a word);
 /// - a store whose id is another directory's, or another kind of file, is `storeMissing` too
@@ -56,26 +56,26 @@ public struct DataDirectoryLayout: Sendable {
     static let lockName = ".tapemu.lock"
 
     /// One kind of store.
-    package struct Store: Sendable {
+    package struct Store<Failure: StorageFailure>: Sendable {
         package var fileName: String
         /// SQLite `PRAGMA application_id` of this kind of file.
         package var applicationId: Int
         /// What it holds, for messages.
         package var holds: String
         /// Writes the schema into a new, empty file and stamps it with the directory's id.
-        package var create: @Sendable (SQLiteConnection, _ directoryId: String) throws(GatewayError) -> Void
+        package var create: @Sendable (SQLiteDatabase<Failure>, _ directoryId: String) throws(Failure) -> Void
         /// The directory id stamped in an existing file (nil: not stamped yet, an older tapemu's).
-        package var readId: @Sendable (SQLiteConnection) throws(GatewayError) -> String?
+        package var readId: @Sendable (SQLiteDatabase<Failure>) throws(Failure) -> String?
         /// Whether a file not stamped yet (an older tapemu's) has this kind's tables.
         package var recognises: @Sendable (_ tables: Set<String>) -> Bool
         /// Stamps an adopted older file.
-        package var stamp: @Sendable (SQLiteConnection, _ directoryId: String) throws(GatewayError) -> Void
+        package var stamp: @Sendable (SQLiteDatabase<Failure>, _ directoryId: String) throws(Failure) -> Void
 
         package init(fileName: String, applicationId: Int, holds: String,
-                     create: @escaping @Sendable (SQLiteConnection, _ directoryId: String) throws(GatewayError) -> Void,
-                     readId: @escaping @Sendable (SQLiteConnection) throws(GatewayError) -> String?,
+                     create: @escaping @Sendable (SQLiteDatabase<Failure>, _ directoryId: String) throws(Failure) -> Void,
+                     readId: @escaping @Sendable (SQLiteDatabase<Failure>) throws(Failure) -> String?,
                      recognises: @escaping @Sendable (_ tables: Set<String>) -> Bool,
-                     stamp: @escaping @Sendable (SQLiteConnection, _ directoryId: String) throws(GatewayError) -> Void) {
+                     stamp: @escaping @Sendable (SQLiteDatabase<Failure>, _ directoryId: String) throws(Failure) -> Void) {
             self.fileName = fileName
             self.applicationId = applicationId
             self.holds = holds
@@ -112,30 +112,30 @@ public struct DataDirectoryLayout: Sendable {
 
     /// Opens `store` under the rules above; nil when the store was never created here and
     /// `access` does not create.
-    package func open(_ store: Store, access: Access, busyTimeout: Duration) throws(GatewayError) -> SQLiteConnection? {
-        guard !path.isEmpty else { throw GatewayError(.storage, "the data directory path is empty") }
+    package func open<Failure>(_ store: Store<Failure>, access: Access, busyTimeout: Duration) throws(Failure) -> SQLiteDatabase<Failure>? {
+        guard !path.isEmpty else { throw Failure(storage: .storage, "the data directory path is empty") }
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else {
-                throw GatewayError(.storage, "the data directory \(path) is a file, not a directory")
+                throw Failure(storage: .storage, "the data directory \(path) is a file, not a directory")
             }
         } else {
             guard access == .create else {
-                throw GatewayError(.noDataDirectory, "no data in \(path): the directory does not exist")
+                throw Failure(storage: .noDataDirectory, "no data in \(path): the directory does not exist")
             }
             do {
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                         attributes: [.posixPermissions: 0o700])
             } catch {
-                throw GatewayError(.storage, "cannot create the data directory \(path): \(Self.reason(error))")
+                throw Failure(storage: .storage, "cannot create the data directory \(path): \(Self.reason(error))")
             }
         }
         if access == .readOnly {
-            return try openExisting(store, manifest: try readManifest(), mode: .readOnly, busyTimeout: busyTimeout)
+            return try openExisting(store, manifest: try Failure.mapping { () throws(StorageError) in try readManifest() }, mode: .readOnly, busyTimeout: busyTimeout)
         }
         // SQLite would open a file it cannot write read only, without a word, and fail later.
         if Glibc.access(path, W_OK) != 0 {
-            throw Self.posixError("cannot write in the data directory \(path)")
+            throw Failure(Self.posixError("cannot write in the data directory \(path)"))
         }
         // Creating and adopting happen under the directory's lock, so two processes never both
         // create one store (or both write the manifest).
@@ -143,36 +143,36 @@ public struct DataDirectoryLayout: Sendable {
         do {
             lock = try FileLock.acquire(file(Self.lockName))
         } catch {
-            throw GatewayError(error.isReadOnly ? .readOnlyStorage : .storage,
-                               "cannot lock the data directory \(path): \(error.reason)")
+            throw Failure(storage: error.isReadOnly ? .readOnlyStorage : .storage,
+                                "cannot lock the data directory \(path): \(error.reason)")
         }
         defer { lock.release() }
-        var manifest = try readManifest()
+        var manifest = try Failure.mapping { () throws(StorageError) in try readManifest() }
         if let existing = try openExisting(store, manifest: manifest, mode: .readWrite, busyTimeout: busyTimeout) {
             if manifest?.stores[store.fileName] == nil {
                 // An older tapemu's store, or one created before a crash kept it out of the manifest.
                 var m = manifest ?? Manifest(format: "tapemu-data/1", id: UUID().uuidString, createdAt: Date(), stores: [:])
                 if try store.readId(existing) == nil { try store.stamp(existing, m.id) }
                 m.stores[store.fileName] = Date()
-                try writeManifest(m)
+                try Failure.mapping { () throws(StorageError) in try writeManifest(m) }
             }
             return existing
         }
         guard access == .create else { return nil }
         if manifest == nil {
             manifest = Manifest(format: "tapemu-data/1", id: UUID().uuidString, createdAt: Date(), stores: [:])
-            try writeManifest(manifest!)
+            try Failure.mapping { () throws(StorageError) in try writeManifest(manifest!) }
         }
         var m = manifest!
         try create(store, directoryId: m.id, busyTimeout: busyTimeout)
         m.stores[store.fileName] = Date()
-        try writeManifest(m)
+        try Failure.mapping { () throws(StorageError) in try writeManifest(m) }
         return try openExisting(store, manifest: m, mode: .readWrite, busyTimeout: busyTimeout)
     }
 
     /// The store's file when it is there and this directory's; nil when it never was.
-    private func openExisting(_ store: Store, manifest: Manifest?, mode: SQLiteConnection.OpenMode,
-                              busyTimeout: Duration) throws(GatewayError) -> SQLiteConnection? {
+    private func openExisting<Failure>(_ store: Store<Failure>, manifest: Manifest?, mode: SQLiteHandle.OpenMode,
+                                       busyTimeout: Duration) throws(Failure) -> SQLiteDatabase<Failure>? {
         let filePath = file(store.fileName)
         let listed = manifest?.stores[store.fileName]
         let size: Int?
@@ -183,7 +183,7 @@ public struct DataDirectoryLayout: Sendable {
         }
         guard let size else {
             if let listed {
-                throw GatewayError(.storeMissing, """
+                throw Failure(storage: .storeMissing, """
                     \(filePath) is missing: this data directory created it on \(Self.day(listed)) and it holds \
                     \(store.holds). tapemu does not create it anew: restore it from a backup, or start over \
                     with a new --data-dir
@@ -192,26 +192,26 @@ public struct DataDirectoryLayout: Sendable {
             return nil
         }
         guard size > 0 else {
-            throw GatewayError(.storeMissing, """
+            throw Failure(storage: .storeMissing, """
                 \(filePath) is empty (0 bytes)\(listed.map { ": it was created on \(Self.day($0)) and held \(store.holds)" } ?? ""). \
                 tapemu does not use it: restore it from a backup, or move it aside and start over with a new --data-dir
                 """)
         }
-        let conn = try SQLiteConnection(path: filePath, busyTimeout: busyTimeout, mode: mode)
+        let conn = try SQLiteDatabase<Failure>(path: filePath, busyTimeout: busyTimeout, mode: mode)
         let appId = try conn.applicationId
         let tables = try conn.tableNames()
         guard appId == store.applicationId || (appId == 0 && store.recognises(tables)) else {
-            throw GatewayError(.storeMissing, "\(filePath) is not a tapemu file of its kind (it does not hold \(store.holds)): move it aside")
+            throw Failure(storage: .storeMissing, "\(filePath) is not a tapemu file of its kind (it does not hold \(store.holds)): move it aside")
         }
         let id = try store.readId(conn)
         switch (id, manifest) {
         case (let id?, let m?) where id != m.id:
-            throw GatewayError(.storeMissing, """
+            throw Failure(storage: .storeMissing, """
                 \(filePath) belongs to another data directory (\(id), this one is \(m.id)): it was copied here. \
                 Put it back where it came from, or use that directory
                 """)
         case (let id?, nil):
-            throw GatewayError(.storeMissing, """
+            throw Failure(storage: .storeMissing, """
                 \(file(Self.manifestName)) is missing, but \(filePath) belongs to data directory \(id): restore \
                 the manifest from a backup (tapemu cannot tell which other stores were here)
                 """)
@@ -222,13 +222,13 @@ public struct DataDirectoryLayout: Sendable {
     }
 
     /// Builds a new store under a temporary name, then renames it into place (durably).
-    private func create(_ store: Store, directoryId: String, busyTimeout: Duration) throws(GatewayError) {
+    private func create<Failure>(_ store: Store<Failure>, directoryId: String, busyTimeout: Duration) throws(Failure) {
         let final = file(store.fileName)
         let temporary = final + ".creating"
         for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary + suffix) }
         do {
-            let conn = try SQLiteConnection(path: temporary, busyTimeout: busyTimeout, mode: .readWriteCreate)
-            try conn.transaction { () throws(GatewayError) in
+            let conn = try SQLiteDatabase<Failure>(path: temporary, busyTimeout: busyTimeout, mode: .readWriteCreate)
+            try conn.transaction { () throws(Failure) in
                 try conn.execute("PRAGMA application_id = \(store.applicationId)")
                 try store.create(conn, directoryId)
             }
@@ -237,34 +237,34 @@ public struct DataDirectoryLayout: Sendable {
         _ = chmod(temporary, 0o600)
         for suffix in ["-wal", "-shm"] { unlink(temporary + suffix) }
         guard rename(temporary, final) == 0 else {
-            throw Self.posixError("cannot move the new \(store.fileName) into place")
+            throw Failure(Self.posixError("cannot move the new \(store.fileName) into place"))
         }
-        try syncDirectory()
+        try Failure.mapping { () throws(StorageError) in try syncDirectory() }
     }
 
-    private func readManifest() throws(GatewayError) -> Manifest? {
+    private func readManifest() throws(StorageError) -> Manifest? {
         let manifestPath = file(Self.manifestName)
         guard let data = FileManager.default.contents(atPath: manifestPath) else {
             if FileManager.default.fileExists(atPath: manifestPath) {
-                throw GatewayError(.storage, "cannot read \(manifestPath)")
+                throw StorageError(.storage, "cannot read \(manifestPath)")
             }
             return nil
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         guard let m = try? decoder.decode(Manifest.self, from: data), m.format == "tapemu-data/1" else {
-            throw GatewayError(.corruptLedger, "\(manifestPath) is damaged (not a tapemu-data/1 manifest): restore it from a backup")
+            throw StorageError(.corrupt, "\(manifestPath) is damaged (not a tapemu-data/1 manifest): restore it from a backup")
         }
         return m
     }
 
     /// Writes the manifest atomically: a temporary file, fsync, rename, fsync of the directory.
-    private func writeManifest(_ m: Manifest) throws(GatewayError) {
+    private func writeManifest(_ m: Manifest) throws(StorageError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
         let data: Data
-        do { data = try encoder.encode(m) } catch { throw GatewayError(.storage, "cannot encode the manifest: \(error)") }
+        do { data = try encoder.encode(m) } catch { throw StorageError(.storage, "cannot encode the manifest: \(error)") }
         let final = file(Self.manifestName)
         let temporary = final + ".tmp"
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -281,15 +281,15 @@ public struct DataDirectoryLayout: Sendable {
         try syncDirectory()
     }
 
-    private func syncDirectory() throws(GatewayError) {
+    private func syncDirectory() throws(StorageError) {
         let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw Self.posixError("cannot open \(path)") }
         defer { Glibc.close(fd) }
         guard fsync(fd) == 0 else { throw Self.posixError("cannot sync \(path)") }
     }
 
-    package static func posixError(_ doing: String, errno e: Int32 = errno) -> GatewayError {
-        GatewayError(e == EROFS ? .readOnlyStorage : .storage, "\(doing): \(String(cString: strerror(e)))")
+    package static func posixError(_ doing: String, errno e: Int32 = errno) -> StorageError {
+        StorageError(e == EROFS ? .readOnlyStorage : .storage, "\(doing): \(String(cString: strerror(e)))")
     }
 
     static func reason(_ error: any Error) -> String {

@@ -1,3 +1,5 @@
+import BERTLV
+
 /// ISO 3166-1 numeric country codes and ISO 4217 numeric currency codes, as EMV writes them
 /// (n 3 in two bytes of BCD: `0978`). A table of the common ones; others fall back to the number.
 public enum ISOCodes {
