@@ -1,6 +1,7 @@
 import CMicroHTTPD
 public import Foundation
 import Synchronization
+import Timing
 
 /// What an ``HTTPServer`` accepts and how long it waits.
 public struct HTTPServerConfiguration: Sendable {
@@ -134,8 +135,17 @@ public final class HTTPServer: Sendable {
     public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
                 handler: any HTTPHandler) throws(HTTPServerError) {
         self.configuration = configuration
-        let (fd, bound) = try Self.listen(host: configuration.host, port: configuration.port)
+        let (ours, bound) = try Self.listen(host: configuration.host, port: configuration.port)
         port = bound
+        // libmicrohttpd closes the listening socket it was given on some of its failures to start
+        // (a TLS key that is not the certificate's, a thread it could not start) and not on others,
+        // so it gets a copy of its own, and ours is closed here alone: closing a socket it had
+        // already closed closed whatever another thread had opened under that number meanwhile.
+        defer { close(ours) }
+        let fd = fcntl(ours, F_DUPFD_CLOEXEC, 0)
+        guard fd >= 0 else {
+            throw HTTPServerError("cannot listen on \(configuration.host):\(bound): \(String(cString: strerror(errno)))")
+        }
         core = ServerCore(handler: handler, configuration: configuration)
         // epoll, not select(): select() takes no descriptor at or above FD_SETSIZE (1024), and a
         // busy process — a ledger's files, webhook connections, a test run's many servers —
@@ -165,12 +175,12 @@ public final class HTTPServer: Sendable {
                                        connectionNotice, cls, requestLineNotice, cls)
         }
         guard let d = started else {
-            close(fd)
+            ListenSocket.closeCopy(fd, of: ours)
             throw HTTPServerError(configuration.tls == nil
                 ? "libmicrohttpd could not start on \(configuration.host):\(bound)"
                 : "libmicrohttpd could not start TLS on \(configuration.host):\(bound) (does the key match the certificate?)")
         }
-        daemon = Mutex(DaemonHandle(daemon: d, listenSocket: fd))
+        daemon = Mutex(DaemonHandle(daemon: d))
         core.connections.start()
     }
 
@@ -194,14 +204,10 @@ public final class HTTPServer: Sendable {
         core.beginStopping()
         await core.waitUntilIdle()
         // MHD_stop_daemon joins libmicrohttpd's threads: off the cooperative pool.
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let t = Thread { [core] in
-                // A request that came on a kept connection after the wait: closed unanswered.
-                core.resumeAllForStop()
-                MHD_stop_daemon(d.daemon)
-                c.resume()
-            }
-            t.start()
+        await withBlockingCall { [core] in
+            // A request that came on a kept connection after the wait: closed unanswered.
+            core.resumeAllForStop()
+            MHD_stop_daemon(d.daemon)
         }
         core.connections.stop()
     }
@@ -253,7 +259,18 @@ public final class HTTPServer: Sendable {
 
 struct DaemonHandle: @unchecked Sendable {
     var daemon: OpaquePointer
-    var listenSocket: Int32
+}
+
+/// The listening socket's copy handed to libmicrohttpd.
+enum ListenSocket {
+    /// Closes `copy` (a `dup` of `original`) after libmicrohttpd failed to start with it, unless
+    /// libmicrohttpd already closed it: then `copy`'s number is free or another thread's new
+    /// descriptor (another file: its device and inode differ from `original`'s), left alone.
+    static func closeCopy(_ copy: Int32, of original: Int32) {
+        var a = stat(), b = stat()
+        guard fstat(original, &a) == 0, fstat(copy, &b) == 0, a.st_dev == b.st_dev, a.st_ino == b.st_ino else { return }
+        close(copy)
+    }
 }
 
 // MARK: - The server's shared state
