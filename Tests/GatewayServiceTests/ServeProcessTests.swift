@@ -96,7 +96,7 @@ final class ServeProcess: @unchecked Sendable {
 
 @Suite("tapemu gateway serve as a process", .temporaryDirectories)
 struct ServeProcessTests {
-    @Test("killed by SIGKILL inside a group commit, after its rows were written and before COMMIT: the ledger holds none of that batch, all it answered, and no half-written sale")
+    @Test("killed by SIGKILL inside a group commit, after its rows were written and before COMMIT: the ledger holds none of that batch (no sale, no terminal's claim), all it answered, and no half-written sale")
     func killMidBatch() async throws {
         let serverDir = try temporaryDirectory()
         let server = try ServeProcess(["--data-dir", serverDir, "--fault", "kill-mid-batch"])
@@ -137,6 +137,10 @@ struct ServeProcessTests {
         // Every recorded sale has its webhook: nothing half-written.
         let hooked = try ledger.webhooks().map(\.orderId)
         #expect(hooked.sorted() == sales.map(\.orderId).sorted())
+        // The terminal's claim on each orderId is written with its sale, in the same commit: a
+        // killed batch left no claim behind, and every recorded sale has its claim.
+        for o in killed { #expect(try ledger.orderTerminal(o) == nil, "the claim of \(o) outlived its killed sale") }
+        for o in recorded { #expect(try ledger.orderTerminal(o) != nil, "the sale of \(o) has no claim") }
     }
 
     @Test("kill-mid-batch armed for one batch over /admin/faults: the authorisations before the batch do not use it up; the process dies inside the first batch of two or more")
