@@ -80,7 +80,8 @@ public final class GatewayService: Sendable {
     /// `var router = service.routes(); router.mount("/graphql", .apiKey, graphQL)`.
     public func routes() -> Router {
         var r = Router(authenticator: self)
-        r.add("GET", "/health", .none) { _, _ in Wire.json(["status": "ok"]) }
+        // Answered on the server's polling thread: no ledger, nothing to wait for.
+        r.addImmediate("GET", "/health", .none) { _, _ in Self.healthAnswer }
         // Terminal API: the terminal's token; each acts on its own orders only.
         r.add("POST", "/terminal/v1/authorisations", .deviceToken) { [self] req, match in await authorise(req, match.claims!) }
         r.add("GET", "/terminal/v1/charges", .deviceToken) { [self] req, match in
@@ -292,6 +293,9 @@ public final class GatewayService: Sendable {
 
     /// Runs a gateway request on the ledger's own threads (``Timing/BlockingExecutor/ledger``), never on the
     /// cooperative pool; its refusal becomes a typed route error.
+    /// `GET /health`'s answer, encoded once.
+    static let healthAnswer = Wire.json(["status": "ok"])
+
     func call<T>(_ body: () async throws(GatewayError) -> T) async throws(RouteError) -> T {
         do {
             return try await BlockingExecutor.ledger.run { () async throws(GatewayError) -> T in

@@ -307,6 +307,10 @@ final class ServerCore: @unchecked Sendable {
 
     var inFlight: Int { state.withLock { $0.inFlight } }
 
+    /// The daemon is about to stop (``resumeAllForStop()`` ran): a request that arrives now on a
+    /// kept connection is closed unanswered.
+    var closing: Bool { suspended.withLock { $0.closing } }
+
     func requestStarted() { state.withLock { $0.inFlight += 1 } }
 
     func requestEnded() {
@@ -482,15 +486,17 @@ private func newRequestId(clientGiven: String?) -> String {
            || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E }) {
         return given
     }
+    // 128 random bits as 32 hex digits: two draws (each a getrandom call), not one per byte.
     var g = SystemRandomNumberGenerator()
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    for _ in 0..<16 {
-        let b = UInt8.random(in: 0...255, using: &g)
-        out.append(digits[Int(b >> 4)])
-        out.append(digits[Int(b & 0xF)])
+    let words = (g.next(), g.next())
+    return String(unsafeUninitializedCapacity: 32) { out in
+        for k in 0..<32 {
+            let word = k < 16 ? words.0 : words.1
+            let nibble = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * (k % 16))) & 0xF
+            out[k] = nibble < 10 ? 0x30 + nibble : 0x57 + nibble
+        }
+        return 32
     }
-    return String(decoding: out, as: UTF8.self)
 }
 
 /// Queues `response` on `connection`; returns .NO (close without answer) when it cannot.
@@ -536,7 +542,8 @@ private func queue(_ response: HTTPResponse, _ ctx: RequestContext, _ connection
     }
     guard let r = mhdResponse else { return .NO }
     defer { MHD_destroy_response(r) }
-    for (name, value) in response.headers where name.lowercased() != "x-request-id" && name.lowercased() != "content-length" {
+    for (name, value) in response.headers
+        where !HTTPRequest.sameFieldName(name, "X-Request-Id") && !HTTPRequest.sameFieldName(name, "Content-Length") {
         _ = MHD_add_response_header(r, name, value)
     }
     _ = MHD_add_response_header(r, "X-Request-Id", ctx.requestId)
@@ -554,7 +561,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         let headers = collect(connection, .HEADER_KIND), query = collect(connection, .GET_ARGUMENT_KIND)
         ctx.headers = headers.items
         ctx.query = query.items
-        ctx.requestId = newRequestId(clientGiven: ctx.headers.first { $0.name.lowercased() == "x-request-id" }?.value)
+        ctx.requestId = newRequestId(clientGiven: ctx.headers.first { HTTPRequest.sameFieldName($0.name, "X-Request-Id") }?.value)
         conCls.pointee = Unmanaged.passRetained(ctx).toOpaque()
         core.requestStarted()
         let admission = connection.map { core.connections.headersIn($0, version: version) } ?? (shed: false, pathHoldsNUL: false)
@@ -579,7 +586,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             ctx.rejection = HTTPResponse.jsonError(status: 431, code: "requestHeaderFieldsTooLarge",
                                                    message: "the request has \(ctx.headers.count) header fields; at most \(core.configuration.maxHeaderCount) are accepted",
                                                    requestId: ctx.requestId)
-        } else if let length = ctx.headers.first(where: { $0.name.lowercased() == "content-length" })?.value,
+        } else if let length = ctx.headers.first(where: { HTTPRequest.sameFieldName($0.name, "Content-Length") })?.value,
                   let n = Int(length.trimmingCharacters(in: .whitespaces)), n > core.configuration.maxBodySize {
             ctx.rejection = HTTPResponse.jsonError(status: 413, code: "payloadTooLarge",
                                                    message: "the request body has \(n) bytes; at most \(core.configuration.maxBodySize) are accepted",
@@ -624,6 +631,12 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     guard let connection else { return .NO }
     let request = HTTPRequest(method: ctx.method, path: ctx.path, query: ctx.query, headers: ctx.headers,
                               body: ctx.body, requestId: ctx.requestId)
+    // A handler that answers at once (GET /health): on this thread, without suspending the
+    // connection or starting a task — unless the daemon is stopping (then closed unanswered, as
+    // below).
+    if let answer = core.handler.immediateAnswer(to: request) {
+        return core.closing ? .NO : queue(answer, ctx, connection, core)
+    }
     let suspension = Suspension(connection)
     guard core.suspendForHandler(connection, suspension) else {
         // The daemon is stopping: this request, come on a kept connection, is not run.

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPClient
 import HTTPServer
+import Synchronization
 import Testing
 
 /// The server polls its connections on a few threads (epoll) and suspends a connection while
@@ -89,5 +90,33 @@ struct HTTPServerPollingThreadsTests {
         let r = try await HTTPClient().send(HTTPClientRequest(url: again.url + "/echo"))
         #expect(r.status == 200)
         await again.stop()
+    }
+
+    /// Answers `GET /now` at once; every other request through ``handle(_:)``, which counts.
+    final class ImmediateHandler: HTTPHandler {
+        let handled = Atomic<Int>(0)
+        func handle(_ request: HTTPRequest) async -> HTTPResponse {
+            handled.add(1, ordering: .relaxed)
+            return HTTPResponse(status: 200, body: Array("task".utf8))
+        }
+        func immediateAnswer(to request: HTTPRequest) -> HTTPResponse? {
+            guard request.path == "/now" else { return nil }
+            return HTTPResponse(status: 200, headers: [("X-Request-Id", "ignored")], body: Array("now".utf8))
+        }
+    }
+
+    @Test("a handler's immediate answer is queued on the polling thread: its handle() never runs, the request id is the server's; the rest go through handle()")
+    func immediateAnswerWithoutATask() async throws {
+        let handler = ImmediateHandler()
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(10)), handler: handler)
+        let client = HTTPClient()
+        for _ in 0..<20 {
+            let r = try await client.send(HTTPClientRequest(url: server.url + "/now", headers: [("X-Request-Id", "given-1")]))
+            #expect(r.status == 200 && String(decoding: r.body, as: UTF8.self) == "now" && r.header("X-Request-Id") == "given-1")
+        }
+        #expect(handler.handled.load(ordering: .relaxed) == 0)
+        let other = try await client.send(HTTPClientRequest(url: server.url + "/later"))
+        #expect(String(decoding: other.body, as: UTF8.self) == "task" && handler.handled.load(ordering: .relaxed) == 1)
+        await server.stop()
     }
 }
