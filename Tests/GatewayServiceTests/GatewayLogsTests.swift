@@ -258,5 +258,9 @@ struct GatewayLogsTests {
         }
         let missing = await runCLI(["gateway", "logs", "--data-dir", dir + "/none"])
         #expect(missing.status == 66, "\(missing.err)")
+        // The help says what --json prints here: lines, not the one document of other commands.
+        let help = await runCLI(["gateway", "logs", "--help"])
+        #expect(help.status == 0 && help.out.contains("one JSON object per line on stdout"), "\(help.out)")
+        #expect(!help.out.contains("one JSON document"), "\(help.out)")
     }
 }
