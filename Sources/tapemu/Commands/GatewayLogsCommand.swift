@@ -159,8 +159,7 @@ struct GatewayLogsCommand: TapemuCommand {
             do throws(GatewayError) {
                 return try PostgresLedger(url: ledgerURL, connections: 1)
             } catch {
-                throw CommandFailure(exitCode: error.code == .connectionLost ? ExitCode.unavailable : ExitCode.ioError,
-                                     "cannot open the gateway ledger: \(error.reason)")
+                throw CommandFailure(exitCode: ExitCode.of(error), "cannot open the gateway ledger: \(error.reason)")
             }
         }
         return try gateway.openGateway(.readOnly).ledger
