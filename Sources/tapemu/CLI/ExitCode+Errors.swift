@@ -3,6 +3,7 @@ import DeviceStore
 import EMVKernel
 import Foundation
 import PaymentGateway
+import CoreAPI
 import TapToPay
 
 /// Which exit status each error of the layers below ends a command with: one function per error
