@@ -107,7 +107,7 @@ let package = Package(
                 dependencies: ["PaymentFlow", "PaymentGateway", "DeviceStore", "CardChannel", "PaymentRules"],
                 swiftSettings: swiftSettings),
         // HTTP messages and the server (the only module that imports libmicrohttpd).
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: swiftSettings),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Timing"], swiftSettings: swiftSettings),
         // The async HTTP client (the only module that imports libcurl).
         .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: swiftSettings),
         // A GraphQL lexer, parser, validator and executor (pure Swift), and the gateway's

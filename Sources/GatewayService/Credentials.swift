@@ -137,20 +137,23 @@ extension GatewayService: RouteAuthenticator {
         }
     }
 
-    /// Claims `orderId` for the terminal before its authorisation is recorded (403 when it is
-    /// not this terminal's to send).
-    func claim(_ orderId: String, _ claims: TokenClaims) async throws(RouteError) {
+    /// Refuses (403) a terminal's authorisation of an order that is not its to send — another
+    /// terminal sent it, or payments of it exist that no terminal sent — before the gateway's
+    /// other checks, by reading only. The claim itself is written with the sale, in its savepoint
+    /// of the group commit (``TerminalClaim``), which refuses the same way an order another
+    /// terminal claimed since this read.
+    func requireClaimable(_ orderId: String, _ claims: TokenClaims) async throws(RouteError) {
         let ledger = gateway.ledger
-        let now = gateway.configuration.now()
-        let result = try await call { () async throws(GatewayError) in
-            try ledger.claimOrder(orderId, by: claims.terminal, tokenId: claims.tokenId, at: now)
+        let terminal = claims.terminal
+        let found = try await call { () async throws(GatewayError) -> OrderClaim? in
+            // Payments first, then the claim: a claim commits with its sale (never after it), so
+            // a sale this first read sees has its claim in the second read — payments without a
+            // claim there are truly nobody's, not another server's sale committed in between.
+            let paid = try !ledger.payments(orderId: orderId).isEmpty
+            if let owner = try ledger.orderTerminal(orderId) { return owner == terminal ? .mine : .otherTerminal }
+            return paid ? .unowned : nil
         }
-        switch result {
-        case .mine: return
-        case .otherTerminal: throw Self.notYours(orderId)
-        case .unowned:
-            throw RouteError(403, "forbidden", "order \(orderId.prefix(64)) was not sent by a terminal; a terminal cannot send it again")
-        }
+        if let refusal = found?.refusal(of: orderId) { throw RouteError(refusal) }
     }
 
     /// The transaction `uniqueRef` must be of the terminal's own order (an unknown one goes on

@@ -80,7 +80,8 @@ public final class GatewayService: Sendable {
     /// `var router = service.routes(); router.mount("/graphql", .apiKey, graphQL)`.
     public func routes() -> Router {
         var r = Router(authenticator: self)
-        r.add("GET", "/health", .none) { _, _ in Wire.json(["status": "ok"]) }
+        // Answered on the server's polling thread: no ledger, nothing to wait for.
+        r.addImmediate("GET", "/health", .none) { _, _ in Self.healthAnswer }
         // Terminal API: the terminal's token; each acts on its own orders only.
         r.add("POST", "/terminal/v1/authorisations", .deviceToken) { [self] req, match in await authorise(req, match.claims!) }
         r.add("GET", "/terminal/v1/charges", .deviceToken) { [self] req, match in
@@ -292,6 +293,9 @@ public final class GatewayService: Sendable {
 
     /// Runs a gateway request on the ledger's own threads (``Timing/BlockingExecutor/ledger``), never on the
     /// cooperative pool; its refusal becomes a typed route error.
+    /// `GET /health`'s answer, encoded once.
+    static let healthAnswer = Wire.json(["status": "ok"])
+
     func call<T>(_ body: () async throws(GatewayError) -> T) async throws(RouteError) -> T {
         do {
             return try await BlockingExecutor.ledger.run { () async throws(GatewayError) -> T in
@@ -430,12 +434,13 @@ public final class GatewayService: Sendable {
         } catch {
             return Wire.errorResponse(status: error.status, code: error.code, message: error.message, requestId: req.requestId)
         }
-        let request = AuthorisationRequest(
+        var request = AuthorisationRequest(
             orderId: body.orderId, amount: body.amount, currency: body.currency ?? "EUR",
             callbackUrl: body.callbackUrl,
             card: CardData(pan: pan, expiry: body.card.expiry, panSequenceNumber: psn,
                            brand: body.card.brand.map { CardBrand(rawValue: $0) }, emvData: emv),
             sdkVersion: body.sdkVersion, accountId: claims.accountId)
+        request.terminalClaim = TerminalClaim(terminal: claims.terminal, tokenId: claims.tokenId)
         // The gateway's own rules for its shape (order id, amount, currency, callbackUrl, expiry,
         // EMV data): one it refuses goes on to that refusal (under the request's or the amount's
         // fault, as in process) but leaves the armed fault for a well-formed one.
@@ -444,9 +449,10 @@ public final class GatewayService: Sendable {
         if case .slow = trigger { trigger = .slow(gateway.configuration.slowAnswerDelay) }
         return await terminal(req, .authorise, triggerFault: trigger,
                               serverFault: wellFormed ? faults.take() : nil) { () throws(RouteError) in
-            // The order becomes this terminal's before its sale is written (a malformed one is
-            // refused by the gateway below and claims nothing).
-            if wellFormed { try await claim(request.orderId, claims) }
+            // The order becomes this terminal's with its sale, in one savepoint of the group
+            // commit (request.terminalClaim); another's order is refused first, as it always
+            // was (a malformed one is refused by the gateway below and claims nothing).
+            if wellFormed { try await requireClaimable(request.orderId, claims) }
             let answer = try await call { () async throws(GatewayError) in
                 try await gateway.authorize(request, options: Self.passThrough)
             }

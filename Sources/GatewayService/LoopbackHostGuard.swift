@@ -18,15 +18,23 @@ public struct LoopbackHostGuard: HTTPHandler {
     public init(inner: any HTTPHandler) { self.inner = inner }
 
     public func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        if let host = request.header("Host"), !Self.isLoopback(host: host) {
-            let shown = host.unicodeScalars.count > 64 ? String(String.UnicodeScalarView(host.unicodeScalars.prefix(64))) + "…" : host
-            return Wire.errorResponse(
-                status: 421, code: "misdirectedRequest",
-                message: "this server listens on loopback and answers requests addressed to 127.0.0.1, localhost "
-                    + "or [::1] only, not to '\(shown)' (a guard against web pages that rebind their name to this machine)",
-                requestId: request.requestId)
-        }
+        if let host = request.header("Host"), !Self.isLoopback(host: host) { return refusal(host, request) }
         return await inner.handle(request)
+    }
+
+    private func refusal(_ host: String, _ request: HTTPRequest) -> HTTPResponse {
+        let shown = host.unicodeScalars.count > 64 ? String(String.UnicodeScalarView(host.unicodeScalars.prefix(64))) + "…" : host
+        return Wire.errorResponse(
+            status: 421, code: "misdirectedRequest",
+            message: "this server listens on loopback and answers requests addressed to 127.0.0.1, localhost "
+                + "or [::1] only, not to '\(shown)' (a guard against web pages that rebind their name to this machine)",
+            requestId: request.requestId)
+    }
+
+    /// The refusal of a foreign `Host` at once, else the inner handler's immediate answer.
+    public func immediateAnswer(to request: HTTPRequest) -> HTTPResponse? {
+        if let host = request.header("Host"), !Self.isLoopback(host: host) { return refusal(host, request) }
+        return inner.immediateAnswer(to: request)
     }
 
     /// Whether a host — a `Host` header, or an address to listen on — names this machine's

@@ -52,6 +52,17 @@ public final class RequestLogRecorder: HTTPHandler, Sendable {
         return response
     }
 
+    /// The inner handler's immediate answer, logged like any other.
+    public func immediateAnswer(to request: HTTPRequest) -> HTTPResponse? {
+        let arrived = now()
+        let start = ContinuousClock.now
+        guard let response = inner.immediateAnswer(to: request) else { return nil }
+        let elapsed = start.duration(to: .now)
+        let ms = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        record(entry(request, response, arrived: arrived, durationMs: ms))
+        return response
+    }
+
     /// The line of `request` answered with `response`: no header, no body, no query string.
     func entry(_ request: HTTPRequest, _ response: HTTPResponse, arrived: Date, durationMs: Int) -> RequestLogEntry {
         let answered: Int? = if case .closeWithoutAnswer = response.delivery { nil } else { response.status }

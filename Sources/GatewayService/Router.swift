@@ -1,5 +1,6 @@
 public import HTTPServer
 public import PaymentGateway
+import Timing
 
 /// What a route takes before its handler runs: the one column of ``Router``'s table that
 /// decides who may call it (docs/GATEWAY.md's API table lists it per route; the security suite is
@@ -56,6 +57,10 @@ public struct RouteRefusal: Error, Sendable {
 public struct Router: HTTPHandler {
     public typealias Handle = @Sendable (HTTPRequest, _ match: RouteMatch) async -> HTTPResponse
 
+    /// Requests start on the ledger's threads (``Timing/BlockingExecutor/ledger``), where their
+    /// ledger calls run anyway: one hop from libmicrohttpd's thread instead of two.
+    public var preferredExecutor: (any TaskExecutor)? { BlockingExecutor.ledger }
+
     /// One row of the table: what ``table`` lists.
     public struct Entry: Sendable, Hashable, CustomStringConvertible {
         /// nil: every method (a mounted handler).
@@ -70,6 +75,8 @@ public struct Router: HTTPHandler {
         var segments: [String]
         var prefix: Bool
         var handle: Handle
+        /// A route that never waits (``addImmediate(_:_:_:_:)``): its answer at once.
+        var immediate: (@Sendable (HTTPRequest, RouteMatch) -> HTTPResponse)? = nil
     }
 
     private(set) var routes: [Route] = []
@@ -88,6 +95,14 @@ public struct Router: HTTPHandler {
         let (segments, prefix) = Self.parse(pattern)
         routes.append(Route(entry: Entry(method: method.uppercased(), pattern: pattern, credential: credential),
                             segments: segments, prefix: prefix, handle: handle))
+    }
+
+    /// Adds a route whose handler never waits — no ledger, no I/O (`GET /health`): the server
+    /// answers it on its polling thread (``HTTPHandler/immediateAnswer(to:)``), without a task.
+    public mutating func addImmediate(_ method: String, _ pattern: String, _ credential: RouteCredential,
+                                      _ answer: @escaping @Sendable (HTTPRequest, RouteMatch) -> HTTPResponse) {
+        add(method, pattern, credential) { request, match in answer(request, match) }
+        routes[routes.count - 1].immediate = answer
     }
 
     /// Mounts another handler at `pattern` for every method (its requests arrive unchanged,
@@ -126,17 +141,38 @@ public struct Router: HTTPHandler {
         return parameters
     }
 
-    public func handle(_ request: HTTPRequest) async -> HTTPResponse {
+    /// The first route that takes `request` (method and path), with its path parameters; else
+    /// the methods the path's routes allow.
+    private func route(for request: HTTPRequest) -> (found: (Route, [String: String])?, allowed: [String]) {
         let path = Self.split(request.path)
+        let method = request.method.uppercased()
         var allowed: [String] = []
         for route in routes {
             guard let parameters = Self.match(route, path) else { continue }
-            if let m = route.entry.method, m != request.method.uppercased() {
-                if !(m == "GET" && request.method.uppercased() == "HEAD") {
+            if let m = route.entry.method, m != method {
+                if !(m == "GET" && method == "HEAD") {
                     allowed.append(m)
                     continue
                 }
             }
+            return ((route, parameters), allowed)
+        }
+        return (nil, allowed)
+    }
+
+    /// The answer of a route added with ``addImmediate(_:_:_:_:)`` (its credential checked first,
+    /// as ``handle(_:)`` does); nil for every other request, which ``handle(_:)`` answers.
+    public func immediateAnswer(to request: HTTPRequest) -> HTTPResponse? {
+        guard let (route, parameters) = route(for: request).found, let immediate = route.immediate else { return nil }
+        switch authenticator.authenticate(request, for: route.entry.credential) {
+        case .success(let claims): return immediate(request, RouteMatch(parameters: parameters, claims: claims))
+        case .failure(let refusal): return refusal.response
+        }
+    }
+
+    public func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let (found, allowed) = route(for: request)
+        if let (route, parameters) = found {
             switch authenticator.authenticate(request, for: route.entry.credential) {
             case .success(let claims):
                 return await route.handle(request, RouteMatch(parameters: parameters, claims: claims))

@@ -347,6 +347,11 @@ struct RouteError: Error {
     }
 
     init(_ error: GatewayError) {
+        // A terminal's order that is not its own: the terminal API's one 403 shape.
+        if error.code == .orderNotOwned {
+            self.init(403, "forbidden", error.reason)
+            return
+        }
         self.init(Wire.httpStatus(error.code), error.code.description, error.reason)
     }
 

@@ -125,14 +125,60 @@ public struct HTTPClient: Sendable {
                                 pool: pool)
         let result: Result<HTTPClientResponse, HTTPClientError> = await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
-                let thread = Thread { c.resume(returning: exchange.perform()) }
-                thread.stackSize = 256 * 1024
-                thread.start()
+                ExchangeThreads.shared.run { c.resume(returning: exchange.perform()) }
             }
         } onCancel: {
             exchange.cancelled.store(true, ordering: .relaxed)
         }
         return try result.get()
+    }
+}
+
+/// The threads exchanges block on: an idle one takes the next exchange, else a new one starts
+/// (never a queue: every exchange has a thread of its own at once, as with a thread each); a
+/// thread idle for `idleLife` ends. Saves a thread's start and end per request.
+final class ExchangeThreads: @unchecked Sendable {
+    static let shared = ExchangeThreads()
+    static let idleLife: TimeInterval = 10
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private var idle = 0
+
+    func run(_ job: @escaping @Sendable () -> Void) {
+        condition.lock()
+        if idle > jobs.count {
+            jobs.append(job)
+            condition.signal()
+            condition.unlock()
+            return
+        }
+        condition.unlock()
+        let thread = Thread { [self] in
+            job()
+            serve()
+        }
+        thread.stackSize = 256 * 1024
+        thread.start()
+    }
+
+    private func serve() {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            idle += 1
+            let deadline = Date(timeIntervalSinceNow: Self.idleLife)
+            while jobs.isEmpty {
+                if !condition.wait(until: deadline) && jobs.isEmpty {
+                    idle -= 1
+                    return
+                }
+            }
+            idle -= 1
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job()
+            condition.lock()
+        }
     }
 }
 

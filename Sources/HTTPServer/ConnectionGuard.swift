@@ -20,7 +20,7 @@ import Foundation
 ///   ``headroom``), so a newcomer is accepted while older ones are being closed.
 ///
 /// An answer to a connection that is still reading is written to its socket directly (libmicrohttpd
-/// writes nothing in that phase), then the socket is shut down: libmicrohttpd's connection thread
+/// writes nothing in that phase), then the socket is shut down: libmicrohttpd's polling thread
 /// sees the end of the stream and closes the connection. libmicrohttpd reports a closed connection
 /// (`MHD_CONNECTION_NOTIFY_CLOSED`) before it closes the socket, and both happen under this
 /// guard's lock here, so a descriptor is never shut down after it was reused.

@@ -29,8 +29,23 @@ public struct HTTPRequest: Sendable {
 
     /// The first header field with this name, compared case-insensitively.
     public func header(_ name: String) -> String? {
-        let wanted = name.lowercased()
-        return headers.first { $0.name.lowercased() == wanted }?.value
+        headers.first { Self.sameFieldName($0.name, name) }?.value
+    }
+
+    /// Whether two header field names are the same (ASCII case-insensitive, as field names are
+    /// tokens), without making lower-case copies of either.
+    public static func sameFieldName(_ a: String, _ b: String) -> Bool {
+        var i = a.utf8.makeIterator(), j = b.utf8.makeIterator()
+        while true {
+            switch (i.next(), j.next()) {
+            case (nil, nil): return true
+            case let (x?, y?):
+                if x == y { continue }
+                let lx = (0x41...0x5A).contains(x) ? x | 0x20 : x, ly = (0x41...0x5A).contains(y) ? y | 0x20 : y
+                if lx != ly { return false }
+            default: return false
+            }
+        }
     }
 
     /// Whether the body came as `application/json` or `application/<something>+json` (any case,
@@ -83,6 +98,21 @@ public struct HTTPResponse: Sendable {
 /// What serves requests. Called on any thread; answers every request (errors are responses).
 public protocol HTTPHandler: Sendable {
     func handle(_ request: HTTPRequest) async -> HTTPResponse
+    /// The executor the server starts each request's task on (nil: Swift's global one). A
+    /// handler whose work runs on its own threads anyway (a ledger's) names them here: the
+    /// request then starts there, without a hop through the cooperative pool first.
+    var preferredExecutor: (any TaskExecutor)? { get }
+    /// The answer to `request` when it needs no waiting at all — no ledger, no I/O, no lock
+    /// held for long (`GET /health`, a refusal decided from the request alone) — given at once
+    /// on the server's polling thread, without a task and without suspending the connection;
+    /// nil: the server runs ``handle(_:)`` as a task. When it answers, it answers exactly as
+    /// ``handle(_:)`` would.
+    func immediateAnswer(to request: HTTPRequest) -> HTTPResponse?
+}
+
+extension HTTPHandler {
+    public var preferredExecutor: (any TaskExecutor)? { nil }
+    public func immediateAnswer(to request: HTTPRequest) -> HTTPResponse? { nil }
 }
 
 extension HTTPResponse {

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 public import Foundation
 import Synchronization
+import Timing
 
 /// What an ``HTTPServer`` accepts and how long it waits.
 public struct HTTPServerConfiguration: Sendable {
@@ -38,6 +39,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var limitLoopbackPerAddress = false
     /// Serve HTTPS with this certificate and key (nil: plain HTTP).
     public var tls: HTTPServerTLS? = nil
+    /// libmicrohttpd's polling threads (epoll, each with its share of the connections): the
+    /// machine's cores, at most 4. Handlers run on Swift's tasks, not on these threads.
+    public var threads = min(4, max(1, ProcessInfo.processInfo.activeProcessorCount))
 
     public init(host: String = "127.0.0.1", port: UInt16 = 0, maxBodySize: Int = 1 << 20,
                 maxHeaderCount: Int = 64, maxHeaderBytes: Int = 32 * 1024,
@@ -104,13 +108,16 @@ public struct HTTPServerError: Error, Hashable, Sendable, CustomStringConvertibl
 ///   the connection timeout (or ``stop()``) closes the connection.
 /// - ``stop()`` stops accepting, lets the requests under way finish, then returns.
 ///
-/// Threads: libmicrohttpd runs one thread per connection (`MHD_USE_THREAD_PER_CONNECTION`).
-/// Its callbacks run on those threads (nonisolated; no actor). When a request is complete its
-/// connection thread starts the handler as a `Task` and waits on a condition variable for the
-/// answer — a wait on libmicrohttpd's own thread, never on a thread of Swift's cooperative
-/// pool, where the handler runs. Thread-per-connection rather than suspend/resume because a
-/// stalled answer has to hold its connection open without a busy loop: the content reader of a
-/// stall blocks its own connection thread and no other connection's.
+/// Threads: libmicrohttpd polls every connection with epoll on a few threads of its own
+/// (``HTTPServerConfiguration/threads``, one per core), not a thread per connection, so the
+/// server's cost grows with cores, not with clients. Its callbacks run on those threads
+/// (nonisolated; no actor). When a request is complete, its connection is suspended
+/// (`MHD_suspend_connection`) and the handler starts as a `Task`; the handler's answer resumes
+/// the connection, and libmicrohttpd's thread queues it. Nothing waits on a polling thread: a
+/// slow handler holds its own connection only. A stalled answer suspends its connection the same
+/// way after its first bytes, until the connection timeout or ``stop()`` resumes it to close it.
+/// A connection is resumed exactly once (``Suspension``), and none is left suspended when the
+/// daemon stops (libmicrohttpd forbids it).
 public final class HTTPServer: Sendable {
     public let configuration: HTTPServerConfiguration
     private let core: ServerCore
@@ -128,15 +135,23 @@ public final class HTTPServer: Sendable {
     public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
                 handler: any HTTPHandler) throws(HTTPServerError) {
         self.configuration = configuration
-        let (fd, bound) = try Self.listen(host: configuration.host, port: configuration.port)
+        let (ours, bound) = try Self.listen(host: configuration.host, port: configuration.port)
         port = bound
+        // libmicrohttpd closes the listening socket it was given on some of its failures to start
+        // (a TLS key that is not the certificate's, a thread it could not start) and not on others,
+        // so it gets a copy of its own, and ours is closed here alone: closing a socket it had
+        // already closed closed whatever another thread had opened under that number meanwhile.
+        defer { close(ours) }
+        let fd = fcntl(ours, F_DUPFD_CLOEXEC, 0)
+        guard fd >= 0 else {
+            throw HTTPServerError("cannot listen on \(configuration.host):\(bound): \(String(cString: strerror(errno)))")
+        }
         core = ServerCore(handler: handler, configuration: configuration)
-        // poll(), not select(): select() takes no descriptor at or above FD_SETSIZE (1024), and a
+        // epoll, not select(): select() takes no descriptor at or above FD_SETSIZE (1024), and a
         // busy process — a ledger's files, webhook connections, a test run's many servers —
         // holds that many: the daemon then refused to start ("could not start"), or a
         // connection past it could not be served.
-        let flags = MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
-            | MHD_USE_ITC.rawValue | MHD_USE_POLL.rawValue
+        let flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         let timeout = max(1, UInt32(clamping: configuration.connectionTimeout.components.seconds))
         let cls = Unmanaged.passUnretained(core).toOpaque()
         let limit = max(1, configuration.maxConnections)
@@ -149,27 +164,32 @@ public final class HTTPServer: Sendable {
             started = tapemu_mhd_start_tls(flags, fd, accessHandler, cls, completedHandler, cls, timeout,
                                            max(4096, configuration.maxHeaderBytes),
                                            UInt32(clamping: limit + ConnectionGuard.headroom(limit)),
+                                           UInt32(clamping: max(1, configuration.threads)),
                                            connectionNotice, cls, requestLineNotice, cls,
                                            tls.certificatePEM, tls.privateKeyPEM)
         } else {
             started = tapemu_mhd_start(flags, fd, accessHandler, cls, completedHandler, cls, timeout,
                                        max(4096, configuration.maxHeaderBytes),
                                        UInt32(clamping: limit + ConnectionGuard.headroom(limit)),
+                                       UInt32(clamping: max(1, configuration.threads)),
                                        connectionNotice, cls, requestLineNotice, cls)
         }
         guard let d = started else {
-            close(fd)
+            ListenSocket.closeCopy(fd, of: ours)
             throw HTTPServerError(configuration.tls == nil
                 ? "libmicrohttpd could not start on \(configuration.host):\(bound)"
                 : "libmicrohttpd could not start TLS on \(configuration.host):\(bound) (does the key match the certificate?)")
         }
-        daemon = Mutex(DaemonHandle(daemon: d, listenSocket: fd))
+        daemon = Mutex(DaemonHandle(daemon: d))
         core.connections.start()
     }
 
     deinit {
         if let d = daemon.withLock({ $0.take() }) {
             core.beginStopping()
+            // Dropped without stop(): handlers still running lose their connections (closed
+            // without an answer); libmicrohttpd must not stop with a connection suspended.
+            core.resumeAllForStop()
             MHD_stop_daemon(d.daemon)
         }
         core.connections.stop()
@@ -184,12 +204,10 @@ public final class HTTPServer: Sendable {
         core.beginStopping()
         await core.waitUntilIdle()
         // MHD_stop_daemon joins libmicrohttpd's threads: off the cooperative pool.
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let t = Thread {
-                MHD_stop_daemon(d.daemon)
-                c.resume()
-            }
-            t.start()
+        await withBlockingCall { [core] in
+            // A request that came on a kept connection after the wait: closed unanswered.
+            core.resumeAllForStop()
+            MHD_stop_daemon(d.daemon)
         }
         core.connections.stop()
     }
@@ -241,13 +259,26 @@ public final class HTTPServer: Sendable {
 
 struct DaemonHandle: @unchecked Sendable {
     var daemon: OpaquePointer
-    var listenSocket: Int32
+}
+
+/// The listening socket's copy handed to libmicrohttpd.
+enum ListenSocket {
+    /// Closes `copy` (a `dup` of `original`) after libmicrohttpd failed to start with it, unless
+    /// libmicrohttpd already closed it: then `copy`'s number is free or another thread's new
+    /// descriptor (another file: its device and inode differ from `original`'s), left alone.
+    static func closeCopy(_ copy: Int32, of original: Int32) {
+        var a = stat(), b = stat()
+        guard fstat(original, &a) == 0, fstat(copy, &b) == 0, a.st_dev == b.st_dev, a.st_ino == b.st_ino else { return }
+        close(copy)
+    }
 }
 
 // MARK: - The server's shared state
 
 final class ServerCore: @unchecked Sendable {
     let handler: any HTTPHandler
+    /// The handler's (read once).
+    let preferredExecutor: (any TaskExecutor)?
     let configuration: HTTPServerConfiguration
     let connections: ConnectionGuard
     private struct State {
@@ -256,17 +287,29 @@ final class ServerCore: @unchecked Sendable {
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
     private let state = Mutex(State())
-    /// Wakes stalled answers when the server stops.
-    let stallCondition = NSCondition()
-    private var stallStopping = false
+    /// The suspended connections: a handler's (resumed by its answer) or a stall's (resumed at
+    /// the connection timeout, or when the server stops).
+    private struct Suspended {
+        var handlers: [ObjectIdentifier: Suspension] = [:]
+        var stalls: [ObjectIdentifier: Suspension] = [:]
+        var stopping = false
+        /// The daemon is about to stop: no connection may be suspended any more.
+        var closing = false
+    }
+    private let suspended = Mutex(Suspended())
 
     init(handler: any HTTPHandler, configuration: HTTPServerConfiguration) {
         self.handler = handler
+        preferredExecutor = handler.preferredExecutor
         self.configuration = configuration
         connections = ConnectionGuard(configuration: configuration)
     }
 
     var inFlight: Int { state.withLock { $0.inFlight } }
+
+    /// The daemon is about to stop (``resumeAllForStop()`` ran): a request that arrives now on a
+    /// kept connection is closed unanswered.
+    var closing: Bool { suspended.withLock { $0.closing } }
 
     func requestStarted() { state.withLock { $0.inFlight += 1 } }
 
@@ -282,10 +325,64 @@ final class ServerCore: @unchecked Sendable {
 
     func beginStopping() {
         state.withLock { $0.stopping = true }
-        stallCondition.lock()
-        stallStopping = true
-        stallCondition.broadcast()
-        stallCondition.unlock()
+        suspended.withLock { s in
+            s.stopping = true
+            for stall in s.stalls.values { stall.resume(with: nil) }
+            s.stalls = [:]
+        }
+    }
+
+    /// Resumes every suspended connection without an answer (they close), and suspends none
+    /// after: libmicrohttpd must not stop with a suspended connection.
+    func resumeAllForStop() {
+        // Resumed under the lock (as every resume is): once this returns, no answer can resume
+        // a connection of the daemon being stopped.
+        suspended.withLock { s in
+            s.stopping = true
+            s.closing = true
+            for one in s.handlers.values { one.resume(with: nil) }
+            for one in s.stalls.values { one.resume(with: nil) }
+            s.handlers = [:]
+            s.stalls = [:]
+        }
+    }
+
+    /// Suspends `connection` for its handler; false when the daemon is about to stop.
+    func suspendForHandler(_ connection: OpaquePointer, _ suspension: Suspension) -> Bool {
+        // Under the lock, so resumeAllForStop() either sees it or prevents it.
+        suspended.withLock { s -> Bool in
+            guard !s.closing else { return false }
+            s.handlers[ObjectIdentifier(suspension)] = suspension
+            MHD_suspend_connection(connection)
+            return true
+        }
+    }
+
+    /// The handler's answer: resumes the connection (unless the stop already did).
+    func answer(_ suspension: Suspension, _ response: HTTPResponse) {
+        suspended.withLock { s in
+            if s.handlers.removeValue(forKey: ObjectIdentifier(suspension)) != nil { suspension.resume(with: response) }
+        }
+    }
+
+    /// Suspends a stalled answer's connection until the connection timeout or the stop; false
+    /// when the server is stopping (the stall ends at once).
+    func suspendForStall(_ connection: OpaquePointer, _ suspension: Suspension) -> Bool {
+        let registered = suspended.withLock { s -> Bool in
+            guard !s.stopping && !s.closing else { return false }
+            s.stalls[ObjectIdentifier(suspension)] = suspension
+            MHD_suspend_connection(connection)
+            return true
+        }
+        guard registered else { return false }
+        let seconds = Double(configuration.connectionTimeout.components.seconds)
+            + Double(configuration.connectionTimeout.components.attoseconds) / 1e18
+        DispatchQueue.global().asyncAfter(deadline: .now() + max(0.05, seconds)) { [self] in
+            suspended.withLock { s in
+                if s.stalls.removeValue(forKey: ObjectIdentifier(suspension)) != nil { suspension.resume(with: nil) }
+            }
+        }
+        return true
     }
 
     func waitUntilIdle() async {
@@ -297,19 +394,6 @@ final class ServerCore: @unchecked Sendable {
             }
             if now { c.resume() }
         }
-    }
-
-    /// Blocks the calling connection thread until the connection timeout passes or the server
-    /// stops.
-    func stall() {
-        let seconds = Double(configuration.connectionTimeout.components.seconds)
-            + Double(configuration.connectionTimeout.components.attoseconds) / 1e18
-        let deadline = Date(timeIntervalSinceNow: max(0.05, seconds))
-        stallCondition.lock()
-        while !stallStopping {
-            if !stallCondition.wait(until: deadline) { break }
-        }
-        stallCondition.unlock()
     }
 }
 
@@ -325,26 +409,31 @@ final class RequestContext: @unchecked Sendable {
     /// An answer decided before the handler (413, 431).
     var rejection: HTTPResponse?
     var answered = false
+    /// While the handler runs: the suspended connection, which its answer resumes.
+    var suspension: Suspension?
 }
 
-/// The handler's answer, handed from its task to the waiting connection thread.
-final class AnswerSlot: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var answer: HTTPResponse?
+/// A suspended connection, resumed exactly once — by the handler's answer, the end of a stall,
+/// or the server's stop, whichever comes first — with the answer to queue (nil: close without
+/// one). The answer is read on libmicrohttpd's thread once it calls the access handler again.
+final class Suspension: @unchecked Sendable {
+    private let connection: UInt
+    private let slot = Mutex<(resumed: Bool, answer: HTTPResponse?)>((false, nil))
 
-    func put(_ r: HTTPResponse) {
-        condition.lock()
-        answer = r
-        condition.broadcast()
-        condition.unlock()
+    init(_ connection: OpaquePointer) {
+        self.connection = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
     }
 
-    func take() -> HTTPResponse {
-        condition.lock()
-        defer { condition.unlock() }
-        while answer == nil { condition.wait() }
-        return answer!
+    func resume(with answer: HTTPResponse?) {
+        let first = slot.withLock { s -> Bool in
+            guard !s.resumed else { return false }
+            s = (true, answer)
+            return true
+        }
+        if first { MHD_resume_connection(OpaquePointer(bitPattern: connection)) }
     }
+
+    var answer: HTTPResponse? { slot.withLock { $0.answer } }
 }
 
 /// The body of a stalled answer: the first bytes, then nothing until the stall ends.
@@ -352,10 +441,14 @@ final class StallBody {
     let bytes: [UInt8]
     let sendCount: Int
     let core: ServerCore
-    init(bytes: [UInt8], sendCount: Int, core: ServerCore) {
+    let connection: OpaquePointer?
+    /// The stall began (the connection was suspended, or could not be): the next call ends it.
+    var stalled = false
+    init(bytes: [UInt8], sendCount: Int, core: ServerCore, connection: OpaquePointer?) {
         self.bytes = bytes
         self.sendCount = min(max(0, sendCount), bytes.count)
         self.core = core
+        self.connection = connection
     }
 }
 
@@ -393,15 +486,17 @@ private func newRequestId(clientGiven: String?) -> String {
            || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E }) {
         return given
     }
+    // 128 random bits as 32 hex digits: two draws (each a getrandom call), not one per byte.
     var g = SystemRandomNumberGenerator()
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    for _ in 0..<16 {
-        let b = UInt8.random(in: 0...255, using: &g)
-        out.append(digits[Int(b >> 4)])
-        out.append(digits[Int(b & 0xF)])
+    let words = (g.next(), g.next())
+    return String(unsafeUninitializedCapacity: 32) { out in
+        for k in 0..<32 {
+            let word = k < 16 ? words.0 : words.1
+            let nibble = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * (k % 16))) & 0xF
+            out[k] = nibble < 10 ? 0x30 + nibble : 0x57 + nibble
+        }
+        return 32
     }
-    return String(decoding: out, as: UTF8.self)
 }
 
 /// Queues `response` on `connection`; returns .NO (close without answer) when it cannot.
@@ -418,7 +513,7 @@ private func queue(_ response: HTTPResponse, _ ctx: RequestContext, _ connection
                                             .RESPMEM_MUST_COPY)
         }
     case .stallMidBody(let afterBytes):
-        let stall = StallBody(bytes: response.body, sendCount: afterBytes, core: core)
+        let stall = StallBody(bytes: response.body, sendCount: afterBytes, core: core, connection: connection)
         let reader: MHD_ContentReaderCallback = { cls, pos, buf, max in
             let s = Unmanaged<StallBody>.fromOpaque(cls!).takeUnretainedValue()
             let position = Int(pos)
@@ -431,7 +526,12 @@ private func queue(_ response: HTTPResponse, _ ctx: RequestContext, _ connection
                 }
                 return n
             }
-            s.core.stall()
+            // Nothing more until the connection timeout or the stop: the connection is suspended
+            // (0: no data yet), and resumed then to end here.
+            if !s.stalled, let connection = s.connection {
+                s.stalled = true
+                if s.core.suspendForStall(connection, Suspension(connection)) { return 0 }
+            }
             return -2 // MHD_CONTENT_READER_END_WITH_ERROR: close the connection.
         }
         let free: MHD_ContentReaderFreeCallback = { cls in
@@ -442,7 +542,8 @@ private func queue(_ response: HTTPResponse, _ ctx: RequestContext, _ connection
     }
     guard let r = mhdResponse else { return .NO }
     defer { MHD_destroy_response(r) }
-    for (name, value) in response.headers where name.lowercased() != "x-request-id" && name.lowercased() != "content-length" {
+    for (name, value) in response.headers
+        where !HTTPRequest.sameFieldName(name, "X-Request-Id") && !HTTPRequest.sameFieldName(name, "Content-Length") {
         _ = MHD_add_response_header(r, name, value)
     }
     _ = MHD_add_response_header(r, "X-Request-Id", ctx.requestId)
@@ -460,7 +561,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         let headers = collect(connection, .HEADER_KIND), query = collect(connection, .GET_ARGUMENT_KIND)
         ctx.headers = headers.items
         ctx.query = query.items
-        ctx.requestId = newRequestId(clientGiven: ctx.headers.first { $0.name.lowercased() == "x-request-id" }?.value)
+        ctx.requestId = newRequestId(clientGiven: ctx.headers.first { HTTPRequest.sameFieldName($0.name, "X-Request-Id") }?.value)
         conCls.pointee = Unmanaged.passRetained(ctx).toOpaque()
         core.requestStarted()
         let admission = connection.map { core.connections.headersIn($0, version: version) } ?? (shed: false, pathHoldsNUL: false)
@@ -485,7 +586,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             ctx.rejection = HTTPResponse.jsonError(status: 431, code: "requestHeaderFieldsTooLarge",
                                                    message: "the request has \(ctx.headers.count) header fields; at most \(core.configuration.maxHeaderCount) are accepted",
                                                    requestId: ctx.requestId)
-        } else if let length = ctx.headers.first(where: { $0.name.lowercased() == "content-length" })?.value,
+        } else if let length = ctx.headers.first(where: { HTTPRequest.sameFieldName($0.name, "Content-Length") })?.value,
                   let n = Int(length.trimmingCharacters(in: .whitespaces)), n > core.configuration.maxBodySize {
             ctx.rejection = HTTPResponse.jsonError(status: 413, code: "payloadTooLarge",
                                                    message: "the request body has \(n) bytes; at most \(core.configuration.maxBodySize) are accepted",
@@ -516,17 +617,35 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         return .YES
     }
     if ctx.answered { return .YES }
+    if let suspension = ctx.suspension {
+        // Called again after the resume: the handler's answer, or none (the server stopped).
+        ctx.suspension = nil
+        guard let answer = suspension.answer else { return .NO }
+        return queue(answer, ctx, connection, core)
+    }
     if let rejection = ctx.rejection { return queue(rejection, ctx, connection, core) }
     // The connection guard may have answered this connection (its deadline passed) meanwhile.
     if let connection, !core.connections.beginHandling(connection) { return .NO }
-    // The whole request is in: run the handler as a task and wait for its answer on this
-    // (libmicrohttpd's) thread.
+    // The whole request is in: the connection waits suspended while the handler runs as a
+    // task; its answer resumes it (this thread serves the other connections meanwhile).
+    guard let connection else { return .NO }
     let request = HTTPRequest(method: ctx.method, path: ctx.path, query: ctx.query, headers: ctx.headers,
                               body: ctx.body, requestId: ctx.requestId)
-    let slot = AnswerSlot()
+    // A handler that answers at once (GET /health): on this thread, without suspending the
+    // connection or starting a task — unless the daemon is stopping (then closed unanswered, as
+    // below).
+    if let answer = core.handler.immediateAnswer(to: request) {
+        return core.closing ? .NO : queue(answer, ctx, connection, core)
+    }
+    let suspension = Suspension(connection)
+    guard core.suspendForHandler(connection, suspension) else {
+        // The daemon is stopping: this request, come on a kept connection, is not run.
+        return .NO
+    }
+    ctx.suspension = suspension
     let handler = core.handler
-    Task { slot.put(await handler.handle(request)) }
-    return queue(slot.take(), ctx, connection, core)
+    Task(executorPreference: core.preferredExecutor) { [core] in core.answer(suspension, await handler.handle(request)) }
+    return .YES
 }
 
 private let completedHandler: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in

@@ -292,7 +292,8 @@ public final class EmbeddedGateway: Gateway {
             emvData: Self.redacted(emv).encoded, cryptogram: decision.cryptogram, callbackUrl: r.callbackUrl,
             accountId: r.accountId, sdkVersion: r.sdkVersion, reversed: false, refundedAmount: 0,
             createdAt: now, updatedAt: now, captured: r.capture)
-        let o = try await groupCommit.record(sale, fingerprint: ledger.cardFingerprint(of: pan.digits), in: ledger)
+        let o = try await groupCommit.record(sale, fingerprint: ledger.cardFingerprint(of: pan.digits),
+                                             claim: r.terminalClaim, in: ledger)
         return AuthorisationResponse(payment: o.payment, isReplay: o.isReplay)
     }
 

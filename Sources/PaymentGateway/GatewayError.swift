@@ -28,6 +28,11 @@ public struct GatewayError: Error, Hashable, Sendable, CustomStringConvertible {
         /// An authorisation reused an orderId the ledger already holds for a different amount,
         /// currency or card. Nothing was charged again. Use a new orderId for a new payment.
         public static let orderConflict = Code("orderConflict")
+        /// A terminal's authorisation (``AuthorisationRequest/terminalClaim``) of an orderId
+        /// that another terminal sent first, or that the ledger holds payments of that no
+        /// terminal sent. Nothing was recorded. A terminal acts on its own orders only: use a
+        /// new orderId.
+        public static let orderNotOwned = Code("orderNotOwned")
         /// No transaction has this uniqueRef. Nothing was done.
         public static let notFound = Code("notFound")
         /// The transaction was reversed before; it was not reversed again. Nothing to retry.
@@ -124,6 +129,7 @@ extension GatewayError.Code {
     public var httpStatus: Int {
         switch self {
         case .invalidRequest: return 400
+        case .orderNotOwned: return 403
         case .notFound: return 404
         case .orderConflict, .alreadyReversed: return 409
         case .notReversible, .notRefundable, .refundExceedsRemaining, .notCapturable, .notCancelable: return 422

@@ -299,7 +299,7 @@ public final class Ledger: Sendable {
     /// gets that error and nothing of the batch was written. `beforeCommit` is called with the
     /// batch's orderIds after every sale of it was written, before COMMIT. (SQLite's
     /// ``LedgerStore/storeSales(_:beforeCommit:)``, which ``SaleGroupCommit`` calls.)
-    func recordSales(_ sales: [(sale: Payment, fingerprint: String)],
+    func recordSales(_ sales: [(sale: Payment, fingerprint: String, claim: TerminalClaim?)],
                      beforeCommit: (@Sendable ([String]) -> Void)? = nil) -> [Result<SaleOutcome, GatewayError>] {
         let hook = batchHooks.withLock { $0 }
         do throws(GatewayError) {
@@ -307,9 +307,16 @@ public final class Ledger: Sendable {
                 try conn.transaction { () throws(GatewayError) -> [Result<SaleOutcome, GatewayError>] in
                     var results: [Result<SaleOutcome, GatewayError>] = []
                     results.reserveCapacity(sales.count)
-                    for (sale, fingerprint) in sales {
+                    for (sale, fingerprint, claim) in sales {
                         if sales.count > 1 { try conn.run("SAVEPOINT sale") }
                         do throws(GatewayError) {
+                            // A terminal's claim and its sale: one savepoint (alone: the one
+                            // transaction), so a refused claim or a failed sale writes neither.
+                            if let claim {
+                                let found = try Self.claim(sale.orderId, by: claim.terminal, tokenId: claim.tokenId,
+                                                           at: sale.createdAt, conn)
+                                if let refusal = found.refusal(of: sale.orderId) { throw refusal }
+                            }
                             results.append(.success(try writeSale(sale, fingerprint: fingerprint, conn)))
                             if sales.count > 1 { try conn.run("RELEASE sale") }
                         } catch {
@@ -332,6 +339,12 @@ public final class Ledger: Sendable {
         } catch {
             return Array(repeating: .failure(error), count: sales.count)
         }
+    }
+
+    /// Sales without a terminal's claim.
+    func recordSales(_ sales: [(sale: Payment, fingerprint: String)],
+                     beforeCommit: (@Sendable ([String]) -> Void)? = nil) -> [Result<SaleOutcome, GatewayError>] {
+        recordSales(sales.map { ($0.sale, $0.fingerprint, nil) }, beforeCommit: beforeCommit)
     }
 
     /// Test hooks of ``recordSales(_:beforeCommit:)``.

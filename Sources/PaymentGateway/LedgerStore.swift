@@ -46,7 +46,13 @@ public protocol LedgerStore: Sendable {
     /// or broken COMMIT), every sale gets that error, and it says what ``storeSale(_:fingerprint:)``'s
     /// would (nothing recorded, or `serverError`: maybe recorded). `beforeCommit` is called
     /// with the batch's orderIds after every sale was written and before COMMIT.
-    func storeSales(_ sales: [(sale: Payment, fingerprint: String)],
+    ///
+    /// A sale with a `claim` (a terminal's) first claims its orderId in its own savepoint, by
+    /// ``claimOrder(_:by:tokenId:at:)``'s rule: refused (``GatewayError/Code/orderNotOwned``,
+    /// nothing of that sale written) unless the order is that terminal's or nobody's; the claim
+    /// is kept only with the sale's answer (a sale that fails takes its claim back with it), so
+    /// the claim and the charge are durable together or not at all.
+    func storeSales(_ sales: [(sale: Payment, fingerprint: String, claim: TerminalClaim?)],
                     beforeCommit: (@Sendable ([String]) -> Void)?) -> [Result<SaleOutcome, GatewayError>]
     func storeReversal(uniqueRef: String, at now: Date) throws(GatewayError) -> (sale: Payment, reversal: Payment)
     /// A refund of `amount` (nil: all that is left); `reason` (MONEI's `refundReason`) becomes
@@ -116,6 +122,12 @@ public protocol LedgerStore: Sendable {
 }
 
 extension LedgerStore {
+    /// Sales without a terminal's claim (``storeSales(_:beforeCommit:)``).
+    public func storeSales(_ sales: [(sale: Payment, fingerprint: String)],
+                           beforeCommit: (@Sendable ([String]) -> Void)?) -> [Result<SaleOutcome, GatewayError>] {
+        storeSales(sales.map { ($0.sale, $0.fingerprint, nil) }, beforeCommit: beforeCommit)
+    }
+
     // The requirements' defaults (a protocol requirement has none of its own).
     public func webhooks() throws(GatewayError) -> [Webhook] { try webhooks(orderId: nil, pendingOnly: false) }
     public func webhooks(orderId: String?) throws(GatewayError) -> [Webhook] {
@@ -153,7 +165,7 @@ extension Ledger: LedgerStore {
     public func storeSale(_ sale: Payment, fingerprint: String) throws(GatewayError) -> (Payment, isReplay: Bool) {
         try recordSale(sale, fingerprint: fingerprint)
     }
-    public func storeSales(_ sales: [(sale: Payment, fingerprint: String)],
+    public func storeSales(_ sales: [(sale: Payment, fingerprint: String, claim: TerminalClaim?)],
                            beforeCommit: (@Sendable ([String]) -> Void)?) -> [Result<SaleOutcome, GatewayError>] {
         recordSales(sales, beforeCommit: beforeCommit)
     }

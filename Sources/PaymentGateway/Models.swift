@@ -89,6 +89,11 @@ public struct AuthorisationRequest: Sendable, Hashable, CustomStringConvertible 
     /// `paymentMethod.card`): there is no EMV data and no cryptogram to check. True for a card
     /// read by a terminal, whose cryptogram the gateway checks when it knows the card's key.
     public var cardPresent: Bool = true
+    /// A terminal's authorisation (the gateway service's terminal API): the orderId becomes this
+    /// terminal's in the sale's own transaction and durable commit, or the sale is refused with
+    /// ``GatewayError/Code/orderNotOwned`` and nothing is recorded (``TerminalClaim``). Nil: no
+    /// claim (in process, the merchant API).
+    public var terminalClaim: TerminalClaim? = nil
 
     public init(orderId: String, amount: Int, currency: String = "EUR", callbackUrl: String? = nil,
                 card: CardData, sdkVersion: String? = nil, accountId: String? = nil) {

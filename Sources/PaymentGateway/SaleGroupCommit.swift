@@ -36,6 +36,7 @@ final class SaleGroupCommit: Sendable {
     private struct Waiter {
         var sale: Payment
         var fingerprint: String
+        var claim: TerminalClaim?
         var continuation: CheckedContinuation<Turn, Never>
     }
 
@@ -59,12 +60,14 @@ final class SaleGroupCommit: Sendable {
         state.withLock { ($0.batches, $0.sales, $0.largest) }
     }
 
-    /// Records `sale` in the next group commit; returns after that commit.
-    func record(_ sale: Payment, fingerprint: String, in ledger: any LedgerStore) async throws(GatewayError) -> SaleOutcome {
+    /// Records `sale` (with its terminal's `claim` on the orderId, in its savepoint) in the next
+    /// group commit; returns after that commit.
+    func record(_ sale: Payment, fingerprint: String, claim: TerminalClaim? = nil,
+                in ledger: any LedgerStore) async throws(GatewayError) -> SaleOutcome {
         let turn = await withCheckedContinuation { (c: CheckedContinuation<Turn, Never>) in
             let lead = state.withLock { s -> Bool in
                 if s.leading {
-                    s.queue.append(Waiter(sale: sale, fingerprint: fingerprint, continuation: c))
+                    s.queue.append(Waiter(sale: sale, fingerprint: fingerprint, claim: claim, continuation: c))
                     s.gateWatchers.removeAll { w in
                         guard s.queue.count >= w.count else { return false }
                         w.continuation.resume()
@@ -81,11 +84,12 @@ final class SaleGroupCommit: Sendable {
         case .done(let result):
             return try result.get()
         case .lead:
-            return try await lead(sale, fingerprint: fingerprint, ledger).get()
+            return try await lead(sale, fingerprint: fingerprint, claim: claim, ledger).get()
         }
     }
 
-    private func lead(_ sale: Payment, fingerprint: String, _ ledger: any LedgerStore) async -> Result<SaleOutcome, GatewayError> {
+    private func lead(_ sale: Payment, fingerprint: String, claim: TerminalClaim?,
+                      _ ledger: any LedgerStore) async -> Result<SaleOutcome, GatewayError> {
         if let n = state.withLock({ $0.gate }) { await queued(n) }
         let (others, hook) = state.withLock { s -> ([Waiter], (@Sendable ([String]) -> Void)?) in
             let n = min(s.queue.count, Self.maxBatch - 1)
@@ -93,7 +97,7 @@ final class SaleGroupCommit: Sendable {
             s.queue.removeFirst(n)
             return (taken, s.beforeCommit)
         }
-        var results = ledger.storeSales([(sale, fingerprint)] + others.map { ($0.sale, $0.fingerprint) },
+        var results = ledger.storeSales([(sale, fingerprint, claim)] + others.map { ($0.sale, $0.fingerprint, $0.claim) },
                                         beforeCommit: hook)
         if results.count != others.count + 1 {
             // A store that broke the contract: nobody is told a sale was recorded.

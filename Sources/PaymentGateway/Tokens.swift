@@ -53,6 +53,33 @@ public enum OrderClaim: Sendable, Hashable {
     case unowned
 }
 
+/// A terminal's claim on the orderId of its authorisation, written with the sale in one
+/// transaction (``AuthorisationRequest/terminalClaim``): the claim and the charge are durable
+/// together or not at all. Its rule is ``LedgerStore/claimOrder(_:by:tokenId:at:)``'s.
+public struct TerminalClaim: Sendable, Hashable {
+    public var terminal: TerminalIdentity
+    /// The token the terminal sent it with (recorded beside the claim).
+    public var tokenId: String
+    public init(terminal: TerminalIdentity, tokenId: String) {
+        self.terminal = terminal
+        self.tokenId = tokenId
+    }
+}
+
+extension OrderClaim {
+    /// The refusal of a terminal's authorisation of `orderId` that this claim found (nil: the
+    /// order is the terminal's). The terminal API answers it `403 forbidden` with this reason.
+    public func refusal(of orderId: String) -> GatewayError? {
+        switch self {
+        case .mine: return nil
+        case .otherTerminal:
+            return GatewayError(.orderNotOwned, "order \(orderId.prefix(64)) was sent by another terminal; a terminal acts on its own orders only")
+        case .unowned:
+            return GatewayError(.orderNotOwned, "order \(orderId.prefix(64)) was not sent by a terminal; a terminal cannot send it again")
+        }
+    }
+}
+
 /// The result of ``Gateway/validateToken(_:options:)``.
 public enum TokenValidation: Sendable, Hashable {
     /// Signed by this gateway and not expired.

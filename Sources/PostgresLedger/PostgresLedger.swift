@@ -371,7 +371,7 @@ public final class PostgresLedger: LedgerStore, Sendable {
     /// or a COMMIT that broke fails every sale of the batch with the same error — `serverError`
     /// when the COMMIT may have happened. The unique index on sales' orderIds keeps one payment
     /// per order across servers whatever their batches hold.
-    public func storeSales(_ sales: [(sale: Payment, fingerprint: String)],
+    public func storeSales(_ sales: [(sale: Payment, fingerprint: String, claim: TerminalClaim?)],
                            beforeCommit: (@Sendable ([String]) -> Void)?) -> [Result<SaleOutcome, GatewayError>] {
         let batched = sales.count > 1
         do throws(GatewayError) {
@@ -384,14 +384,24 @@ public final class PostgresLedger: LedgerStore, Sendable {
                     (sales[$0].sale.orderId, $0) < (sales[$1].sale.orderId, $1)
                 }
                 for index in writeOrder {
-                    let (sale, fingerprint) = sales[index]
-                    guard batched else {
+                    let (sale, fingerprint, claim) = sales[index]
+                    guard batched || claim != nil else {
                         results[index] = try self.writeSale(sale, fingerprint: fingerprint, c)
                         continue
                     }
+                    // A terminal's claim and its sale share the savepoint: a refused claim, or a
+                    // sale that fails, writes neither (the claim is taken back with the sale).
                     try c.query("SAVEPOINT sale")
                     do throws(PostgresError) {
-                        results[index] = try self.writeSale(sale, fingerprint: fingerprint, c)
+                        var result: Result<SaleOutcome, GatewayError>
+                        if let claim, let refusal = try Self.claim(sale.orderId, by: claim.terminal, tokenId: claim.tokenId,
+                                                                   at: sale.createdAt, c).refusal(of: sale.orderId) {
+                            result = .failure(refusal)
+                        } else {
+                            result = try self.writeSale(sale, fingerprint: fingerprint, c)
+                        }
+                        if case .failure = result, claim != nil { try c.query("ROLLBACK TO SAVEPOINT sale") }
+                        results[index] = result
                         try c.query("RELEASE SAVEPOINT sale")
                     } catch where error.code == .server && !error.isSerializationFailure {
                         try c.query("ROLLBACK TO SAVEPOINT sale")

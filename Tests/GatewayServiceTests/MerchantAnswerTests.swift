@@ -33,7 +33,7 @@ final class HookedLedger: LedgerStore {
     func storeSale(_ sale: Payment, fingerprint: String) throws(GatewayError) -> (Payment, isReplay: Bool) {
         try base.storeSale(sale, fingerprint: fingerprint)
     }
-    func storeSales(_ sales: [(sale: Payment, fingerprint: String)],
+    func storeSales(_ sales: [(sale: Payment, fingerprint: String, claim: TerminalClaim?)],
                     beforeCommit: (@Sendable ([String]) -> Void)?) -> [Result<SaleOutcome, GatewayError>] {
         base.storeSales(sales, beforeCommit: beforeCommit)
     }

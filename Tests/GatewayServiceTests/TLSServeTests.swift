@@ -1,7 +1,7 @@
 import Foundation
 @testable import GatewayService
 import HTTPClient
-import HTTPServer
+@testable import HTTPServer
 import PaymentGateway
 import Testing
 import TestSupport
@@ -110,6 +110,36 @@ struct TLSServeTests {
         #expect(throws: HTTPServerError.self) {
             _ = try HTTPServer(configuration: configuration, handler: HealthOnly())
         }
+    }
+
+    @Test("a failed start closes its own listening socket once: libmicrohttpd closes the copy it was given on a TLS failure, and the copy's number, taken by another file meanwhile, is left open")
+    func failedStartClosesOnlyItsOwn() throws {
+        let pki = try ThrowAwayPKI()
+        var configuration = HTTPServerConfiguration()
+        configuration.tls = try HTTPServerTLS(certificateFile: pki.certificate, privateKeyFile: pki.directory + "/wrong-ca-key.pem")
+        let sentinel = open("/dev/null", O_RDONLY)
+        defer { close(sentinel) }
+        for _ in 0..<20 { #expect(throws: HTTPServerError.self) { _ = try HTTPServer(configuration: configuration, handler: HealthOnly()) } }
+        #expect(fcntl(sentinel, F_GETFD) != -1)
+        // The rule itself: a copy closed by libmicrohttpd whose number another file took (dup2
+        // puts /dev/null there at once, as another thread's open would) is not closed again; a
+        // copy still open is.
+        let original = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(original) }
+        let copy = fcntl(original, F_DUPFD_CLOEXEC, 0)
+        let other = open("/dev/null", O_RDONLY)
+        #expect(dup2(other, copy) == copy)
+        close(other)
+        ListenSocket.closeCopy(copy, of: original)
+        #expect(fcntl(copy, F_GETFD) != -1, "another file at the copy's number was closed")
+        close(copy)
+        let live = fcntl(original, F_DUPFD_CLOEXEC, 0)
+        ListenSocket.closeCopy(live, of: original)
+        // Closed: the number is free, or another thread's new file took it (not our socket).
+        var a = stat(), b = stat()
+        #expect(fstat(original, &a) == 0)
+        #expect(fstat(live, &b) != 0 || a.st_ino != b.st_ino, "a copy still open was left open")
+        #expect(fcntl(original, F_GETFD) != -1)
     }
 
     struct HealthOnly: HTTPHandler {

@@ -143,6 +143,54 @@ enum LedgerContract {
         #expect(try g.ledger.saleCount(orderId: "b-b") == 0)
     }
 
+    /// A terminal's claim on its orderId rides in its sale's savepoint of the group commit
+    /// (``TerminalClaim``): in one batch, a second terminal's sale of a claimed order is refused
+    /// `orderNotOwned` (one charge), the claimant's replay is answered, a sale of an order that
+    /// holds a payment no terminal claimed is refused, and a sale the database refuses takes its
+    /// claim back with it — alone or in a batch: never a claim without its sale.
+    static func claimsWithSales(_ b: Backend) async throws {
+        let g = try b.fresh().gateway
+        let seed = try await g.authorize(Card.request("o-seed"))
+        let template = try #require(try g.ledger.payment(paymentId: seed.paymentId))
+        let fp = g.ledger.cardFingerprint(of: Card.visa.digits)
+        func sale(_ orderId: String, uniqueRef: String? = nil) -> Payment {
+            Card.sale(like: template, orderId: orderId, amount: 1250, uniqueRef: uniqueRef)
+        }
+        let a = TerminalIdentity(accountId: "acct-1", pointOfSaleId: "pos-a")
+        let other = TerminalIdentity(accountId: "acct-1", pointOfSaleId: "pos-b")
+        let claimA = TerminalClaim(terminal: a, tokenId: "tok-a"), claimB = TerminalClaim(terminal: other, tokenId: "tok-b")
+        let first = sale("c-1")
+        let results = g.ledger.storeSales([
+            (first, fp, claimA),
+            (sale("c-1"), fp, claimB),                          // another terminal, same order
+            (sale("c-1"), fp, claimA),                          // the claimant's replay
+            (sale("o-seed"), fp, claimA),                       // a payment no terminal claimed
+            (sale("c-2", uniqueRef: first.uniqueRef), fp, claimA), // the database refuses the sale
+            (sale("c-3"), fp, claimB),
+        ], beforeCommit: nil)
+        try #require(results.count == 6)
+        func refusedNotOwned(_ r: Result<SaleOutcome, GatewayError>) -> Bool {
+            if case .failure(let e) = r { return e.code == .orderNotOwned } else { return false }
+        }
+        #expect(try results[0].get().payment.paymentId == first.paymentId && !results[0].get().isReplay)
+        #expect(refusedNotOwned(results[1]))
+        #expect(try results[2].get().payment.paymentId == first.paymentId && results[2].get().isReplay)
+        #expect(refusedNotOwned(results[3]))
+        if case .failure(let e) = results[4] { #expect(e.code == .storage) } else { Issue.record("a taken uniqueRef was stored") }
+        #expect(try results[5].get().isReplay == false)
+        #expect(try g.ledger.orderTerminal("c-1") == a)
+        #expect(try g.ledger.orderTerminal("c-2") == nil, "a claim outlived its refused sale")
+        #expect(try g.ledger.orderTerminal("c-3") == other)
+        #expect(try g.ledger.orderTerminal("o-seed") == nil)
+        #expect(try g.ledger.allPayments().map(\.orderId).sorted() == ["c-1", "c-3", "o-seed"])
+        // Alone (no batch): a refused sale takes its claim back; another terminal is refused.
+        let alone = g.ledger.storeSales([(sale("c-4", uniqueRef: first.uniqueRef), fp, claimB)], beforeCommit: nil)
+        if case .failure(let e) = alone[0] { #expect(e.code == .storage) } else { Issue.record("a taken uniqueRef was stored") }
+        #expect(try g.ledger.orderTerminal("c-4") == nil, "a claim outlived its refused sale")
+        #expect(refusedNotOwned(g.ledger.storeSales([(sale("c-1"), fp, claimB)], beforeCommit: nil)[0]))
+        #expect(try g.ledger.saleCount(orderId: "c-1") == 1)
+    }
+
     /// One deliverer holds a webhook under its lease; another gets it once the lease ran out.
     static func webhookClaims(_ b: Backend) async throws {
         let g = try b.fresh().gateway
@@ -312,6 +360,7 @@ struct SQLiteLedgerContractTests {
     @Test func refundsWithinRemainder() async throws { try await LedgerContract.refundsWithinRemainder(.sqlite) }
     @Test func races() async throws { try await LedgerContract.races(.sqlite) }
     @Test func batchOfSales() async throws { try await LedgerContract.batchOfSales(.sqlite) }
+    @Test func claimsWithSales() async throws { try await LedgerContract.claimsWithSales(.sqlite) }
     @Test func webhookClaims() async throws { try await LedgerContract.webhookClaims(.sqlite) }
     @Test func webhookLeaseRenewal() async throws { try await LedgerContract.webhookLeaseRenewal(.sqlite) }
     @Test func sharedSettings() async throws { try await LedgerContract.sharedSettings(.sqlite) }
@@ -327,6 +376,7 @@ struct PostgresLedgerContractTests {
     @Test func refundsWithinRemainder() async throws { try await LedgerContract.refundsWithinRemainder(.postgres) }
     @Test func races() async throws { try await LedgerContract.races(.postgres) }
     @Test func batchOfSales() async throws { try await LedgerContract.batchOfSales(.postgres) }
+    @Test func claimsWithSales() async throws { try await LedgerContract.claimsWithSales(.postgres) }
     @Test func webhookClaims() async throws { try await LedgerContract.webhookClaims(.postgres) }
     @Test func webhookLeaseRenewal() async throws { try await LedgerContract.webhookLeaseRenewal(.postgres) }
     @Test func sharedSettings() async throws { try await LedgerContract.sharedSettings(.postgres) }

@@ -20,7 +20,14 @@ enum SignalTrap {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
             source.setEventHandler(handler: onSignal)
-            source.resume()
+            // `body` starts once the source is registered: libdispatch registers it later, on
+            // its own thread, and until then the signal is ignored (SIG_IGN above) — a SIGTERM
+            // sent right after `gateway serve` printed its first lines was lost, and the server
+            // never stopped (TLSServeTests.offLoopback hung now and then under load).
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                source.setRegistrationHandler { c.resume() }
+                source.resume()
+            }
             sources.append(Source(source: source))
         }
         defer {
