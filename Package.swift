@@ -84,11 +84,13 @@ let package = Package(
         // percentiles, replay set-up.
         .target(name: "BenchTiming", dependencies: ["EMVKernel", "CardChannel", "APDUTrace", "ISO7816", "BERTLV", "PaymentRules"],
                 swiftSettings: swiftSettings),
+        // The emulated acquirer. VirtualCard: it is also the issuer host of the virtual cards and
+        // verifies their cryptograms with the keys they were made with (IssuerKeys.swift alone).
         .target(name: "PaymentGateway", dependencies: ["Storage", "Cryptography", "BERTLV", "VirtualCard", "Timing", "PaymentRules"],
                 swiftSettings: swiftSettings),
         // The device's durable store of pending payments (leases, recovery lock), on Storage as
-        // the ledger is; PaymentGateway only for the gateway's answer a record keeps.
-        .target(name: "DeviceStore", dependencies: ["Storage", "PaymentGateway", "BERTLV", "PaymentRules"], swiftSettings: swiftSettings),
+        // the ledger is; the gateway's answer a record keeps is its own value (no gateway here).
+        .target(name: "DeviceStore", dependencies: ["Storage", "BERTLV", "PaymentRules"], swiftSettings: swiftSettings),
         // The payment flow both SDK faces run: the configuration, the engine (card, kernel, the
         // pending record durable before the request leaves, the authorisation), one payment at a
         // time, the hand-over step, timeouts and providers.
@@ -125,7 +127,7 @@ let package = Package(
         // queries, transactions, typed errors with SQLSTATE, connections on their own threads.
         .target(name: "PostgresClient", dependencies: ["CLibPQ", "Timing"], swiftSettings: swiftSettings),
         // The gateway's ledger on PostgreSQL (``LedgerStore``), shared by several gateway servers.
-        .target(name: "PostgresLedger", dependencies: ["PostgresClient", "PaymentGateway"],
+        .target(name: "PostgresLedger", dependencies: ["PostgresClient", "PaymentGateway", "PaymentRules"],
                 swiftSettings: swiftSettings),
         // TAPEMU_TEST_HOOKS compiles in the crash switches (TAPEMU_KILL_AT) the crash tests and
         // scripts/chaos use: debug builds only (scripts/chaos passes -Xswiftc -DTAPEMU_TEST_HOOKS
@@ -165,7 +167,8 @@ let package = Package(
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816", "TestSupport"], swiftSettings: swiftSettings),
         // The bytes layer and its display (EMVDecoderTests) share their fixtures.
         .testTarget(name: "BERTLVTests", dependencies: ["BERTLV", "EMVDisplay", "TestSupport", "PaymentRules"], swiftSettings: swiftSettings),
-        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "CardChannel", "Timing", "ISO7816", "BERTLV", "TestSupport", "PaymentRules"],
+        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "CardChannel", "Timing", "ISO7816", "BERTLV", "TestSupport", "PaymentRules",
+                                                          "Cryptography"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "CardChannelTests",
                     dependencies: ["CardChannel", "APDUTrace", "Timing", "VirtualCard", "ISO7816", "EMVKernel", "TestSupport", "PaymentRules"],
@@ -175,13 +178,13 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "EMVKernelTests",
                     dependencies: ["EMVKernel", "BenchTiming", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "BERTLV",
-                                   "ISO7816", "TestSupport", "PaymentRules"],
+                                   "ISO7816", "TestSupport", "PaymentRules", "Cryptography"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel", "Timing", "TestSupport", "PaymentRules", "Storage"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapemuCLITests",
                     dependencies: ["tapemu", "PaymentGateway", "TapToPay", "CoreAPI", "PaymentFlow", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
-                                   "BERTLV", "ISO7816", "TestSupport", "PaymentRules", "Storage"],
+                                   "BERTLV", "ISO7816", "TestSupport", "PaymentRules", "Storage", "Cryptography"],
                     swiftSettings: swiftSettings),
         // Every input that once broke a harness (Fuzz/regressions/) and every seed (Fuzz/corpus/).
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
