@@ -84,11 +84,13 @@ let package = Package(
         // percentiles, replay set-up.
         .target(name: "BenchTiming", dependencies: ["EMVKernel", "CardChannel", "APDUTrace", "ISO7816", "BERTLV", "PaymentRules"],
                 swiftSettings: swiftSettings),
+        // The emulated acquirer. VirtualCard: it is also the issuer host of the virtual cards and
+        // verifies their cryptograms with the keys they were made with (IssuerKeys.swift alone).
         .target(name: "PaymentGateway", dependencies: ["Storage", "Cryptography", "BERTLV", "VirtualCard", "Timing", "PaymentRules"],
                 swiftSettings: swiftSettings),
         // The device's durable store of pending payments (leases, recovery lock), on Storage as
-        // the ledger is; PaymentGateway only for the gateway's answer a record keeps.
-        .target(name: "DeviceStore", dependencies: ["Storage", "PaymentGateway", "BERTLV", "PaymentRules"], swiftSettings: swiftSettings),
+        // the ledger is; the gateway's answer a record keeps is its own value (no gateway here).
+        .target(name: "DeviceStore", dependencies: ["Storage", "BERTLV", "PaymentRules"], swiftSettings: swiftSettings),
         // The payment flow both SDK faces run: the configuration, the engine (card, kernel, the
         // pending record durable before the request leaves, the authorisation), one payment at a
         // time, the hand-over step, timeouts and providers.
@@ -125,7 +127,7 @@ let package = Package(
         // queries, transactions, typed errors with SQLSTATE, connections on their own threads.
         .target(name: "PostgresClient", dependencies: ["CLibPQ", "Timing"], swiftSettings: swiftSettings),
         // The gateway's ledger on PostgreSQL (``LedgerStore``), shared by several gateway servers.
-        .target(name: "PostgresLedger", dependencies: ["PostgresClient", "PaymentGateway"],
+        .target(name: "PostgresLedger", dependencies: ["PostgresClient", "PaymentGateway", "PaymentRules"],
                 swiftSettings: swiftSettings),
         // TAPEMU_TEST_HOOKS compiles in the crash switches (TAPEMU_KILL_AT) the crash tests and
         // scripts/chaos use: debug builds only (scripts/chaos passes -Xswiftc -DTAPEMU_TEST_HOOKS
