@@ -30,7 +30,9 @@ struct Scenario: Sendable {
         var amount: Int = 1000
         /// The in-process fault on the authorisation (`pay --gateway-fault`).
         var fault: GatewayFault? = nil
-        var gatewayTimeout: Duration = .seconds(10)
+        /// How long the terminal waits for the gateway: long where the scenario is not about a
+        /// timeout, so a loaded machine answers late rather than makes another scenario happen.
+        var gatewayTimeout: Duration = .seconds(60)
         var cardWait: Duration = .seconds(5)
         var location: FixedLocationProvider = FixedLocationProvider()
         var locationFix: Duration = .seconds(15)
@@ -53,6 +55,9 @@ struct Scenario: Sendable {
         var passcodeDisabled = false
         /// CoreAPI: an earlier sale of this orderId on this terminal (seed 003's check).
         var priorSale: PriorSale? = nil
+        /// Once approved, the merchant refunds the sale in full (MONEI's refund, as from the
+        /// Dashboard): the payment's SUCCEEDED webhook is followed by its REFUNDED one.
+        var refundAfterApproval = false
     }
 
     enum TokenKind: String, Sendable {
@@ -96,6 +101,8 @@ struct Scenario: Sendable {
         case nothingRecorded = "nothing recorded"
         /// The payment never started: nothing was sent.
         case nothingSent = "nothing sent"
+        /// The sale was approved, then refunded in full: no money holds the order.
+        case refunded = "charged, then refunded"
     }
 
     var name: String
@@ -127,7 +134,7 @@ struct Scenario: Sendable {
         }
         switch truth {
         case .charged: return ["paid"]
-        case .declinedInLedger: return ["not_paid"]
+        case .declinedInLedger, .refunded: return ["not_paid"]
         // After outcomeUnknown with nothing in the ledger, step 4: only MONEI support can say that
         // no payment was received; until the backend has asked, pending is right, and not_paid is
         // the truth.
@@ -152,6 +159,15 @@ struct Scenario: Sendable {
     /// Whether the run needs the merchant API key to play it (a webhook signed with it, stale).
     var needsAPIKey: Bool { webhook == .stale }
 
+    /// How many webhooks of the order the relay forwards before the conclusion is graded: a
+    /// duplicate, or a refund's after the sale's, is graded once the backend has had them all
+    /// (not when the first made the order paid).
+    var webhooksBeforeGrade: Int {
+        if webhook == .neverDelivered { return 0 }
+        let events = setup.refundAfterApproval ? 2 : 1
+        return webhook == .duplicated ? 2 * events : events
+    }
+
     /// This scenario crossed with a webhook fault: `NAME+CROSS`.
     func crossed(_ cross: WebhookCross) -> Scenario {
         var s = self
@@ -167,18 +183,21 @@ struct Scenario: Sendable {
 enum ScenarioCatalogue {
     static let seed000 = "seed 000"
 
-    static let all: [Scenario] = moneiResults + moneiErrors + moneiFailureCodes + moneiUnclear + webhookCrosses + coreAPI
+    static let all: [Scenario] = moneiResults + moneiLaterEvents + moneiErrors + moneiFailureCodes + moneiUnclear
+        + webhookCrosses + coreAPI
 
     /// The webhook faults crossed with the scenarios where they change what the backend must do:
     /// a charge whose webhook never comes (found by step 3), a duplicate (counted once), and a
-    /// forged or replayed SUCCEEDED where nothing was charged (refused).
+    /// forged or replayed SUCCEEDED where nothing was charged (refused), and a payment's webhooks
+    /// out of order where its later state is the truth (a refund's before the sale's).
     static let webhookCrosses: [Scenario] = [
         ("approved", WebhookCross.neverDelivered), ("unknown-lost-answer-approved", .neverDelivered),
         ("approved", .duplicated),
         ("approved", .late), ("unknown-lost-answer-approved", .late),
         ("unknown-no-answer", .forged), ("declined-insufficient-funds", .forged),
         ("unknown-no-answer", .stale), ("declined-insufficient-funds", .stale),
-    ].map { name, cross in (moneiResults + moneiUnclear).first { $0.name == name }!.crossed(cross) }
+        ("approved-then-refunded", .outOfOrder),
+    ].map { name, cross in (moneiResults + moneiLaterEvents + moneiUnclear).first { $0.name == name }!.crossed(cross) }
 
     static func named(_ name: String) -> Scenario? { all.first { $0.name == name } }
 
@@ -195,6 +214,16 @@ enum ScenarioCatalogue {
                  how: "amount ending in 54: the issuer declines 05 (E514)",
                  integratorAction: "Not an error: the payment is in MONEI, declined. Ask for a different card and start a new payment.",
                  setup: .init(amount: 1054), sdk: .declined, truth: .declinedInLedger),
+    ]
+
+    /// A payment whose state changes after the SDK's answer: its webhooks then say two things, and
+    /// the later state is the truth (the order out-of-order delivery changes).
+    static let moneiLaterEvents: [Scenario] = [
+        Scenario(name: "approved-then-refunded",
+                 seed: "\(seed000) #handle-errors: `show(result)`; step 2: the signed webhook announces the payment's state",
+                 how: "virtual card visa-qvsdc, amount 1000: approved 00; then the merchant refunds it in full (MONEI's refund): webhooks SUCCEEDED, then REFUNDED",
+                 integratorAction: "Show the result; the payment's latest state holds: refunded in full, the order is not paid.",
+                 setup: .init(refundAfterApproval: true), sdk: .approved, truth: .refunded),
     ]
 
     static let moneiErrors: [Scenario] = [

@@ -32,10 +32,13 @@ struct PlayedPayment: Sendable {
     var charged: Bool
     /// Whether the ledger holds any sale of this order (approved or declined).
     var recorded: Bool
+    /// Whether the approved sale was then refunded in full (``Scenario/Setup/refundAfterApproval``).
+    var refunded = false
     /// CoreAPI: the terminal's token, the card and the earlier sale (nil on the MONEI face).
     var core: CorePlay? = nil
 
     var truth: Scenario.Truth {
+        if refunded { return .refunded }
         if charged { return .charged }
         if recorded { return .declinedInLedger }
         return submitted ? .nothingRecorded : .nothingSent
@@ -47,18 +50,25 @@ struct PlayedPayment: Sendable {
 struct ScenarioPlayer: Sendable {
     /// The gateway the terminal pays through, and a way to issue it tokens.
     var gateway: any Gateway
-    /// A token for `accountId`; each terminal has its own account, so one's answer to the terms is not another's.
-    var issueToken: @Sendable (_ expired: Bool, _ accountId: String) async throws -> String
+    /// A token for the terminal `pointOfSaleId` of `accountId`. In the embedded gateway each payment
+    /// has an account of its own, so one's answer to the terms is not another's; a served gateway's
+    /// tokens are the merchant's one account (the seed's terms are the account's: `termsDeclined`
+    /// needs the embedded gateway), each terminal of the run its own point of sale, so a terminal
+    /// acts only on the orders it sent itself.
+    var issueToken: @Sendable (_ expired: Bool, _ accountId: String, _ pointOfSaleId: String) async throws -> String
     var pendingStore: PendingPaymentStore
     var callbackUrl: String
     /// The gateway the CoreAPI face pays through: always a served one (the run's embedded
     /// gateway over loopback, or --gateway), since the backend's recovery speaks its CoreAPI REST
     /// with the terminal's token and a terminal acts only on the orders it sent over it.
     var coreGateway: (any Gateway)? = nil
+    /// How long every request but the authorisation waits (the scenario's own timeout is the
+    /// authorisation's: ``AuthorisationTimeout``).
+    static let requestTimeout: Duration = .seconds(60)
     /// The SDK version the gateway blocks (`sdkBlocked`).
     static let blockedSDKVersion = "0.0.0-scenario-blocked"
 
-    func play(_ scenario: Scenario, orderId: String, amountOverride: Int? = nil) async throws -> PlayedPayment {
+    func play(_ scenario: Scenario, orderId: String, terminal: String = "scenarios", amountOverride: Int? = nil) async throws -> PlayedPayment {
         let setup = scenario.setup
         let amount = amountOverride ?? setup.amount
         let source: any CardSource = try setup.card.map { name in
@@ -67,18 +77,19 @@ struct ScenarioPlayer: Sendable {
         } ?? NoCardSource()
         let holder = TapToPayHolder()
         let token: String? = switch setup.token {
-        case .valid: try await issueToken(false, "acct_\(orderId)")
-        case .expired: try await issueToken(true, "acct_\(orderId)")
+        case .valid: try await issueToken(false, "acct_\(orderId)", terminal)
+        case .expired: try await issueToken(true, "acct_\(orderId)", terminal)
         case .unreadable: "not-a-token"
         case .none: nil
         }
         let config = TapToPay.Configuration(
-            cardSource: source, gateway: Self.gateway(gateway, token: token), pendingStore: pendingStore, location: setup.location,
+            cardSource: source, gateway: AuthorisationTimeout(inner: Self.gateway(gateway, token: token), timeout: setup.gatewayTimeout),
+            pendingStore: pendingStore, location: setup.location,
             terms: FixedTermsProvider(accepts: setup.acceptsTerms), pin: ScriptedPINProvider(setup.pin),
             device: DeviceEnvironment(isSupported: setup.supported),
             sdkVersion: setup.sdkBlocked ? Self.blockedSDKVersion : TapToPay.sdkVersion,
             timeouts: PaymentTimeouts(cardPresentation: setup.cardWait, locationFix: setup.locationFix,
-                                      gatewayRequest: setup.gatewayTimeout),
+                                      gatewayRequest: Self.requestTimeout),
             currency: setup.currency,
             gatewayFault: setup.fault,
             onEvent: { event in
@@ -135,11 +146,19 @@ struct ScenarioPlayer: Sendable {
         }
         // Asked as this terminal (a served gateway answers a terminal about its own orders); a
         // scenario whose SDK had no valid token asks with one of its own.
-        let asker = Self.gateway(gateway, token: setup.token == .valid ? token : try await issueToken(false, "acct_\(orderId)"))
-        let recorded = try await asker.charges(orderId: orderId, options: GatewayRequestOptions(fault: GatewayFault.none))
-            .contains { $0.kind == .sale }
-        return PlayedPayment(orderId: orderId, amount: amount, sdk: sdk, paymentId: paymentId,
-                             submitted: submitted, charged: charged, recorded: recorded)
+        let asker = Self.gateway(gateway, token: setup.token == .valid ? token : try await issueToken(false, "acct_\(orderId)", terminal))
+        let sales = try await asker.charges(orderId: orderId, options: GatewayRequestOptions(fault: GatewayFault.none))
+            .filter { $0.kind == .sale }
+        var played = PlayedPayment(orderId: orderId, amount: amount, sdk: sdk, paymentId: paymentId,
+                                   submitted: submitted, charged: charged, recorded: !sales.isEmpty)
+        if setup.refundAfterApproval, charged, let sale = sales.first(where: { $0.status == .approved }) {
+            // The merchant refunds the sale in full: the ledger no longer holds its money.
+            let refund = try await asker.refund(uniqueRef: sale.uniqueRef, amount: nil,
+                                                options: GatewayRequestOptions(fault: GatewayFault.none))
+            played.refunded = refund.remainingAmount == 0
+            played.charged = !played.refunded
+        }
+        return played
     }
 }
 
@@ -149,6 +168,34 @@ extension ScenarioPlayer {
     static func gateway(_ gateway: any Gateway, token: String?) -> any Gateway {
         guard let remote = gateway as? RemoteGateway, let token else { return gateway }
         return remote.with(deviceToken: token)
+    }
+}
+
+/// The scenario's gateway timeout on the authorisation alone: the requests before it (the token,
+/// the SDK version, the terms) wait ``ScenarioPlayer/requestTimeout``, so a loaded machine that
+/// answers them late does not end the payment before the scenario's point (the CoreAPI token
+/// check timing out at 500 ms made `onError.timeout` instead of `onTransactionCommError`).
+struct AuthorisationTimeout: ForwardingGateway {
+    var inner: any Gateway
+    var timeout: Duration
+
+    func authorize(_ request: AuthorisationRequest,
+                   options: GatewayRequestOptions) async throws(GatewayError) -> AuthorisationResponse {
+        var o = options
+        o.timeout = timeout
+        return try await inner.authorize(request, options: o)
+    }
+    func validateToken(_ token: String, options: GatewayRequestOptions) async throws(GatewayError) -> TokenValidation {
+        try await inner.validateToken(token, options: options)
+    }
+    func checkSDKVersion(_ version: String, options: GatewayRequestOptions) async throws(GatewayError) {
+        try await inner.checkSDKVersion(version, options: options)
+    }
+    func termsAccepted(accountId: String, options: GatewayRequestOptions) async throws(GatewayError) -> Bool {
+        try await inner.termsAccepted(accountId: accountId, options: options)
+    }
+    func setTermsAccepted(_ accepted: Bool, accountId: String, options: GatewayRequestOptions) async throws(GatewayError) {
+        try await inner.setTermsAccepted(accepted, accountId: accountId, options: options)
     }
 }
 

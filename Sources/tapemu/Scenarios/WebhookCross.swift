@@ -21,6 +21,10 @@ enum WebhookCross: String, Sendable, CaseIterable {
     /// Besides the real ones, a webhook saying SUCCEEDED signed with the API key but 10 minutes
     /// old (a replay): refused.
     case stale = "webhook-stale"
+    /// A payment's webhooks arrive in the reverse order of its events (its first is held until its
+    /// next has been delivered): the backend must keep the payment's latest state, not the last
+    /// webhook received.
+    case outOfOrder = "webhook-out-of-order"
 
     var how: String {
         switch self {
@@ -30,6 +34,7 @@ enum WebhookCross: String, Sendable, CaseIterable {
         case .late: "; every webhook is delivered \(Int(WebhookRelay.lateBy.components.seconds)) s late"
         case .forged: "; a forged webhook (SUCCEEDED, signature not the API key's) reaches the backend"
         case .stale: "; a webhook saying SUCCEEDED, signed with the API key 10 minutes ago, reaches the backend"
+        case .outOfOrder: "; the payment's webhooks arrive out of order: its first (SUCCEEDED) after its next (REFUNDED)"
         }
     }
 
@@ -38,6 +43,7 @@ enum WebhookCross: String, Sendable, CaseIterable {
         case .asIs: ""
         case .neverDelivered, .late: "; step 3: if no webhook arrives, find the orderId with GraphQL charges"
         case .duplicated, .forged, .stale: "; step 2: the signed webhook (#webhook: verify MONEI-Signature)"
+        case .outOfOrder: "; step 2: the signed webhook — the payment's latest state holds, whatever order its webhooks arrive in"
         }
     }
 }
@@ -47,7 +53,7 @@ enum WebhookCross: String, Sendable, CaseIterable {
 /// MONEI-Signature untouched) as the cross says.
 struct WebhookRelay: HTTPHandler {
     var target: String
-    var client = HTTPClient(defaultTimeout: .seconds(10))
+    var client = HTTPClient(defaultTimeout: .seconds(60))
     /// What it has forwarded, per order.
     var log = RelayLog()
 
@@ -59,6 +65,18 @@ struct WebhookRelay: HTTPHandler {
         }
         if cross == .neverDelivered { return HTTPResponse(status: 200) }
         let headers = request.headers.filter { ["monei-signature", "content-type"].contains($0.name.lowercased()) }
+        if cross == .outOfOrder, let orderId = Self.orderId(request.body) {
+            // The order's first webhook is held (answered 200 at once, so the gateway's delivery
+            // goes on); its next is forwarded, then the held one.
+            guard let held = log.hold(orderId, (headers, request.body)) else { return HTTPResponse(status: 200) }
+            var status = 502
+            for (h, body) in [(headers, request.body), held] {
+                let r = try? await client.send(HTTPClientRequest(method: "POST", url: target, headers: h, body: body))
+                status = r?.status ?? 502
+                log.forwarded(orderId)
+            }
+            return HTTPResponse(status: status)
+        }
         if cross == .late {
             // Taken now, forwarded later (the gateway's delivery is not held up).
             let (client, target, body) = (client, target, request.body)
@@ -69,7 +87,7 @@ struct WebhookRelay: HTTPHandler {
             return HTTPResponse(status: 200)
         }
         var status = 502
-        let orderId = ((try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any])?["orderId"] as? String
+        let orderId = Self.orderId(request.body)
         for _ in 0..<(cross == .duplicated ? 2 : 1) {
             let r = try? await client.send(HTTPClientRequest(method: "POST", url: target, headers: headers, body: request.body))
             status = r?.status ?? 502
@@ -86,6 +104,10 @@ struct WebhookRelay: HTTPHandler {
         while log.count(orderId) < count, clock.now < deadline {
             try? await clock.sleep(for: .milliseconds(20))
         }
+    }
+
+    static func orderId(_ body: [UInt8]) -> String? {
+        ((try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any])?["orderId"] as? String
     }
 
     /// How late a `webhook-late` webhook arrives.
@@ -106,6 +128,16 @@ struct WebhookRelay: HTTPHandler {
 final class RelayLog: @unchecked Sendable {
     private let lock = NSLock()
     private var counts: [String: Int] = [:]
+    private var held: [String: (headers: [(name: String, value: String)], body: [UInt8])] = [:]
     func forwarded(_ orderId: String) { lock.withLock { counts[orderId, default: 0] += 1 } }
+    /// Holds `webhook` when the order has none held (returns nil); else hands back the held one.
+    func hold(_ orderId: String, _ webhook: (headers: [(name: String, value: String)], body: [UInt8]))
+        -> (headers: [(name: String, value: String)], body: [UInt8])? {
+        lock.withLock {
+            if let first = held.removeValue(forKey: orderId) { return first }
+            held[orderId] = webhook
+            return nil
+        }
+    }
     func count(_ orderId: String) -> Int { lock.withLock { counts[orderId] ?? 0 } }
 }
