@@ -5,6 +5,7 @@ import PaymentGateway
 import TapToPay
 import Testing
 import TestSupport
+import TapToPayTesting
 @testable import tapemu
 
 /// Terminals sharing one `RemoteGateway` (one configuration, many devices: a load run, a test

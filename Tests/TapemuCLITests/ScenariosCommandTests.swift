@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TapToPay
 import TestSupport
+import TapToPayTesting
 @testable import tapemu
 
 @Suite("tapemu scenarios: the catalogue, the grading rule, and the reference backend with its mistaken variants")

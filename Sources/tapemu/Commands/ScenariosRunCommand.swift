@@ -4,6 +4,7 @@ import GatewayService
 import HTTPServer
 import PaymentGateway
 import PaymentRules
+import TapToPayTesting
 
 /// `tapemu scenarios run`: plays the catalogue against a merchant backend and grades its conclusions.
 struct ScenariosRunCommand: TapemuCommand {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPClient
+import TapToPayTesting
 
 /// The one small contract `tapemu scenarios run` speaks with a merchant backend (docs/SCENARIOS.md,
 /// "Prove your integration"), all JSON over HTTP under `--backend-check URL`:

@@ -3,6 +3,7 @@ import Foundation
 import PaymentGateway
 import TapToPay
 import VirtualCard
+import TapToPayTesting
 
 /// What a CoreAPI payment leaves for the backend's recovery and for the grade.
 struct CorePlay: Sendable {
@@ -57,7 +58,7 @@ extension ScenarioPlayer {
         let gateway = Self.gateway(served, token: token)
         var prior: CoreTransactionSummary?
         if let p = setup.priorSale {
-            var plain = Scenario.Setup()
+            var plain = Scenario.Setup.plain
             plain.card = p.card
             let (core, log) = try await coreAPI(plain, gateway: gateway, token: token)
             let outcome = await core.processSale(CoreSale(amount: p.amount, orderId: orderId))

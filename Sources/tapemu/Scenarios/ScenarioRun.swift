@@ -1,6 +1,7 @@
 import Foundation
 import HTTPClient
 import PaymentGateway
+import TapToPayTesting
 
 /// One graded scenario: what the terminal met, the truth, and what the backend concluded.
 struct ScenarioGrade: Sendable {
@@ -142,7 +143,7 @@ struct ScenarioRunner: Sendable {
             // The terminal's own point of sale: a served gateway lets it act only on its own orders.
             let pos = "\(runId)-t\(terminal)"
             let played = scenario.face == .coreapi ? try await player.playCoreAPI(scenario, orderId: orderId, terminal: pos)
-                : try await player.play(scenario, orderId: orderId, terminal: pos)
+                : PlayedPayment(try await player.play(scenario, orderId: orderId, terminal: pos))
             grade.played = played
             try await sendFakeWebhook(scenario.webhook, orderId: orderId, amount: played.amount)
             let reported = clock.now
@@ -151,12 +152,12 @@ struct ScenarioRunner: Sendable {
                 error: { if case .error(let code) = played.sdk { return code } else { return nil } }(),
                 paymentId: played.paymentId, core: played.core)
             if again && scenario.face == .monei {
-                var plain = Scenario.Setup()
+                var plain = Scenario.Setup.plain
                 plain.amount = played.amount > 0 ? played.amount : 1000
                 var second = scenario
                 second.setup = plain
                 second.webhook = .asIs
-                grade.again = try await player.play(second, orderId: orderId + "-again", terminal: pos)
+                grade.again = PlayedPayment(try await player.play(second, orderId: orderId + "-again", terminal: pos))
             }
             var conclusion = try await backend.settledConclusion(orderId, settle: settle)
             if scenario.webhooksBeforeGrade > 1, let relay {

@@ -1,17 +1,17 @@
-import CardChannel
-import DeviceStore
-import GatewayService
-import Foundation
-import PaymentGateway
-import TapToPay
-import Timing
+public import CardChannel
+public import DeviceStore
+public import Foundation
+public import PaymentGateway
+public import TapToPay
+public import Timing
 import VirtualCard
 
 /// A card source that never gives a card: the reader waits its time (`noCard`), or until the
 /// task is cancelled (the user's cancel on the payment sheet).
-struct NoCardSource: CardSource {
-    var name: String { "no card" }
-    func waitForCard(timeout: Duration, clock: MonotonicClock) async throws(CardChannelError) -> any CardChannel {
+public struct NoCardSource: CardSource {
+    public init() {}
+    public var name: String { "no card" }
+    public func waitForCard(timeout: Duration, clock: MonotonicClock) async throws(CardChannelError) -> any CardChannel {
         do {
             try await clock.sleep(for: timeout)
         } catch {
@@ -21,23 +21,42 @@ struct NoCardSource: CardSource {
     }
 }
 
-/// What one played payment ended with, and the truth beside it.
-struct PlayedPayment: Sendable {
-    var orderId: String
-    var amount: Int
-    var sdk: Scenario.SDKOutcome
-    var paymentId: String?
+/// What one payment of a scenario ended with — what the SDK answered — and the truth beside it.
+public struct ScenarioPayment: Sendable {
+    public var orderId: String
+    /// The amount paid (the scenario's, when a test trigger makes it).
+    public var amount: Int
+    public var sdk: Scenario.SDKOutcome
+    /// `acceptPayment`'s own answer: the result, or the `TapToPayError` it threw (MONEI face).
+    public var result: Result<PaymentResult, TapToPayError>?
+    public var paymentId: String?
     /// Whether the request started leaving, and whether the ledger holds its approved sale.
-    var submitted: Bool
-    var charged: Bool
+    public var submitted: Bool
+    public var charged: Bool
     /// Whether the ledger holds any sale of this order (approved or declined).
-    var recorded: Bool
+    public var recorded: Bool
     /// Whether the approved sale was then refunded in full (``Scenario/Setup/refundAfterApproval``).
-    var refunded = false
-    /// CoreAPI: the terminal's token, the card and the earlier sale (nil on the MONEI face).
-    var core: CorePlay? = nil
+    public var refunded = false
 
-    var truth: Scenario.Truth {
+    public init(orderId: String, amount: Int, sdk: Scenario.SDKOutcome, result: Result<PaymentResult, TapToPayError>? = nil,
+                paymentId: String?, submitted: Bool, charged: Bool, recorded: Bool, refunded: Bool = false) {
+        self.orderId = orderId
+        self.amount = amount
+        self.sdk = sdk
+        self.result = result
+        self.paymentId = paymentId
+        self.submitted = submitted
+        self.charged = charged
+        self.recorded = recorded
+        self.refunded = refunded
+    }
+
+    /// What the emulator knows beside the SDK's answer (``TapToPay/groundTruth(of:)``): whether the
+    /// request left, and whether the ledger holds its charge now.
+    public var groundTruth: GroundTruth { GroundTruth(submitted: submitted, charged: charged) }
+
+    /// The catalogue's word for it (``Scenario/truth``).
+    public var truth: Scenario.Truth {
         if refunded { return .refunded }
         if charged { return .charged }
         if recorded { return .declinedInLedger }
@@ -47,28 +66,41 @@ struct PlayedPayment: Sendable {
 
 /// Plays one scenario's payment as a terminal running the MONEI face: its own `TapToPay`
 /// over the given gateway and the device's pending store.
-struct ScenarioPlayer: Sendable {
+public struct ScenarioPlayer: Sendable {
     /// The gateway the terminal pays through, and a way to issue it tokens.
-    var gateway: any Gateway
+    public var gateway: any Gateway
     /// A token for the terminal `pointOfSaleId` of `accountId`. In the embedded gateway each payment
     /// has an account of its own, so one's answer to the terms is not another's; a served gateway's
     /// tokens are the merchant's one account (the seed's terms are the account's: `termsDeclined`
     /// needs the embedded gateway), each terminal of the run its own point of sale, so a terminal
     /// acts only on the orders it sent itself.
-    var issueToken: @Sendable (_ expired: Bool, _ accountId: String, _ pointOfSaleId: String) async throws -> String
-    var pendingStore: PendingPaymentStore
-    var callbackUrl: String
+    public var issueToken: @Sendable (_ expired: Bool, _ accountId: String, _ pointOfSaleId: String) async throws -> String
+    public var pendingStore: PendingPaymentStore
+    public var callbackUrl: String?
     /// The gateway the CoreAPI face pays through: always a served one (the run's embedded
     /// gateway over loopback, or --gateway), since the backend's recovery speaks its CoreAPI REST
     /// with the terminal's token and a terminal acts only on the orders it sent over it.
-    var coreGateway: (any Gateway)? = nil
+    public var coreGateway: (any Gateway)? = nil
+
+    public init(gateway: any Gateway,
+                issueToken: @escaping @Sendable (_ expired: Bool, _ accountId: String, _ pointOfSaleId: String) async throws -> String,
+                pendingStore: PendingPaymentStore, callbackUrl: String?, coreGateway: (any Gateway)? = nil) {
+        self.gateway = gateway
+        self.issueToken = issueToken
+        self.pendingStore = pendingStore
+        self.callbackUrl = callbackUrl
+        self.coreGateway = coreGateway
+    }
     /// How long every request but the authorisation waits (the scenario's own timeout is the
     /// authorisation's: ``AuthorisationTimeout``).
-    static let requestTimeout: Duration = .seconds(60)
+    public static let requestTimeout: Duration = .seconds(60)
     /// The SDK version the gateway blocks (`sdkBlocked`).
-    static let blockedSDKVersion = "0.0.0-scenario-blocked"
+    public static let blockedSDKVersion = "0.0.0-scenario-blocked"
 
-    func play(_ scenario: Scenario, orderId: String, terminal: String = "scenarios", amountOverride: Int? = nil) async throws -> PlayedPayment {
+    /// Plays `scenario`'s payment for `orderId` on a fresh emulated device (its own `TapToPay`)
+    /// as the terminal `terminal`; `amountOverride` replaces the scenario's amount.
+    public func play(_ scenario: Scenario, orderId: String, terminal: String = "scenarios",
+                     amountOverride: Int? = nil) async throws -> ScenarioPayment {
         let setup = scenario.setup
         let amount = amountOverride ?? setup.amount
         let source: any CardSource = try setup.card.map { name in
@@ -149,8 +181,8 @@ struct ScenarioPlayer: Sendable {
         let asker = Self.gateway(gateway, token: setup.token == .valid ? token : try await issueToken(false, "acct_\(orderId)", terminal))
         let sales = try await asker.charges(orderId: orderId, options: GatewayRequestOptions(fault: GatewayFault.none))
             .filter { $0.kind == .sale }
-        var played = PlayedPayment(orderId: orderId, amount: amount, sdk: sdk, paymentId: paymentId,
-                                   submitted: submitted, charged: charged, recorded: !sales.isEmpty)
+        var played = ScenarioPayment(orderId: orderId, amount: amount, sdk: sdk, result: outcome, paymentId: paymentId,
+                                     submitted: submitted, charged: charged, recorded: !sales.isEmpty)
         if setup.refundAfterApproval, charged, let sale = sales.first(where: { $0.status == .approved }) {
             // The merchant refunds the sale in full: the ledger no longer holds its money.
             let refund = try await asker.refund(uniqueRef: sale.uniqueRef, amount: nil,
@@ -165,9 +197,9 @@ struct ScenarioPlayer: Sendable {
 extension ScenarioPlayer {
     /// The gateway as this terminal sees it: a served one sends this terminal's token on every
     /// request (terminals playing at once must not share the token one of them prepared with).
-    static func gateway(_ gateway: any Gateway, token: String?) -> any Gateway {
-        guard let remote = gateway as? RemoteGateway, let token else { return gateway }
-        return remote.with(deviceToken: token)
+    public static func gateway(_ gateway: any Gateway, token: String?) -> any Gateway {
+        guard let token else { return gateway }
+        return gateway.forTerminal(token: token)
     }
 }
 
@@ -175,26 +207,31 @@ extension ScenarioPlayer {
 /// the SDK version, the terms) wait ``ScenarioPlayer/requestTimeout``, so a loaded machine that
 /// answers them late does not end the payment before the scenario's point (the CoreAPI token
 /// check timing out at 500 ms made `onError.timeout` instead of `onTransactionCommError`).
-struct AuthorisationTimeout: ForwardingGateway {
-    var inner: any Gateway
-    var timeout: Duration
+public struct AuthorisationTimeout: ForwardingGateway {
+    public var inner: any Gateway
+    public var timeout: Duration
 
-    func authorize(_ request: AuthorisationRequest,
+    public init(inner: any Gateway, timeout: Duration) {
+        self.inner = inner
+        self.timeout = timeout
+    }
+
+    public func authorize(_ request: AuthorisationRequest,
                    options: GatewayRequestOptions) async throws(GatewayError) -> AuthorisationResponse {
         var o = options
         o.timeout = timeout
         return try await inner.authorize(request, options: o)
     }
-    func validateToken(_ token: String, options: GatewayRequestOptions) async throws(GatewayError) -> TokenValidation {
+    public func validateToken(_ token: String, options: GatewayRequestOptions) async throws(GatewayError) -> TokenValidation {
         try await inner.validateToken(token, options: options)
     }
-    func checkSDKVersion(_ version: String, options: GatewayRequestOptions) async throws(GatewayError) {
+    public func checkSDKVersion(_ version: String, options: GatewayRequestOptions) async throws(GatewayError) {
         try await inner.checkSDKVersion(version, options: options)
     }
-    func termsAccepted(accountId: String, options: GatewayRequestOptions) async throws(GatewayError) -> Bool {
+    public func termsAccepted(accountId: String, options: GatewayRequestOptions) async throws(GatewayError) -> Bool {
         try await inner.termsAccepted(accountId: accountId, options: options)
     }
-    func setTermsAccepted(_ accepted: Bool, accountId: String, options: GatewayRequestOptions) async throws(GatewayError) {
+    public func setTermsAccepted(_ accepted: Bool, accountId: String, options: GatewayRequestOptions) async throws(GatewayError) {
         try await inner.setTermsAccepted(accepted, accountId: accountId, options: options)
     }
 }
@@ -253,7 +290,7 @@ final class TapToPayHolder: @unchecked Sendable {
 }
 
 /// A scenario that could not be played or asked about (the run's own failure, not a grade).
-struct ScenarioRunError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct ScenarioRunError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
