@@ -1,4 +1,5 @@
 public import PaymentGateway
+public import PaymentFlow
 public import TapToPay
 
 /// One scenario of `tapemu scenarios`: a payment meeting one error or unclear outcome of the

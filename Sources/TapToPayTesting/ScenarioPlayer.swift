@@ -2,6 +2,7 @@ public import CardChannel
 public import DeviceStore
 public import Foundation
 public import PaymentGateway
+public import PaymentFlow
 public import TapToPay
 public import Timing
 import VirtualCard

@@ -1,5 +1,6 @@
 public import Foundation
 import DeviceStore
+import PaymentFlow
 public import PaymentGateway
 public import TapToPay
 

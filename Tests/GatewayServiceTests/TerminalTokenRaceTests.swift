@@ -1,6 +1,8 @@
+import CoreAPI
 import DeviceStore
 import Foundation
 import GatewayService
+import PaymentFlow
 import PaymentGateway
 import TapToPay
 import Testing
