@@ -163,7 +163,10 @@ struct ScenarioRunner: Sendable {
             if scenario.webhooksBeforeGrade > 1, let relay {
                 // Every webhook of the order delivered (both copies of a duplicate, a refund's
                 // after the sale's, in whatever order the cross sends them), then the conclusion again.
-                await relay.waitForwarded(orderId, count: scenario.webhooksBeforeGrade, limit: settle)
+                // The gateway delivers every webhook (at least once): on a loaded machine its queue
+                // is long, and the wait with it — bounded well past --settle (a refund's webhook
+                // 10 s behind made approved-then-refunded graded paid under load).
+                await relay.waitForwarded(orderId, count: scenario.webhooksBeforeGrade, limit: max(settle, Self.deliveryWait))
                 conclusion = try await backend.conclusion(orderId)
             }
             grade.conclusion = conclusion
@@ -183,6 +186,9 @@ struct ScenarioRunner: Sendable {
 }
 
 extension ScenarioRunner {
+    /// How long a grade waits for the gateway to deliver an order's webhooks (at least once).
+    static let deliveryWait: Duration = .seconds(180)
+
     /// The forged or replayed webhook of a cross, sent to the backend as a gateway would send it.
     func sendFakeWebhook(_ cross: WebhookCross, orderId: String, amount: Int) async throws {
         let now = Int64(Date().timeIntervalSince1970)

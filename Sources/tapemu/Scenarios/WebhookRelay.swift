@@ -29,7 +29,7 @@ struct WebhookRelay: HTTPHandler {
             for (h, body) in [(headers, request.body), held] {
                 let r = try? await client.send(HTTPClientRequest(method: "POST", url: target, headers: h, body: body))
                 status = r?.status ?? 502
-                log.forwarded(orderId)
+                if (200..<300).contains(status) { log.forwarded(orderId) }
             }
             return HTTPResponse(status: status)
         }
@@ -47,7 +47,8 @@ struct WebhookRelay: HTTPHandler {
         for _ in 0..<(cross == .duplicated ? 2 : 1) {
             let r = try? await client.send(HTTPClientRequest(method: "POST", url: target, headers: headers, body: request.body))
             status = r?.status ?? 502
-            if let orderId { log.forwarded(orderId) }
+            // Counted once the backend took it (an answer not 2xx: the gateway delivers it again).
+            if let orderId, (200..<300).contains(status) { log.forwarded(orderId) }
         }
         return HTTPResponse(status: status)
     }
