@@ -171,7 +171,8 @@ let package = Package(
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816", "TestSupport"], swiftSettings: swiftSettings),
         // The bytes layer and its display (EMVDecoderTests) share their fixtures.
         .testTarget(name: "BERTLVTests", dependencies: ["BERTLV", "EMVDisplay", "TestSupport", "PaymentRules"], swiftSettings: swiftSettings),
-        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "CardChannel", "Timing", "ISO7816", "BERTLV", "TestSupport", "PaymentRules"],
+        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "CardChannel", "Timing", "ISO7816", "BERTLV", "TestSupport", "PaymentRules",
+                                                          "Cryptography"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "CardChannelTests",
                     dependencies: ["CardChannel", "APDUTrace", "Timing", "VirtualCard", "ISO7816", "EMVKernel", "TestSupport", "PaymentRules"],
@@ -181,7 +182,7 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "EMVKernelTests",
                     dependencies: ["EMVKernel", "BenchTiming", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "BERTLV",
-                                   "ISO7816", "TestSupport", "PaymentRules"],
+                                   "ISO7816", "TestSupport", "PaymentRules", "Cryptography"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel", "Timing", "TestSupport", "PaymentRules", "Storage"],
                     swiftSettings: swiftSettings),
@@ -189,7 +190,7 @@ let package = Package(
         .testTarget(name: "TapToPayTestingTests", dependencies: ["TapToPay", "TapToPayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "TapemuCLITests",
                     dependencies: ["tapemu", "TapToPayTesting", "PaymentGateway", "TapToPay", "CoreAPI", "PaymentFlow", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
-                                   "BERTLV", "ISO7816", "TestSupport", "PaymentRules", "Storage"],
+                                   "BERTLV", "ISO7816", "TestSupport", "PaymentRules", "Storage", "Cryptography"],
                     swiftSettings: swiftSettings),
         // Every input that once broke a harness (Fuzz/regressions/) and every seed (Fuzz/corpus/).
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
