@@ -17,6 +17,8 @@ let package = Package(
         .executable(name: "tapemu", targets: ["tapemu"]),
         .library(name: "TapToPay", targets: ["TapToPay"]),
         .library(name: "CoreAPI", targets: ["CoreAPI"]),
+        // The scenario catalogue for a team's own Swift tests: a TapToPay whose next payment meets a scenario.
+        .library(name: "TapToPayTesting", targets: ["TapToPayTesting"]),
         .library(name: "EMVKernel", targets: ["EMVKernel"]),
         // For `scripts/dev fuzz` only: one archive of the harnesses and every module they reach.
         .library(name: "FuzzTargets", type: .static, targets: ["FuzzTargets"]),
@@ -132,9 +134,13 @@ let package = Package(
         // TAPEMU_TEST_HOOKS compiles in the crash switches (TAPEMU_KILL_AT) the crash tests and
         // scripts/chaos use: debug builds only (scripts/chaos passes -Xswiftc -DTAPEMU_TEST_HOOKS
         // to its release build). See Sources/tapemu/CLI/TestHooks.swift.
+        // The scenario catalogue and its player (`tapemu scenarios`, and a team's own Swift tests in-process).
+        .target(name: "TapToPayTesting",
+                dependencies: ["TapToPay", "PaymentFlow", "PaymentGateway", "DeviceStore", "CardChannel", "VirtualCard", "Timing"],
+                swiftSettings: swiftSettings),
         .executableTarget(
             name: "tapemu",
-            dependencies: ["TapToPay", "CoreAPI", "PaymentFlow", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "DeviceStore", "CardChannel",
+            dependencies: ["TapToPay", "TapToPayTesting", "CoreAPI", "PaymentFlow", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "DeviceStore", "CardChannel",
                            "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb", "PostgresClient", "PostgresLedger", "StrictJSON",
                            "CLibEdit", "HTTPClient", "PaymentRules", "Storage", "VPCD"],
             swiftSettings: swiftSettings + [.define("TAPEMU_TEST_HOOKS", .when(configuration: .debug))]),
@@ -182,14 +188,16 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel", "Timing", "TestSupport", "PaymentRules", "Storage"],
                     swiftSettings: swiftSettings),
+        // Written as a team's own tests would be: TapToPay and TapToPayTesting only.
+        .testTarget(name: "TapToPayTestingTests", dependencies: ["TapToPay", "TapToPayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "TapemuCLITests",
-                    dependencies: ["tapemu", "PaymentGateway", "TapToPay", "CoreAPI", "PaymentFlow", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
+                    dependencies: ["tapemu", "TapToPayTesting", "PaymentGateway", "TapToPay", "CoreAPI", "PaymentFlow", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
                                    "BERTLV", "ISO7816", "TestSupport", "PaymentRules", "Storage", "Cryptography"],
                     swiftSettings: swiftSettings),
         // Every input that once broke a harness (Fuzz/regressions/) and every seed (Fuzz/corpus/).
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "GatewayServiceTests",
-                    dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "DeviceStore", "TapToPay", "PaymentFlow",
+                    dependencies: ["GatewayService", "TapToPayTesting", "HTTPServer", "HTTPClient", "PaymentGateway", "DeviceStore", "TapToPay", "PaymentFlow", "CoreAPI",
                                    "BERTLV", "VirtualCard", "CardChannel", "EMVKernel", "Timing", "tapemu", "TestSupport", "PaymentRules"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "GraphQLTests", dependencies: ["GraphQL"], swiftSettings: swiftSettings),
