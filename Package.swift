@@ -43,7 +43,9 @@ let package = Package(
         .target(name: "CodedErrors", swiftSettings: swiftSettings),
         // Bytes.
         .target(name: "ISO7816", dependencies: ["CodedErrors"], swiftSettings: swiftSettings),
-        .target(name: "BERTLV", dependencies: ["CodedErrors"], swiftSettings: swiftSettings),
+        // The EMV tag dictionary as data (EMVTags.tsv), compiled in and read once.
+        .target(name: "BERTLV", dependencies: ["CodedErrors"], resources: [.embedInCode("EMVTags.tsv")],
+                swiftSettings: swiftSettings),
         // Card-network rules: brands and their RID and PAN-range tables (PaymentNetwork), the
         // PAN and track 2, what is sensitive and how it is masked (SensitiveData), amounts,
         // currency and country codes, and a payment request's rules (amount, currency, order id,
@@ -70,6 +72,8 @@ let package = Package(
         // Emulated EMV cards (pure: bytes in, bytes out), their channel, and the crypto they share
         // with the issuer.
         .target(name: "VirtualCard", dependencies: ["ISO7816", "BERTLV", "Cryptography", "CardChannel", "Timing", "StrictJSON", "PaymentRules", "CodedErrors"],
+                // The base profiles, as the JSON a user profile file holds, compiled in (no bundle).
+                resources: ["visa-qvsdc", "mastercard-mchip", "amex", "maestro", "girocard"].map { .embedInCode("Profiles/\($0).json") },
                 swiftSettings: swiftSettings),
         // A virtual card behind vsmartcard-vpcd (`tapemu emulate`): vpcd's wire protocol over
         // TCP, no PC/SC call.
