@@ -155,7 +155,7 @@ let package = Package(
 
         // What the test targets share (one copy each): temporary directories removed after each
         // test, the scripted card channel, the seeded generator, counters and a wall clock.
-        .target(name: "TestSupport", dependencies: ["CardChannel", "APDUTrace", "Timing", "ISO7816"], path: "Tests/TestSupport",
+        .target(name: "TestSupport", dependencies: ["CardChannel", "APDUTrace", "Timing", "ISO7816", "CodedErrors"], path: "Tests/TestSupport",
                 swiftSettings: swiftSettings),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816", "TestSupport"], swiftSettings: swiftSettings),
         // The bytes layer and its display (EMVDecoderTests) share their fixtures.
