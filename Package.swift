@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // tapemu — the Tap-to-Pay payment stack, emulated on Linux.
-// Layers (docs/ARCHITECTURE.md has the exact graph), top to bottom: tapemu CLI → TapToPay → PaymentGateway / EMVKernel →
-// PCSC / VirtualCard / APDUTrace → CardChannel → Timing, ISO7816 / BERTLV → C shims.
+// Layers (docs/ARCHITECTURE.md has the exact graph), top to bottom: tapemu CLI → TapToPay / CoreAPI → PaymentFlow →
+// PaymentGateway / EMVKernel → PCSC / VirtualCard / APDUTrace → CardChannel → Timing, ISO7816 / BERTLV → C shims.
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .executable(name: "tapemu", targets: ["tapemu"]),
         .library(name: "TapToPay", targets: ["TapToPay"]),
+        .library(name: "CoreAPI", targets: ["CoreAPI"]),
         .library(name: "EMVKernel", targets: ["EMVKernel"]),
         // For `scripts/dev fuzz` only: one archive of the harnesses and every module they reach.
         .library(name: "FuzzTargets", type: .static, targets: ["FuzzTargets"]),
@@ -95,11 +96,22 @@ let package = Package(
         // The device's durable store of pending payments (leases, recovery lock), on Storage as
         // the ledger is; PaymentGateway only for the gateway's answer a record keeps.
         .target(name: "DeviceStore", dependencies: ["Storage", "PaymentGateway", "BERTLV", "PaymentRules"], swiftSettings: swiftSettings),
-        // GatewayService and VirtualCard: the shared instance of the seed's static API
-        // (TapToPay.acceptPayment) reads a virtual card and, with TAPEMU_GATEWAY, a served gateway.
+        // The payment flow both SDK faces run: the configuration, the engine (card, kernel, the
+        // pending record durable before the request leaves, the authorisation), one payment at a
+        // time, the hand-over step, timeouts and providers.
+        .target(name: "PaymentFlow",
+                dependencies: ["EMVKernel", "PaymentGateway", "DeviceStore", "CardChannel", "Timing", "PaymentRules"],
+                swiftSettings: swiftSettings),
+        // The MONEI-style face (seed 000). GatewayService and VirtualCard: the shared instance of
+        // the seed's static API (TapToPay.acceptPayment) reads a virtual card and, with
+        // TAPEMU_GATEWAY, a served gateway.
         .target(name: "TapToPay",
-                dependencies: ["EMVKernel", "PaymentGateway", "DeviceStore", "CardChannel", "Timing", "BERTLV", "ISO7816",
-                               "GatewayService", "VirtualCard", "PaymentRules", "Storage"],
+                dependencies: ["PaymentFlow", "PaymentGateway", "DeviceStore", "GatewayService", "VirtualCard", "Storage"],
+                swiftSettings: swiftSettings),
+        // The CoreAPI-style face (seeds 002/003): listeners, RestConnector, the pending sales'
+        // recovery. It does not import the MONEI face.
+        .target(name: "CoreAPI",
+                dependencies: ["PaymentFlow", "PaymentGateway", "DeviceStore", "CardChannel", "PaymentRules"],
                 swiftSettings: swiftSettings),
         // HTTP messages and the server (the only module that imports libmicrohttpd).
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: swiftSettings),
@@ -127,7 +139,7 @@ let package = Package(
         // to its release build). See Sources/tapemu/CLI/TestHooks.swift.
         .executableTarget(
             name: "tapemu",
-            dependencies: ["TapToPay", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "DeviceStore", "CardChannel",
+            dependencies: ["TapToPay", "CoreAPI", "PaymentFlow", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "DeviceStore", "CardChannel",
                            "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb", "PostgresClient", "PostgresLedger", "StrictJSON",
                            "CLibEdit", "HTTPClient", "PaymentRules", "Storage", "VPCD"],
             swiftSettings: swiftSettings + [.define("TAPEMU_TEST_HOOKS", .when(configuration: .debug))]),
@@ -160,7 +172,8 @@ let package = Package(
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816", "TestSupport"], swiftSettings: swiftSettings),
         // The bytes layer and its display (EMVDecoderTests) share their fixtures.
         .testTarget(name: "BERTLVTests", dependencies: ["BERTLV", "EMVDisplay", "TestSupport", "PaymentRules"], swiftSettings: swiftSettings),
-        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "CardChannel", "Timing", "ISO7816", "BERTLV", "TestSupport", "PaymentRules"],
+        .testTarget(name: "VirtualCardTests", dependencies: ["VirtualCard", "CardChannel", "Timing", "ISO7816", "BERTLV", "TestSupport", "PaymentRules",
+                                                          "Cryptography"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "CardChannelTests",
                     dependencies: ["CardChannel", "APDUTrace", "Timing", "VirtualCard", "ISO7816", "EMVKernel", "TestSupport", "PaymentRules"],
@@ -170,18 +183,18 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "EMVKernelTests",
                     dependencies: ["EMVKernel", "BenchTiming", "CardChannel", "APDUTrace", "Timing", "VirtualCard", "BERTLV",
-                                   "ISO7816", "TestSupport", "PaymentRules"],
+                                   "ISO7816", "TestSupport", "PaymentRules", "Cryptography"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel", "Timing", "TestSupport", "PaymentRules", "Storage"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapemuCLITests",
-                    dependencies: ["tapemu", "PaymentGateway", "TapToPay", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
-                                   "BERTLV", "ISO7816", "TestSupport", "PaymentRules", "Storage"],
+                    dependencies: ["tapemu", "PaymentGateway", "TapToPay", "CoreAPI", "PaymentFlow", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
+                                   "BERTLV", "ISO7816", "TestSupport", "PaymentRules", "Storage", "Cryptography"],
                     swiftSettings: swiftSettings),
         // Every input that once broke a harness (Fuzz/regressions/) and every seed (Fuzz/corpus/).
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "GatewayServiceTests",
-                    dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "DeviceStore", "TapToPay",
+                    dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "DeviceStore", "TapToPay", "PaymentFlow",
                                    "BERTLV", "VirtualCard", "CardChannel", "EMVKernel", "Timing", "tapemu", "TestSupport", "PaymentRules"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "GraphQLTests", dependencies: ["GraphQL"], swiftSettings: swiftSettings),
@@ -202,12 +215,12 @@ let package = Package(
         // Seed 000's "Handle errors in code" sample, verbatim, against the static API (the app's
         // helpers stubbed), as a package that depends on the TapToPay product compiles it.
         .testTarget(name: "SeedSampleTests",
-                    dependencies: ["TapToPay", "PaymentGateway", "DeviceStore", "VirtualCard", "CardChannel", "Timing",
+                    dependencies: ["TapToPay", "PaymentFlow", "PaymentGateway", "DeviceStore", "VirtualCard", "CardChannel", "Timing",
                                    "GatewayService", "TestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "TapToPayTests",
-                    dependencies: ["TapToPay", "PaymentGateway", "DeviceStore", "EMVKernel", "CardChannel", "APDUTrace", "Timing",
-                                   "VirtualCard", "TestSupport", "Storage"],
+                    dependencies: ["TapToPay", "CoreAPI", "PaymentFlow", "PaymentGateway", "DeviceStore", "EMVKernel", "CardChannel",
+                                   "APDUTrace", "Timing", "VirtualCard", "TestSupport", "Storage"],
                     swiftSettings: swiftSettings),
     ]
 )

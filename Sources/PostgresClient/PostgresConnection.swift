@@ -175,9 +175,11 @@ public final class PostgresConnection {
 
     private static func text(_ p: UnsafePointer<CChar>?) -> String {
         guard let p else { return "" }
-        var s = String(cString: p)
-        while s.last == "\n" || s.last == " " { s.removeLast() }
-        return s.replacingOccurrences(of: "\n", with: "; ")
+        // libpq's message may span lines, each after the first indented with a tab: one line.
+        return String(cString: p).split(separator: "\n")
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+            .joined(separator: "; ")
     }
 }
 

@@ -1,4 +1,5 @@
 public import PaymentGateway
+import PaymentFlow
 import Synchronization
 
 /// What the emulator knows about one `acceptPayment` that the SDK's answer cannot say.

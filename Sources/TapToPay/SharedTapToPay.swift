@@ -4,7 +4,8 @@ import GatewayService
 import PaymentGateway
 import Synchronization
 import VirtualCard
-public import Storage
+import Storage
+public import PaymentFlow
 
 /// Why the shared ``TapToPay`` instance cannot be made from the environment (a `TAPEMU_GATEWAY`
 /// that is not an http URL, a data directory that cannot be opened, an unknown `TAPEMU_CARD`).

@@ -1,8 +1,6 @@
 public import DeviceStore
+public import PaymentFlow
 import PaymentGateway
-import BERTLV
-import CardChannel
-import EMVKernel
 import Foundation
 import Synchronization
 
@@ -38,7 +36,10 @@ import Synchronization
 /// before the submission point, or when the attempt ends unclear before it).
 public final class TapToPay: Sendable {
     /// The version this SDK reports to the gateway.
-    public static let sdkVersion = "tapemu-1.0.0"
+    public static let sdkVersion = PaymentConfiguration.defaultSDKVersion
+
+    /// The MONEI-style face's name for ``PaymentConfiguration`` (the seed's `TapToPay.Configuration`).
+    public typealias Configuration = PaymentConfiguration
 
     public let configuration: Configuration
     let engine: PaymentEngine
@@ -251,7 +252,7 @@ public final class TapToPay: Sendable {
             s.stage = attempt.submitted ? .submitted : attempt.cardPresented ? .reading : .waitingForCard
             s.card = attempt.card
         }
-        let outcome: SaleOutcome
+        let outcome: PaymentFlow.SaleOutcome
         switch attempt.result {
         case .success(let o):
             outcome = o

@@ -1,3 +1,4 @@
+import Cryptography
 public import BERTLV
 public import PaymentRules
 

@@ -6,6 +6,7 @@ import ISO7816
 import PCSC
 import PaymentGateway
 import Synchronization
+import PaymentFlow
 import TapToPay
 import Timing
 import APDUTrace

@@ -1,5 +1,6 @@
 import BERTLV
 import CardChannel
+import Cryptography
 @testable import EMVKernel
 import ISO7816
 import Testing

@@ -258,5 +258,13 @@ struct GatewayLogsTests {
         }
         let missing = await runCLI(["gateway", "logs", "--data-dir", dir + "/none"])
         #expect(missing.status == 66, "\(missing.err)")
+        // A PostgreSQL ledger that does not answer (nothing listens on port 1): 69, as documented.
+        let down = await runCLI(["gateway", "logs", "--ledger", "postgres://tapemu@127.0.0.1:1/none"])
+        #expect(down.status == 69, "\(down.err)")
+        #expect(down.err.contains("Connection refused; Is the server running") && !down.err.contains("\t"), "\(down.err)")
+        // The help says what --json prints here: lines, not the one document of other commands.
+        let help = await runCLI(["gateway", "logs", "--help"])
+        #expect(help.status == 0 && help.out.contains("one JSON object per line on stdout"), "\(help.out)")
+        #expect(!help.out.contains("one JSON document"), "\(help.out)")
     }
 }

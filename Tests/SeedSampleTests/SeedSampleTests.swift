@@ -4,6 +4,7 @@ import Foundation
 import GatewayService
 import PaymentGateway
 import Synchronization
+import PaymentFlow
 import TapToPay
 import Testing
 import TestSupport

@@ -2,6 +2,8 @@ import DeviceStore
 import Foundation
 @testable import PaymentGateway
 import Synchronization
+import CoreAPI
+import PaymentFlow
 import TapToPay
 import Testing
 import TestSupport

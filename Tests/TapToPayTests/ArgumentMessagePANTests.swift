@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-import TapToPay
+import CoreAPI
 
 /// DESIGN: "A full PAN, track 2 or PIN never reaches a log … or an error message." A card number
 /// typed or pasted into the amount (or the callback URL) is refused before the card, and the

@@ -1,7 +1,8 @@
 import CardChannel
 import Foundation
 import PaymentGateway
-import TapToPay
+import CoreAPI
+import PaymentFlow
 import Testing
 import TestSupport
 

@@ -1,7 +1,8 @@
 import DeviceStore
 import Foundation
 import PaymentGateway
-import TapToPay
+import CoreAPI
+import PaymentFlow
 import Testing
 
 @Suite struct CoreAPIModelTests {

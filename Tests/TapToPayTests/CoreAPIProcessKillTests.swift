@@ -1,7 +1,7 @@
 import DeviceStore
 import Foundation
 import PaymentGateway
-import TapToPay
+import CoreAPI
 import Testing
 #if canImport(Glibc)
 import Glibc

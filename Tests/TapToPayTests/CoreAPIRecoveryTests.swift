@@ -2,7 +2,7 @@ import DeviceStore
 import CardChannel
 import Foundation
 import PaymentGateway
-import TapToPay
+import CoreAPI
 import Testing
 import VirtualCard
 import Timing

@@ -1,6 +1,6 @@
 import Foundation
 import PaymentGateway
-import TapToPay
+import CoreAPI
 import Testing
 import TestSupport
 

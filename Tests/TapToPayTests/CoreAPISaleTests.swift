@@ -3,7 +3,8 @@ import EMVKernel
 import Foundation
 @testable import PaymentGateway
 import Synchronization
-import TapToPay
+import CoreAPI
+import PaymentFlow
 import Testing
 import VirtualCard
 import Timing

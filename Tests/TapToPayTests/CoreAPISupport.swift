@@ -4,6 +4,8 @@ import Foundation
 import ISO7816
 import PaymentGateway
 import Synchronization
+import CoreAPI
+import PaymentFlow
 import TapToPay
 import Testing
 import VirtualCard

@@ -1,6 +1,7 @@
 import CardChannel
 import Foundation
 import PaymentGateway
+import PaymentFlow
 import TapToPay
 import Testing
 import TestSupport

@@ -1,6 +1,6 @@
 import CardChannel
 import Synchronization
-import TapToPay
+import PaymentFlow
 import Testing
 import VirtualCard
 

@@ -3,7 +3,7 @@ import CardChannel
 import Foundation
 import PaymentGateway
 import Synchronization
-import TapToPay
+import PaymentFlow
 import Testing
 import TestSupport
 import VirtualCard

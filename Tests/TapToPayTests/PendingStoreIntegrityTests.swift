@@ -2,6 +2,8 @@ import DeviceStore
 import Foundation
 import PaymentGateway
 @testable import PaymentGateway
+import CoreAPI
+import PaymentFlow
 import TapToPay
 import Testing
 import Synchronization

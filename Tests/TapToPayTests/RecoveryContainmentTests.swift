@@ -1,6 +1,8 @@
 import DeviceStore
 import Foundation
 import PaymentGateway
+import CoreAPI
+import PaymentFlow
 import TapToPay
 import TestSupport
 import VirtualCard

@@ -1,6 +1,6 @@
 import PaymentGateway
 import Testing
-@testable import TapToPay
+@testable import CoreAPI
 
 /// The CoreError each gateway failure becomes for the CoreAPI REST calls (refund, reversal,
 /// transaction list): a failure of the gateway or its ledger is the network's (try again

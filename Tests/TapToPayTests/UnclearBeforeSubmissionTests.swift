@@ -3,6 +3,7 @@ import DeviceStore
 import Foundation
 import PaymentGateway
 import Synchronization
+import PaymentFlow
 import TapToPay
 import Testing
 import TestSupport

@@ -2,6 +2,7 @@ import DeviceStore
 import CardChannel
 import Foundation
 import PaymentGateway
+import CoreAPI
 import TapToPay
 import Testing
 import TestSupport

@@ -1,5 +1,5 @@
 import Foundation
-import TapToPay
+import PaymentFlow
 import Testing
 @testable import tapemu
 import TestSupport

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import TapToPay
+import PaymentFlow
 import Testing
 @testable import tapemu
 import TestSupport

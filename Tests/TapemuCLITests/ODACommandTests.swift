@@ -1,3 +1,4 @@
+import Cryptography
 import EMVKernel
 import Foundation
 import ISO7816

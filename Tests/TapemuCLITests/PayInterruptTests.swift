@@ -2,6 +2,8 @@ import DeviceStore
 import PaymentGateway
 import Synchronization
 @testable import tapemu
+import CoreAPI
+import PaymentFlow
 import TapToPay
 import Testing
 import TestSupport

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-import TapToPay
+import CoreAPI
+import PaymentFlow
 import TestSupport
 @testable import tapemu
 

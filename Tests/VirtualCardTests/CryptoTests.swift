@@ -1,4 +1,5 @@
 import BERTLV
+import Cryptography
 import PaymentRules
 import struct BERTLV.Tag
 import Testing

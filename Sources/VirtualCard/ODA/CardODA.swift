@@ -1,3 +1,4 @@
+import Cryptography
 import BERTLV
 import ISO7816
 

@@ -1,3 +1,4 @@
+import Cryptography
 import ISO7816
 
 // tapemu's test keys for offline data authentication: a CA, an issuer and a card key pair, made

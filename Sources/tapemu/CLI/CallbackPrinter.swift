@@ -2,7 +2,7 @@ import DeviceStore
 import Foundation
 import PaymentGateway
 import Synchronization
-import TapToPay
+import CoreAPI
 
 /// Prints each listener callback as one line when it fires (or keeps it for the `--json` array).
 final class CallbackPrinter: CoreAPISaleListener, CoreAPIRefundListener, CoreAPIDeviceListener {

@@ -3,6 +3,7 @@ import DeviceStore
 import EMVKernel
 import Foundation
 import PaymentGateway
+import CoreAPI
 import TapToPay
 
 /// Which exit status each error of the layers below ends a command with: one function per error
@@ -58,9 +59,13 @@ extension ExitCode {
     }
 
     /// A ledger that cannot be opened, read or written: 66 when the data directory is not there,
-    /// else 74.
+    /// 69 when a PostgreSQL ledger's database does not answer, else 74.
     static func of(_ error: GatewayError) -> Int32 {
-        error.code == .noDataDirectory ? noInput : ioError
+        switch error.code {
+        case .noDataDirectory: return noInput
+        case .connectionLost: return unavailable
+        default: return ioError
+        }
     }
 
     /// A device store that cannot be opened, read or written: as for the ledger

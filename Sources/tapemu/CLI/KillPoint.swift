@@ -1,7 +1,7 @@
 #if TAPEMU_TEST_HOOKS
 import Foundation
 import PaymentGateway
-import TapToPay
+import PaymentFlow
 #if canImport(Glibc)
 import Glibc
 #endif

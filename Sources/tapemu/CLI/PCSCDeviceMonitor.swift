@@ -1,7 +1,7 @@
 import Timing
 import CardChannel
 import PCSC
-import TapToPay
+import CoreAPI
 
 /// The reader `--reader` names, followed through pcscd: connected while pcscd has a reader that
 /// matches, unavailable (no reader, pcscd not running) otherwise. Waits on

@@ -1,5 +1,5 @@
 import PaymentGateway
-import TapToPay
+import PaymentFlow
 
 /// The options `pay` and `sale` share, declared once: what to charge, the card source, the
 /// gateway's faults and patience, the PIN, the token, the gateway service (`--gateway`), the data

@@ -1,5 +1,5 @@
 import Foundation
-import TapToPay
+import PaymentFlow
 import Timing
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import PaymentGateway
-import TapToPay
+import PaymentFlow
 
 /// The crash switches of the crash tests and `scripts/chaos`, behind one door: `TAPEMU_KILL_AT`
 /// (``KillPoint``) makes `pay` or `sale` kill itself at a point of the payment.

@@ -10,7 +10,7 @@ struct GatewayLogsCommand: TapemuCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway logs",
         abstract: "Show the served gateway's requests, answers and webhook attempts from its ledger; --follow prints new ones as they happen.",
-        arguments: [Self.follow, Self.since, Self.poll, Self.ledger] + GatewayOptions.arguments + OutputOptions.arguments,
+        arguments: [Self.follow, Self.since, Self.poll, Self.ledger] + GatewayOptions.arguments + [Self.json],
         discussion: """
             Reads the request log that `tapemu gateway serve` keeps in its ledger (--data-dir, or \
             --ledger for a PostgreSQL ledger several servers share: every server's lines). One line \
@@ -27,6 +27,8 @@ struct GatewayLogsCommand: TapemuCommand {
             (ExitCode.unavailable, "the --ledger database does not answer"),
         ])
 
+    /// `--json`: JSON lines, not one document (a log that --follow keeps writing has no end).
+    static let json = Flag("--json", help: "Print one JSON object per line on stdout instead of text.")
     static let follow = Flag("--follow", help: "Keep printing new lines as they are written, until Ctrl-C.")
     static let since = Option<Date>(
         "--since", value: "<when>",
@@ -58,7 +60,7 @@ struct GatewayLogsCommand: TapemuCommand {
     var output: OutputOptions
 
     init(arguments: inout Arguments) throws(UsageError) {
-        output = OutputOptions(arguments: &arguments)
+        output = OutputOptions(json: arguments.isSet(Self.json))
         gateway = try GatewayOptions(arguments: &arguments)
         following = arguments.isSet(Self.follow)
         since = try arguments.value(Self.since)
@@ -157,8 +159,7 @@ struct GatewayLogsCommand: TapemuCommand {
             do throws(GatewayError) {
                 return try PostgresLedger(url: ledgerURL, connections: 1)
             } catch {
-                throw CommandFailure(exitCode: error.code == .connectionLost ? ExitCode.unavailable : ExitCode.ioError,
-                                     "cannot open the gateway ledger: \(error.reason)")
+                throw CommandFailure(exitCode: ExitCode.of(error), "cannot open the gateway ledger: \(error.reason)")
             }
         }
         return try gateway.openGateway(.readOnly).ledger

@@ -1,7 +1,7 @@
 import DeviceStore
 import Foundation
 import PaymentGateway
-import TapToPay
+import CoreAPI
 
 /// `tapemu pending`: the payment attempts stored on the device whose result was not handed over.
 struct PendingCommand: TapemuCommand {

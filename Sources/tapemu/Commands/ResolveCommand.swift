@@ -1,7 +1,7 @@
 import DeviceStore
 import Foundation
 import PaymentGateway
-import TapToPay
+import CoreAPI
 
 /// `tapemu resolve`: the seeds' recovery process for every pending sale.
 struct ResolveCommand: TapemuCommand {

@@ -4,7 +4,8 @@ import DeviceStore
 import EMVKernel
 import Foundation
 import PaymentGateway
-import TapToPay
+import CoreAPI
+import PaymentFlow
 
 /// `tapemu sale`: one sale through the CoreAPI-style facade (seeds 002/003), printing every
 /// listener callback as it fires.

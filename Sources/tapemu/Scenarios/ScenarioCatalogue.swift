@@ -1,4 +1,6 @@
 import PaymentGateway
+import CoreAPI
+import PaymentFlow
 import TapToPay
 
 /// One scenario of `tapemu scenarios`: a payment meeting one error or unclear outcome of the

@@ -1,7 +1,8 @@
 import CardChannel
 import Foundation
 import PaymentGateway
-import TapToPay
+import CoreAPI
+import PaymentFlow
 import VirtualCard
 
 /// What a CoreAPI payment leaves for the backend's recovery and for the grade.

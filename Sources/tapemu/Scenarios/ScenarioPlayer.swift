@@ -3,6 +3,7 @@ import DeviceStore
 import GatewayService
 import Foundation
 import PaymentGateway
+import PaymentFlow
 import TapToPay
 import Timing
 import VirtualCard

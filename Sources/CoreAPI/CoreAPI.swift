@@ -1,10 +1,9 @@
-import BERTLV
-public import PaymentRules
+import PaymentRules
 import CardChannel
-import EMVKernel
 import Foundation
 public import DeviceStore
-public import PaymentGateway
+public import PaymentFlow
+import PaymentGateway
 import Synchronization
 
 /// How one `processSale` ended: the callback that fired, as a value.

@@ -1,29 +1,39 @@
-import BERTLV
 import PaymentRules
-import CardChannel
-import EMVKernel
+package import CardChannel
+package import EMVKernel
 import Foundation
-import DeviceStore
-import PaymentGateway
+package import DeviceStore
+package import PaymentGateway
 import Synchronization
 import Timing
 
 /// What one sale needs, whichever SDK face asked for it.
-struct SaleRequest: Sendable {
-    var orderId: String
-    var amount: Int
-    var currency: String
-    var callbackUrl: String?
-    var accountId: String?
-    var origin: PendingPayment.Origin
+package struct SaleRequest: Sendable {
+    package var orderId: String
+    package var amount: Int
+    package var currency: String
+    package var callbackUrl: String?
+    package var accountId: String?
+    package var origin: PendingPayment.Origin
     /// The CoreAPI `CoreSale` dictionary to keep with the pending record.
-    var saleDictionary: [String: String] = [:]
+    package var saleDictionary: [String: String]
+
+    package init(orderId: String, amount: Int, currency: String, callbackUrl: String?, accountId: String?,
+                 origin: PendingPayment.Origin, saleDictionary: [String: String] = [:]) {
+        self.orderId = orderId
+        self.amount = amount
+        self.currency = currency
+        self.callbackUrl = callbackUrl
+        self.accountId = accountId
+        self.origin = origin
+        self.saleDictionary = saleDictionary
+    }
 }
 
 /// How a sale failed. The submission point splits the cases: before it no payment can exist;
 /// after it the card may be charged.
-enum SaleFailure: Error, Sendable {
-    enum Before: Sendable {
+package enum SaleFailure: Error, Sendable {
+    package enum Before: Sendable {
         /// The task was cancelled (or the user cancelled) before anything was sent.
         case cancelled
         /// The card declined offline (AAC).
@@ -43,7 +53,7 @@ enum SaleFailure: Error, Sendable {
         /// conflict, blocked SDK version).
         case gateway(GatewayError)
     }
-    enum After: Sendable {
+    package enum After: Sendable {
         /// The gateway did not answer clearly (timeout, lost connection, server error).
         case gateway(GatewayError)
         /// The gateway answered with a refusal (an order conflict, an invalid request, its own
@@ -68,12 +78,12 @@ enum SaleFailure: Error, Sendable {
 }
 
 /// What a successful sale returns.
-struct SaleOutcome: Sendable {
-    var response: AuthorisationResponse
-    var read: CardRead
+package struct SaleOutcome: Sendable {
+    package var response: AuthorisationResponse
+    package var read: CardRead
     /// The lease of the attempt's record, which holds the answer: the face completes it once the
     /// result is handed over (nil when the record could not be kept; then nothing is left to do).
-    var lease: PendingLease?
+    package var lease: PendingLease?
 }
 
 extension AuthorisationResponse {
@@ -81,43 +91,47 @@ extension AuthorisationResponse {
     /// sale was approved and then reversed since (code C; a sale run again after the seeds'
     /// recovery reversed it) comes back approved with the approval's text: it charges nothing,
     /// and a new payment needs a new order id — so that is what it says.
-    var messageForTheApp: String {
+    package var messageForTheApp: String {
         guard status == .approved, transactionCode == .cancelled else { return statusMessage }
         return "The payment of this order was approved, then reversed: nothing is charged. Start a new payment with a new order ID."
     }
 }
 
 /// The card a sale read: what a face may show of it (never the full PAN).
-struct CardSummary: Sendable, Hashable {
-    var maskedPAN: String
-    var brand: String
+package struct CardSummary: Sendable, Hashable {
+    package var maskedPAN: String
+    package var brand: String
     /// The last four digits (the masked PAN keeps them).
-    var last4: String { String(maskedPAN.suffix(4)) }
+    package var last4: String { String(maskedPAN.suffix(4)) }
 }
 
 /// What one sale did, whichever way it ended: the faces learn the card from here, not from the
 /// progress events (which are for display only).
-struct SaleAttempt: Sendable {
+package struct SaleAttempt: Sendable {
     /// A card was presented and the kernel began reading it (the reader works).
-    var cardPresented: Bool
+    package var cardPresented: Bool
     /// The card, once read whole or sent with an early authorisation (also when the sale failed
     /// afterwards): the card of this attempt's request.
-    var card: CardSummary?
+    package var card: CardSummary?
     /// The authorisation request started leaving (the submission point was passed).
-    var submitted: Bool
+    package var submitted: Bool
     /// The id of the attempt's record on the device, once one was written for a request.
-    var attemptId: String?
-    var result: Result<SaleOutcome, SaleFailure>
+    package var attemptId: String?
+    package var result: Result<SaleOutcome, SaleFailure>
 }
 
 /// The engine under both SDK faces: wait for a card, read it with the kernel, write the pending
 /// record durably, send the authorisation (early when the card allows), and tell which side of
 /// the submission point any failure fell on.
-struct PaymentEngine: Sendable {
-    let configuration: PaymentConfiguration
+package struct PaymentEngine: Sendable {
+    package let configuration: PaymentConfiguration
+
+    package init(configuration: PaymentConfiguration) {
+        self.configuration = configuration
+    }
 
     /// Runs one sale; its result, and the card it read.
-    func sale(_ sale: SaleRequest) async -> SaleAttempt {
+    package func sale(_ sale: SaleRequest) async -> SaleAttempt {
         let progress = Progress()
         let result: Result<SaleOutcome, SaleFailure>
         do throws(SaleFailure) {
@@ -141,7 +155,7 @@ struct PaymentEngine: Sendable {
     /// record without an answer, for the same recovery (the charges query finds nothing; seed 000's
     /// step 4, then `pending close`). Never sent, it cannot be charged; nothing here sends.
     /// Durable when it returns.
-    func keepUnsentAttempt(_ sale: SaleRequest, card: CardSummary?) async throws(DeviceStoreError) -> PendingPayment {
+    package func keepUnsentAttempt(_ sale: SaleRequest, card: CardSummary?) async throws(DeviceStoreError) -> PendingPayment {
         let config = configuration
         let pending = PendingPayment(orderId: sale.orderId, origin: sale.origin, amount: sale.amount, currency: sale.currency,
                                      maskedPAN: card?.maskedPAN, last4: card?.last4, cardBrand: card?.brand,

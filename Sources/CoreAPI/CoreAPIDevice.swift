@@ -1,3 +1,4 @@
+public import PaymentFlow
 public import CardChannel
 
 /// The emulated iPhone the CoreAPI-style SDK runs on, so an app can meet every `APPLE_TTP_`

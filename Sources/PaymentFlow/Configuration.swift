@@ -19,7 +19,7 @@ public struct DeviceEnvironment: Sendable, Hashable {
     }
 }
 
-/// A point of the payment flow, for crash simulation: ``TapToPay/Configuration/checkpoint`` is
+/// A point of the payment flow, for crash simulation: ``PaymentConfiguration/checkpoint`` is
 /// called there and may never return, freezing the flow as a killed process would.
 public enum FlowCheckpoint: String, Sendable, Hashable, CaseIterable {
     /// The card has been read; nothing is written yet.
@@ -55,15 +55,19 @@ public enum PaymentEvent: Sendable, Hashable {
 public enum ResultHandOver: Sendable, Hashable {
     /// When the library call returns it (or the CoreAPI listener has been called).
     case onReturn
-    /// When the caller says it has it (``TapToPay/acknowledge(_:)``, ``CoreAPI/acknowledge(_:)``):
+    /// When the caller says it has it (`TapToPay.acknowledge(_:)`, `CoreAPI.acknowledge(_:)`):
     /// a program that must write the result somewhere first (a CLI flushing stdout) keeps the
     /// record, with the answer in it, until then.
     case acknowledged
 }
 
-/// Everything a payment depends on, whichever SDK face runs it (``TapToPay``, ``CoreAPI``).
+/// Everything a payment depends on, whichever SDK face runs it (`TapToPay`, `CoreAPI`).
 /// The embedded default: a virtual Visa qVSDC card and the in-process gateway in a data directory.
 public struct PaymentConfiguration: Sendable {
+    /// The version both SDK faces report to the gateway unless told otherwise
+    /// (`TapToPay.sdkVersion`).
+    public static let defaultSDKVersion = "tapemu-1.0.0"
+
     /// Where cards come from.
     public var cardSource: any CardSource
     /// The acquirer.
@@ -102,7 +106,7 @@ public struct PaymentConfiguration: Sendable {
                 location: any LocationProvider = FixedLocationProvider(),
                 terms: any TermsProvider = FixedTermsProvider(accepts: true),
                 pin: any PINProvider = ScriptedPINProvider(.cancel),
-                device: DeviceEnvironment = DeviceEnvironment(), sdkVersion: String = TapToPay.sdkVersion,
+                device: DeviceEnvironment = DeviceEnvironment(), sdkVersion: String = PaymentConfiguration.defaultSDKVersion,
                 timeouts: PaymentTimeouts = .default, terminal: TerminalConfiguration = .default,
                 currency: String = "EUR", gatewayFault: GatewayFault? = nil, submitsEarly: Bool = true,
                 resultHandOver: ResultHandOver = .onReturn,
@@ -127,9 +131,4 @@ public struct PaymentConfiguration: Sendable {
         self.checkpoint = checkpoint
         self.onEvent = onEvent
     }
-}
-
-extension TapToPay {
-    /// The MONEI-style face's name for ``PaymentConfiguration`` (the seed's `TapToPay.Configuration`).
-    public typealias Configuration = PaymentConfiguration
 }

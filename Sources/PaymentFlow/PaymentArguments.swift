@@ -1,18 +1,16 @@
 import Foundation
-import BERTLV
 import PaymentRules
-import EMVKernel
-import PaymentGateway
+package import EMVKernel
 
 /// What both SDK faces say about the arguments of a payment before anything touches a card,
 /// by the request rules (``PaymentAmount``, ``CurrencyCode``, ``OrderID``, ``CallbackURL`` in
 /// `PaymentRules`, the gateway's too: refused by the gateway instead, the order would end unclear
 /// after the submission point).
-enum PaymentArguments {
+package enum PaymentArguments {
     /// What is wrong with the currency of a payment for a reader with `terminal`'s settings: not
     /// a code, or not the currency the terminal gives the card (5F2A, which the gateway checks
     /// against the one it is asked to charge); nil when nothing is.
-    static func currencyProblem(_ currency: String, terminal: TerminalConfiguration) -> String? {
+    package static func currencyProblem(_ currency: String, terminal: TerminalConfiguration) -> String? {
         guard CurrencyCode.isValid(currency) else {
             return "the currency '\(currency.prefix(16))' is not an ISO 4217 code of three letters"
         }
@@ -24,7 +22,7 @@ enum PaymentArguments {
 
     /// What is wrong with the amount of a payment, naming it; nil when nothing is. Both faces
     /// say it with these words.
-    static func amountProblem(_ amount: Int) -> String? {
+    package static func amountProblem(_ amount: Int) -> String? {
         // EMV carries the amount in 12 digits (9F02): anything larger cannot be sent to a card.
         // A card number typed into the amount is not echoed (it goes through the one policy).
         PaymentAmount.isValid(amount) ? nil
@@ -32,7 +30,7 @@ enum PaymentArguments {
     }
 
     /// What is wrong with the arguments of a payment, naming the field; nil when nothing is.
-    static func invalidArgument(amount: Int, orderId: String, callbackUrl: String?) -> String? {
+    package static func invalidArgument(amount: Int, orderId: String, callbackUrl: String?) -> String? {
         if let problem = amountProblem(amount) { return problem }
         if !OrderID.isValid(orderId) {
             return "orderId: it must be \(OrderID.rule)"
@@ -45,7 +43,7 @@ enum PaymentArguments {
 
     /// `text` with its control characters shown as `\u{…}` and any card number masked (the one
     /// policy, ``BERTLV/SensitiveData``), for a message on one line.
-    static func printable(_ text: Substring) -> String {
+    package static func printable(_ text: Substring) -> String {
         SensitiveData.maskedText(
             text.unicodeScalars.map { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "\\u{\(String($0.value, radix: 16))}" : String($0) }
                 .joined())

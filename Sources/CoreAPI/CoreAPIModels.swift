@@ -1,6 +1,5 @@
 public import Foundation
-import BERTLV
-public import PaymentRules
+import PaymentRules
 public import DeviceStore
 public import PaymentGateway
 

@@ -1,14 +1,14 @@
-import DeviceStore
+package import DeviceStore
 import Synchronization
 
-/// The one payment at a time of an SDK face (``TapToPay``, ``CoreAPI``): who is busy, the task
+/// The one payment at a time of an SDK face (`TapToPay`, `CoreAPI`): who is busy, the task
 /// that runs the payment (so `cancel` from anywhere reaches it), and the records of answered
 /// payments that wait for the caller's acknowledgement (``ResultHandOver/acknowledged``).
 ///
 /// The payment runs in a task of its own so that a cancel from another task reaches it; the
 /// task's value is the face's own outcome (a `Result` with the face's typed error, or the
 /// CoreAPI callback), so no error is lost on the way back.
-final class PaymentSession<Outcome: Sendable>: Sendable {
+package final class PaymentSession<Outcome: Sendable>: Sendable {
     private struct State {
         var busy = false
         var orderId: String?
@@ -18,18 +18,18 @@ final class PaymentSession<Outcome: Sendable>: Sendable {
     }
     private let state = Mutex(State())
 
-    init() {}
+    package init() {}
 
     /// The order of the payment in progress.
-    var orderInProgress: String? { state.withLock { $0.orderId } }
+    package var orderInProgress: String? { state.withLock { $0.orderId } }
 
     /// Whether ``cancel()`` — the user's cancel on the payment sheet — was called during the
     /// payment in progress (or the last one), as opposed to its task being cancelled.
-    var cancelledByUser: Bool { state.withLock { $0.explicitCancel } }
+    package var cancelledByUser: Bool { state.withLock { $0.explicitCancel } }
 
     /// Runs `operation` as the session's payment; nil (and nothing run) when one is in progress.
     /// Cancelling the calling task, or ``cancel()``, cancels the payment.
-    func run(orderId: String, _ operation: @escaping @Sendable () async -> Outcome) async -> Outcome? {
+    package func run(orderId: String, _ operation: @escaping @Sendable () async -> Outcome) async -> Outcome? {
         let started = state.withLock { s -> Bool in
             if s.busy { return false }
             s.busy = true
@@ -53,7 +53,7 @@ final class PaymentSession<Outcome: Sendable>: Sendable {
     }
 
     /// Cancels the payment in progress (the user's cancel on the payment sheet).
-    func cancel() {
+    package func cancel() {
         let task = state.withLock { s -> Task<Outcome, Never>? in
             s.explicitCancel = true
             return s.current
@@ -66,7 +66,7 @@ final class PaymentSession<Outcome: Sendable>: Sendable {
     /// record leaves now (when that fails the record stays, recovery reports the payment again,
     /// and the observer is told); with ``ResultHandOver/acknowledged`` it waits for
     /// ``acknowledge(orderId:)``.
-    func handOver(_ lease: PendingLease, orderId: String, mode: ResultHandOver,
+    package func handOver(_ lease: PendingLease, orderId: String, mode: ResultHandOver,
                   onEvent: @Sendable (PaymentEvent) -> Void) {
         let settled = HeldRecord.settle(lease, handOver: mode)
         if let held = settled.held {
@@ -81,7 +81,7 @@ final class PaymentSession<Outcome: Sendable>: Sendable {
     }
 
     /// The caller has the result of `orderId`: its record leaves.
-    func acknowledge(orderId: String) throws(DeviceStoreError) {
+    package func acknowledge(orderId: String) throws(DeviceStoreError) {
         let lease = state.withLock { s in s.unacknowledged.removeValue(forKey: orderId) }
         try lease?.complete()
     }

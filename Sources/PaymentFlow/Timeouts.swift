@@ -1,4 +1,4 @@
-import Timing
+package import Timing
 
 /// Every timeout of a payment, each a `Duration` measured on the configured clock.
 public struct PaymentTimeouts: Sendable, Hashable {
@@ -27,7 +27,7 @@ public struct PaymentTimeouts: Sendable, Hashable {
 }
 
 /// The outcome of waiting for something with a deadline.
-enum Timed<T: Sendable>: Sendable {
+package enum Timed<T: Sendable>: Sendable {
     case value(T)
     case timedOut
     case cancelled
@@ -36,8 +36,8 @@ enum Timed<T: Sendable>: Sendable {
 
 /// Runs `operation` until `timeout` passes on `clock`; the caller stops waiting then, whatever
 /// the operation does. Timed out and cancelled stay distinct.
-func withTimeout<T: Sendable>(_ timeout: Duration, clock: MonotonicClock,
-                              _ operation: @escaping @Sendable () async throws -> T) async -> Timed<T> {
+package func withTimeout<T: Sendable>(_ timeout: Duration, clock: MonotonicClock,
+                                      _ operation: @escaping @Sendable () async throws -> T) async -> Timed<T> {
     let deadline = clock.now + timeout
     do throws(TimeoutStop) {
         let value = try await withDeadline(

@@ -1,6 +1,7 @@
 public import DeviceStore
-public import PaymentGateway
-public import PaymentRules
+public import PaymentFlow
+import PaymentGateway
+import PaymentRules
 
 /// Which seed's recovery process to run. They differ in step 2 and 3:
 ///
