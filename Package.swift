@@ -41,9 +41,14 @@ let package = Package(
         .systemLibrary(name: "CLibEdit", pkgConfig: "libedit",
                        providers: [.apt(["libedit-dev"])]),
 
+        // The one shape of every layer's error (after swift-asn1's ASN1Error): a code compared by
+        // value, a reason never compared, the source location kept (no dependencies).
+        .target(name: "CodedErrors", swiftSettings: swiftSettings),
         // Bytes.
-        .target(name: "ISO7816", swiftSettings: swiftSettings),
-        .target(name: "BERTLV", swiftSettings: swiftSettings),
+        .target(name: "ISO7816", dependencies: ["CodedErrors"], swiftSettings: swiftSettings),
+        // The EMV tag dictionary as data (EMVTags.tsv), compiled in and read once.
+        .target(name: "BERTLV", dependencies: ["CodedErrors"], resources: [.embedInCode("EMVTags.tsv")],
+                swiftSettings: swiftSettings),
         // Card-network rules: brands and their RID and PAN-range tables (PaymentNetwork), the
         // PAN and track 2, what is sensitive and how it is masked (SensitiveData), amounts,
         // currency and country codes, and a payment request's rules (amount, currency, order id,
@@ -56,31 +61,33 @@ let package = Package(
         // Storage: the SQLite wrapper (the only module that imports libsqlite3), file locks, the
         // data directory and its manifest. The gateway's ledger and the device's store use it,
         // each seeing its failures in its own error type.
-        .target(name: "Storage", dependencies: ["CSQLite", "Timing"], swiftSettings: swiftSettings),
+        .target(name: "Storage", dependencies: ["CSQLite", "Timing", "CodedErrors"], swiftSettings: swiftSettings),
         // The one strict JSON reader (duplicate keys, integer amounts, valid numbers) and a
         // Decoder over it: every request body, card profile and webhook body is read with it.
         .target(name: "StrictJSON", swiftSettings: swiftSettings),
         // The channel: one protocol, the session (timing, deadlines, GET RESPONSE / resend-with-Le
         // in one place), its errors, and the card-side responder every in-process card plays through.
-        .target(name: "CardChannel", dependencies: ["ISO7816", "Timing"], swiftSettings: swiftSettings),
+        .target(name: "CardChannel", dependencies: ["ISO7816", "Timing", "CodedErrors"], swiftSettings: swiftSettings),
         // The trace library: format, parser/writer, matching, redaction, recorder, importers,
         // the trace's card side (in process and for vpcd).
-        .target(name: "APDUTrace", dependencies: ["CardChannel", "ISO7816", "BERTLV", "Timing", "PaymentRules"],
+        .target(name: "APDUTrace", dependencies: ["CardChannel", "ISO7816", "BERTLV", "Timing", "PaymentRules", "CodedErrors"],
                 swiftSettings: swiftSettings),
         // Emulated EMV cards (pure: bytes in, bytes out), their channel, and the crypto they share
         // with the issuer.
-        .target(name: "VirtualCard", dependencies: ["ISO7816", "BERTLV", "Cryptography", "CardChannel", "Timing", "StrictJSON", "PaymentRules"],
+        .target(name: "VirtualCard", dependencies: ["ISO7816", "BERTLV", "Cryptography", "CardChannel", "Timing", "StrictJSON", "PaymentRules", "CodedErrors"],
+                // The base profiles, as the JSON a user profile file holds, compiled in (no bundle).
+                resources: ["visa-qvsdc", "mastercard-mchip", "amex", "maestro", "girocard"].map { .embedInCode("Profiles/\($0).json") },
                 swiftSettings: swiftSettings),
         // A virtual card behind vsmartcard-vpcd (`tapemu emulate`): vpcd's wire protocol over
         // TCP, no PC/SC call.
         .target(name: "VPCD", dependencies: ["CardChannel"], swiftSettings: swiftSettings),
         // The only module that imports libpcsclite.
-        .target(name: "PCSC", dependencies: ["CPCSCLite", "CardChannel", "ISO7816", "Timing"],
+        .target(name: "PCSC", dependencies: ["CPCSCLite", "CardChannel", "ISO7816", "Timing", "CodedErrors"],
                 swiftSettings: swiftSettings),
         // The one module that imports libcrypto: hashes, MACs, ciphers, RSA (raw modexp) for the
         // virtual cards, the gateway and the kernel's offline data authentication.
         .target(name: "Cryptography", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
-        .target(name: "EMVKernel", dependencies: ["ISO7816", "BERTLV", "CardChannel", "Timing", "Cryptography", "PaymentRules"],
+        .target(name: "EMVKernel", dependencies: ["ISO7816", "BERTLV", "CardChannel", "Timing", "Cryptography", "PaymentRules", "CodedErrors"],
                 swiftSettings: swiftSettings), // the contactless kernel: no I/O, no benchmark code
         // Read timings for `tapemu bench` and tapemu-bench: exchange kinds, the on-air floor,
         // percentiles, replay set-up.
@@ -127,7 +134,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // A PostgreSQL client over libpq (the only module that imports it): parameterised
         // queries, transactions, typed errors with SQLSTATE, connections on their own threads.
-        .target(name: "PostgresClient", dependencies: ["CLibPQ", "Timing"], swiftSettings: swiftSettings),
+        .target(name: "PostgresClient", dependencies: ["CLibPQ", "Timing", "CodedErrors"], swiftSettings: swiftSettings),
         // The gateway's ledger on PostgreSQL (``LedgerStore``), shared by several gateway servers.
         .target(name: "PostgresLedger", dependencies: ["PostgresClient", "PaymentGateway", "PaymentRules"],
                 swiftSettings: swiftSettings),
@@ -168,7 +175,7 @@ let package = Package(
 
         // What the test targets share (one copy each): temporary directories removed after each
         // test, the scripted card channel, the seeded generator, counters and a wall clock.
-        .target(name: "TestSupport", dependencies: ["CardChannel", "APDUTrace", "Timing", "ISO7816"], path: "Tests/TestSupport",
+        .target(name: "TestSupport", dependencies: ["CardChannel", "APDUTrace", "Timing", "ISO7816", "CodedErrors"], path: "Tests/TestSupport",
                 swiftSettings: swiftSettings),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816", "TestSupport"], swiftSettings: swiftSettings),
         // The bytes layer and its display (EMVDecoderTests) share their fixtures.
