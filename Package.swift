@@ -17,6 +17,8 @@ let package = Package(
         .executable(name: "tapemu", targets: ["tapemu"]),
         .library(name: "TapToPay", targets: ["TapToPay"]),
         .library(name: "CoreAPI", targets: ["CoreAPI"]),
+        // The scenario catalogue for a team's own Swift tests: a TapToPay whose next payment meets a scenario.
+        .library(name: "TapToPayTesting", targets: ["TapToPayTesting"]),
         .library(name: "EMVKernel", targets: ["EMVKernel"]),
         // For `scripts/dev fuzz` only: one archive of the harnesses and every module they reach.
         .library(name: "FuzzTargets", type: .static, targets: ["FuzzTargets"]),
@@ -39,9 +41,14 @@ let package = Package(
         .systemLibrary(name: "CLibEdit", pkgConfig: "libedit",
                        providers: [.apt(["libedit-dev"])]),
 
+        // The one shape of every layer's error (after swift-asn1's ASN1Error): a code compared by
+        // value, a reason never compared, the source location kept (no dependencies).
+        .target(name: "CodedErrors", swiftSettings: swiftSettings),
         // Bytes.
-        .target(name: "ISO7816", swiftSettings: swiftSettings),
-        .target(name: "BERTLV", swiftSettings: swiftSettings),
+        .target(name: "ISO7816", dependencies: ["CodedErrors"], swiftSettings: swiftSettings),
+        // The EMV tag dictionary as data (EMVTags.tsv), compiled in and read once.
+        .target(name: "BERTLV", dependencies: ["CodedErrors"], resources: [.embedInCode("EMVTags.tsv")],
+                swiftSettings: swiftSettings),
         // Card-network rules: brands and their RID and PAN-range tables (PaymentNetwork), the
         // PAN and track 2, what is sensitive and how it is masked (SensitiveData), amounts,
         // currency and country codes, and a payment request's rules (amount, currency, order id,
@@ -54,41 +61,45 @@ let package = Package(
         // Storage: the SQLite wrapper (the only module that imports libsqlite3), file locks, the
         // data directory and its manifest. The gateway's ledger and the device's store use it,
         // each seeing its failures in its own error type.
-        .target(name: "Storage", dependencies: ["CSQLite", "Timing"], swiftSettings: swiftSettings),
+        .target(name: "Storage", dependencies: ["CSQLite", "Timing", "CodedErrors"], swiftSettings: swiftSettings),
         // The one strict JSON reader (duplicate keys, integer amounts, valid numbers) and a
         // Decoder over it: every request body, card profile and webhook body is read with it.
         .target(name: "StrictJSON", swiftSettings: swiftSettings),
         // The channel: one protocol, the session (timing, deadlines, GET RESPONSE / resend-with-Le
         // in one place), its errors, and the card-side responder every in-process card plays through.
-        .target(name: "CardChannel", dependencies: ["ISO7816", "Timing"], swiftSettings: swiftSettings),
+        .target(name: "CardChannel", dependencies: ["ISO7816", "Timing", "CodedErrors"], swiftSettings: swiftSettings),
         // The trace library: format, parser/writer, matching, redaction, recorder, importers,
         // the trace's card side (in process and for vpcd).
-        .target(name: "APDUTrace", dependencies: ["CardChannel", "ISO7816", "BERTLV", "Timing", "PaymentRules"],
+        .target(name: "APDUTrace", dependencies: ["CardChannel", "ISO7816", "BERTLV", "Timing", "PaymentRules", "CodedErrors"],
                 swiftSettings: swiftSettings),
         // Emulated EMV cards (pure: bytes in, bytes out), their channel, and the crypto they share
         // with the issuer.
-        .target(name: "VirtualCard", dependencies: ["ISO7816", "BERTLV", "Cryptography", "CardChannel", "Timing", "StrictJSON", "PaymentRules"],
+        .target(name: "VirtualCard", dependencies: ["ISO7816", "BERTLV", "Cryptography", "CardChannel", "Timing", "StrictJSON", "PaymentRules", "CodedErrors"],
+                // The base profiles, as the JSON a user profile file holds, compiled in (no bundle).
+                resources: ["visa-qvsdc", "mastercard-mchip", "amex", "maestro", "girocard"].map { .embedInCode("Profiles/\($0).json") },
                 swiftSettings: swiftSettings),
         // A virtual card behind vsmartcard-vpcd (`tapemu emulate`): vpcd's wire protocol over
         // TCP, no PC/SC call.
         .target(name: "VPCD", dependencies: ["CardChannel"], swiftSettings: swiftSettings),
         // The only module that imports libpcsclite.
-        .target(name: "PCSC", dependencies: ["CPCSCLite", "CardChannel", "ISO7816", "Timing"],
+        .target(name: "PCSC", dependencies: ["CPCSCLite", "CardChannel", "ISO7816", "Timing", "CodedErrors"],
                 swiftSettings: swiftSettings),
         // The one module that imports libcrypto: hashes, MACs, ciphers, RSA (raw modexp) for the
         // virtual cards, the gateway and the kernel's offline data authentication.
         .target(name: "Cryptography", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
-        .target(name: "EMVKernel", dependencies: ["ISO7816", "BERTLV", "CardChannel", "Timing", "Cryptography", "PaymentRules"],
+        .target(name: "EMVKernel", dependencies: ["ISO7816", "BERTLV", "CardChannel", "Timing", "Cryptography", "PaymentRules", "CodedErrors"],
                 swiftSettings: swiftSettings), // the contactless kernel: no I/O, no benchmark code
         // Read timings for `tapemu bench` and tapemu-bench: exchange kinds, the on-air floor,
         // percentiles, replay set-up.
         .target(name: "BenchTiming", dependencies: ["EMVKernel", "CardChannel", "APDUTrace", "ISO7816", "BERTLV", "PaymentRules"],
                 swiftSettings: swiftSettings),
+        // The emulated acquirer. VirtualCard: it is also the issuer host of the virtual cards and
+        // verifies their cryptograms with the keys they were made with (IssuerKeys.swift alone).
         .target(name: "PaymentGateway", dependencies: ["Storage", "Cryptography", "BERTLV", "VirtualCard", "Timing", "PaymentRules"],
                 swiftSettings: swiftSettings),
         // The device's durable store of pending payments (leases, recovery lock), on Storage as
-        // the ledger is; PaymentGateway only for the gateway's answer a record keeps.
-        .target(name: "DeviceStore", dependencies: ["Storage", "PaymentGateway", "BERTLV", "PaymentRules"], swiftSettings: swiftSettings),
+        // the ledger is; the gateway's answer a record keeps is its own value (no gateway here).
+        .target(name: "DeviceStore", dependencies: ["Storage", "BERTLV", "PaymentRules"], swiftSettings: swiftSettings),
         // The payment flow both SDK faces run: the configuration, the engine (card, kernel, the
         // pending record durable before the request leaves, the authorisation), one payment at a
         // time, the hand-over step, timeouts and providers.
@@ -123,16 +134,20 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // A PostgreSQL client over libpq (the only module that imports it): parameterised
         // queries, transactions, typed errors with SQLSTATE, connections on their own threads.
-        .target(name: "PostgresClient", dependencies: ["CLibPQ", "Timing"], swiftSettings: swiftSettings),
+        .target(name: "PostgresClient", dependencies: ["CLibPQ", "Timing", "CodedErrors"], swiftSettings: swiftSettings),
         // The gateway's ledger on PostgreSQL (``LedgerStore``), shared by several gateway servers.
-        .target(name: "PostgresLedger", dependencies: ["PostgresClient", "PaymentGateway"],
+        .target(name: "PostgresLedger", dependencies: ["PostgresClient", "PaymentGateway", "PaymentRules"],
                 swiftSettings: swiftSettings),
         // TAPEMU_TEST_HOOKS compiles in the crash switches (TAPEMU_KILL_AT) the crash tests and
         // scripts/chaos use: debug builds only (scripts/chaos passes -Xswiftc -DTAPEMU_TEST_HOOKS
         // to its release build). See Sources/tapemu/CLI/TestHooks.swift.
+        // The scenario catalogue and its player (`tapemu scenarios`, and a team's own Swift tests in-process).
+        .target(name: "TapToPayTesting",
+                dependencies: ["TapToPay", "PaymentFlow", "PaymentGateway", "DeviceStore", "CardChannel", "VirtualCard", "Timing"],
+                swiftSettings: swiftSettings),
         .executableTarget(
             name: "tapemu",
-            dependencies: ["TapToPay", "CoreAPI", "PaymentFlow", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "DeviceStore", "CardChannel",
+            dependencies: ["TapToPay", "TapToPayTesting", "CoreAPI", "PaymentFlow", "EMVKernel", "EMVDisplay", "BenchTiming", "PaymentGateway", "DeviceStore", "CardChannel",
                            "APDUTrace", "Timing", "PCSC", "VirtualCard", "BERTLV", "ISO7816", "GatewayService", "GatewayWeb", "PostgresClient", "PostgresLedger", "StrictJSON",
                            "CLibEdit", "HTTPClient", "PaymentRules", "Storage", "VPCD"],
             swiftSettings: swiftSettings + [.define("TAPEMU_TEST_HOOKS", .when(configuration: .debug))]),
@@ -160,7 +175,7 @@ let package = Package(
 
         // What the test targets share (one copy each): temporary directories removed after each
         // test, the scripted card channel, the seeded generator, counters and a wall clock.
-        .target(name: "TestSupport", dependencies: ["CardChannel", "APDUTrace", "Timing", "ISO7816"], path: "Tests/TestSupport",
+        .target(name: "TestSupport", dependencies: ["CardChannel", "APDUTrace", "Timing", "ISO7816", "CodedErrors"], path: "Tests/TestSupport",
                 swiftSettings: swiftSettings),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816", "TestSupport"], swiftSettings: swiftSettings),
         // The bytes layer and its display (EMVDecoderTests) share their fixtures.
@@ -180,14 +195,16 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "PaymentGatewayTests", dependencies: ["PaymentGateway", "VirtualCard", "CardChannel", "Timing", "TestSupport", "PaymentRules", "Storage"],
                     swiftSettings: swiftSettings),
+        // Written as a team's own tests would be: TapToPay and TapToPayTesting only.
+        .testTarget(name: "TapToPayTestingTests", dependencies: ["TapToPay", "TapToPayTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "TapemuCLITests",
-                    dependencies: ["tapemu", "PaymentGateway", "TapToPay", "CoreAPI", "PaymentFlow", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
+                    dependencies: ["tapemu", "TapToPayTesting", "PaymentGateway", "TapToPay", "CoreAPI", "PaymentFlow", "DeviceStore", "VirtualCard", "CardChannel", "APDUTrace", "Timing",
                                    "BERTLV", "ISO7816", "TestSupport", "PaymentRules", "Storage", "Cryptography"],
                     swiftSettings: swiftSettings),
         // Every input that once broke a harness (Fuzz/regressions/) and every seed (Fuzz/corpus/).
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "GatewayServiceTests",
-                    dependencies: ["GatewayService", "HTTPServer", "HTTPClient", "PaymentGateway", "DeviceStore", "TapToPay", "PaymentFlow",
+                    dependencies: ["GatewayService", "TapToPayTesting", "HTTPServer", "HTTPClient", "PaymentGateway", "DeviceStore", "TapToPay", "PaymentFlow", "CoreAPI",
                                    "BERTLV", "VirtualCard", "CardChannel", "EMVKernel", "Timing", "tapemu", "TestSupport", "PaymentRules"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "GraphQLTests", dependencies: ["GraphQL"], swiftSettings: swiftSettings),

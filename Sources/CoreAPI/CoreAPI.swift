@@ -279,7 +279,11 @@ public final class CoreAPI: Sendable {
         let request = SaleRequest(orderId: orderId, amount: sale.amount, currency: stored.currency, callbackUrl: nil,
                                   accountId: claims.accountId, origin: .coreAPI,
                                   saleDictionary: stored.convertToDictionary())
-        let attempt = await PaymentEngine(configuration: configuration).sale(request)
+        // The authorisation goes with this terminal's token (not the one another terminal on
+        // the same gateway validated last).
+        var own = configuration
+        own.gateway = configuration.gateway.forTerminal(token: terminal.token)
+        let attempt = await PaymentEngine(configuration: own).sale(request)
         // A card came through: the device is there.
         if attempt.cardPresented { deviceWorked() }
         switch attempt.result {

@@ -472,7 +472,8 @@ public struct CoreTerminal: Sendable {
 
     public init(gateway: any Gateway, token: String?, currency: String = "EUR",
                 requestTimeout: Duration = .seconds(30), requestFault: GatewayFault? = nil) {
-        self.gateway = gateway
+        // The terminal's own view: its token on every request, never another terminal's.
+        self.gateway = gateway.forTerminal(token: token)
         self.token = token
         self.currency = currency
         self.requestTimeout = requestTimeout

@@ -1,5 +1,4 @@
 public import Foundation
-public import PaymentGateway
 public import Storage
 import BERTLV
 public import PaymentRules
@@ -52,19 +51,23 @@ public struct PendingPayment: Sendable, Hashable, Codable {
         public var maskedPAN: String
         public var answeredAt: Date
 
-        public init(_ r: AuthorisationResponse, at date: Date) {
-            paymentId = r.paymentId
-            status = r.status
-            statusCode = r.statusCode
-            statusMessage = r.statusMessage
-            transactionCode = r.transactionCode.rawValue
-            uniqueRef = r.uniqueRef
-            amount = r.amount
-            currency = r.currency
-            cardBrand = r.cardBrand.rawValue
-            last4 = r.last4
-            maskedPAN = r.maskedPAN
-            answeredAt = date
+        /// The answer as the device keeps it (the payment flow makes it from the gateway's
+        /// `AuthorisationResponse`: `PaymentFlow`'s `Answer.init(_:at:)`).
+        public init(paymentId: String, status: AuthorisationStatus, statusCode: String, statusMessage: String,
+                    transactionCode: String, uniqueRef: String, amount: Int, currency: String, cardBrand: String,
+                    last4: String, maskedPAN: String, answeredAt: Date) {
+            self.paymentId = paymentId
+            self.status = status
+            self.statusCode = statusCode
+            self.statusMessage = statusMessage
+            self.transactionCode = transactionCode
+            self.uniqueRef = uniqueRef
+            self.amount = amount
+            self.currency = currency
+            self.cardBrand = cardBrand
+            self.last4 = last4
+            self.maskedPAN = maskedPAN
+            self.answeredAt = answeredAt
         }
     }
 
@@ -192,7 +195,7 @@ public struct PendingScan: Sendable {
 ///   `device-leases/<attemptId>`) *before* the record is written, and holds it until the result
 ///   is handed over or the payment ends unclear. Recovery ``claim(_:)``s a record, which works
 ///   only when the owner is gone; recoveries run one at a time (``withRecovery(_:)``).
-/// - **The record outlives the result**: the answer is stored in it (``PendingLease/recordAnswer(_:at:)``)
+/// - **The record outlives the result**: the answer is stored in it (``PendingLease/recordAnswer(_:)``)
 ///   and the record leaves only when the result has been handed over (``PendingLease/complete()``).
 /// - **Nothing is silently created anew** (``DataDirectoryLayout``); damage is reported; a failed
 ///   write throws; an unreadable row is reported by its order id and the others still read.
@@ -656,9 +659,9 @@ public final class PendingLease: Sendable {
 
     /// Stores the gateway's answer in the record (durable when it returns), so a process that
     /// ends before handing the result over leaves it for recovery to report.
-    public func recordAnswer(_ response: AuthorisationResponse, at date: Date) throws(DeviceStoreError) {
+    public func recordAnswer(_ answer: PendingPayment.Answer) throws(DeviceStoreError) {
         var p = record
-        p.answer = .init(response, at: date)
+        p.answer = answer
         try store.update(p)
         current.withLock { $0 = p }
     }

@@ -1,4 +1,5 @@
 public import CardChannel
+public import CodedErrors
 public import ISO7816
 
 /// The step of the transaction a command or an error belongs to.
@@ -35,71 +36,25 @@ public enum KernelStep: Hashable, Sendable, CustomStringConvertible {
 /// failed. Names the step and the reason. Tests compare ``code`` (and ``step``) only.
 ///
 /// Never holds a full PAN or track 2: reasons name tags, not values.
-public struct KernelError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What went wrong. Open: new codes may be added.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let name: String
-        private init(_ name: String) { self.name = name }
-        public var description: String { name }
-
-        /// A response that is not what the command calls for: bad BER-TLV, the wrong template,
-        /// a value of the wrong length or format, trailing bytes.
-        public static let malformedResponse = Code("malformedResponse")
-        /// A data object the step needs is absent (AIP 82, AFL 94, the PAN, CDOL1, the ATC, …).
-        public static let missingMandatoryData = Code("missingMandatoryData")
-        /// A status word the step does not accept (in ``KernelError/statusWord``).
-        public static let unexpectedStatus = Code("unexpectedStatus")
-        /// The card has no application the terminal supports (or every candidate was refused).
-        public static let noSupportedApplication = Code("noSupportedApplication")
-        /// The Application File Locator names impossible records.
-        public static let invalidAFL = Code("invalidAFL")
-        /// The card declined offline: it returned an AAC.
-        public static let cardDeclinedOffline = Code("cardDeclinedOffline")
-        /// The card contradicts itself (two values of one data object, a PAN in 5A other than
-        /// track 2's, a TC when an ARQC was asked for, …).
-        public static let inconsistentData = Code("inconsistentData")
-        /// The card channel failed (card removed, timeout, reader gone, …): see
-        /// ``KernelError/channelError``.
-        public static let channelFailed = Code("channelFailed")
-    }
-
-    private struct Backing: Sendable {
-        var code: Code
-        var step: KernelStep
-        var reason: String
-        var statusWord: StatusWord?
-        var channelError: CardChannelError?
-        var partial: PartialCardRead?
-        var file: String
-        var line: Int
-    }
-    private var backing: Backing
-
-    public var code: Code { backing.code }
+public struct KernelError: CodedError {
+    public typealias Code = ErrorCode<KernelError>
+    public let core: ErrorCore<Code>
     /// The step that failed.
-    public var step: KernelStep { backing.step }
-    public var reason: String { backing.reason }
+    public let step: KernelStep
     /// The status word the card answered, when it matters to the error.
-    public var statusWord: StatusWord? { backing.statusWord }
+    public let statusWord: StatusWord?
     /// The card channel's error, for ``Code/channelFailed``: `error.channelError?.code == .cardRemoved`.
-    public var channelError: CardChannelError? { backing.channelError }
+    public let channelError: CardChannelError?
     /// What was read before the failure, with every exchange (set by ``EMVReader``).
-    public var partial: PartialCardRead? {
-        get { backing.partial }
-        set { backing.partial = newValue }
-    }
-    public var file: String { backing.file }
-    public var line: Int { backing.line }
+    public var partial: PartialCardRead?
 
     public init(_ code: Code, step: KernelStep, _ reason: String, statusWord: StatusWord? = nil,
                 channelError: CardChannelError? = nil, file: String = #fileID, line: Int = #line) {
-        backing = Backing(code: code, step: step, reason: reason, statusWord: statusWord,
-                          channelError: channelError, partial: nil, file: file, line: line)
+        core = ErrorCore(code, reason, file: file, line: line)
+        self.step = step
+        self.statusWord = statusWord
+        self.channelError = channelError
     }
-
-    /// Equal when the codes are: the step, the reason and the rest are for people and handling.
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     /// The card answered `sw` where the step does not accept it.
     static func unexpected(_ sw: StatusWord, step: KernelStep, file: String = #fileID, line: Int = #line) -> KernelError {
@@ -112,4 +67,26 @@ public struct KernelError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// `GPO: the card answered 6985 conditions of use not satisfied`.
     public var description: String { "\(step): \(reason)" }
+}
+
+extension ErrorCode<KernelError> {
+    /// A response that is not what the command calls for: bad BER-TLV, the wrong template,
+    /// a value of the wrong length or format, trailing bytes.
+    public static var malformedResponse: Self { Self("malformedResponse") }
+    /// A data object the step needs is absent (AIP 82, AFL 94, the PAN, CDOL1, the ATC, …).
+    public static var missingMandatoryData: Self { Self("missingMandatoryData") }
+    /// A status word the step does not accept (in ``KernelError/statusWord``).
+    public static var unexpectedStatus: Self { Self("unexpectedStatus") }
+    /// The card has no application the terminal supports (or every candidate was refused).
+    public static var noSupportedApplication: Self { Self("noSupportedApplication") }
+    /// The Application File Locator names impossible records.
+    public static var invalidAFL: Self { Self("invalidAFL") }
+    /// The card declined offline: it returned an AAC.
+    public static var cardDeclinedOffline: Self { Self("cardDeclinedOffline") }
+    /// The card contradicts itself (two values of one data object, a PAN in 5A other than
+    /// track 2's, a TC when an ARQC was asked for, …).
+    public static var inconsistentData: Self { Self("inconsistentData") }
+    /// The card channel failed (card removed, timeout, reader gone, …): see
+    /// ``KernelError/channelError``.
+    public static var channelFailed: Self { Self("channelFailed") }
 }

@@ -43,8 +43,9 @@ public struct RemoteGateway: Gateway {
     /// app prepared with (`prepare(token:)`, CoreAPI's terminal) — else none (the service
     /// answers 401 where one is needed).
     public var deviceToken: String?
-    /// The token `prepare(token:)` validated, shared by this gateway's copies.
-    let prepared = PreparedToken()
+    /// The token `prepare(token:)` validated, shared by this gateway's copies — one terminal's:
+    /// ``forTerminal(token:)`` gives each terminal a box of its own.
+    private(set) var prepared = PreparedToken()
     let client: HTTPClient
 
     /// `caCertificateFile`: the CA (PEM) an `https://` gateway's certificate must chain to.
@@ -62,6 +63,16 @@ public struct RemoteGateway: Gateway {
     public func with(deviceToken token: String?) -> RemoteGateway {
         var copy = self
         copy.deviceToken = token
+        return copy
+    }
+
+    /// This gateway as one terminal's own: `token` on every request when given (else the one
+    /// this copy validates), and a fresh box for the validated token, so a terminal that shares
+    /// the gateway another terminal prepared never sends that terminal's token.
+    public func forTerminal(token: String?) -> any Gateway {
+        var copy = self
+        copy.prepared = PreparedToken()
+        if let token { copy.deviceToken = token }
         return copy
     }
 

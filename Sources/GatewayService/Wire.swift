@@ -1,6 +1,7 @@
 public import Foundation
 public import HTTPServer
 public import PaymentGateway
+import PaymentRules
 import StrictJSON
 
 /// The JSON the gateway service and ``RemoteGateway`` exchange (the terminal API), and the

@@ -1,9 +1,11 @@
+public import CodedErrors
+
 /// An error returned by libpcsclite: the raw return code, with a Swift name for every code
 /// pcsc-lite defines (see the static members of ``Code``, each naming its C constant).
 ///
 /// Open: a code tapemu does not know is kept as it came, never collapsed into another. Compare
 /// ``code`` in tests and in handling; ``description`` names the C constant and the call.
-public struct PCSCError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct PCSCError: CodedError {
     /// A pcsc-lite return code (`LONG`). The named codes are in `PCSCLite.swift`, built from the
     /// C constants (pcsc-lite's values differ from Windows', so never from numbers).
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -26,29 +28,14 @@ public struct PCSCError: Error, Hashable, Sendable, CustomStringConvertible {
         public var description: String { name }
     }
 
-    private struct Backing: Sendable {
-        var code: Code
-        var function: PCSCFunction
-        var file: String
-        var line: Int
-    }
-    private var backing: Backing
-
-    public var code: Code { backing.code }
+    public let core: ErrorCore<Code>
     /// The libpcsclite call that returned the code.
-    public var function: PCSCFunction { backing.function }
-    /// What the code means (``Code/message``): the reason, for people.
-    public var reason: String { code.message }
-    public var file: String { backing.file }
-    public var line: Int { backing.line }
+    public let function: PCSCFunction
 
     public init(_ code: Code, function: PCSCFunction, file: String = #fileID, line: Int = #line) {
-        backing = Backing(code: code, function: function, file: file, line: line)
+        core = ErrorCore(code, code.message, file: file, line: line)
+        self.function = function
     }
-
-    /// Equal when the codes are: the call and the place are for people.
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     /// How to get out of it, when there is something to say.
     public var hint: String? {

@@ -1,9 +1,9 @@
 import PaymentRules
 package import CardChannel
 package import EMVKernel
-import Foundation
-package import DeviceStore
-package import PaymentGateway
+public import Foundation
+public import DeviceStore
+public import PaymentGateway
 import Synchronization
 import Timing
 
@@ -94,6 +94,16 @@ extension AuthorisationResponse {
     package var messageForTheApp: String {
         guard status == .approved, transactionCode == .cancelled else { return statusMessage }
         return "The payment of this order was approved, then reversed: nothing is charged. Start a new payment with a new order ID."
+    }
+}
+
+extension PendingPayment.Answer {
+    /// The gateway's answer as the device's record keeps it (the store itself knows no gateway).
+    public init(_ r: AuthorisationResponse, at date: Date) {
+        self.init(paymentId: r.paymentId, status: r.status, statusCode: r.statusCode, statusMessage: r.statusMessage,
+                  transactionCode: r.transactionCode.rawValue, uniqueRef: r.uniqueRef, amount: r.amount,
+                  currency: r.currency, cardBrand: r.cardBrand.rawValue, last4: r.last4, maskedPAN: r.maskedPAN,
+                  answeredAt: date)
     }
 }
 
@@ -258,7 +268,7 @@ package struct PaymentEngine: Sendable {
             // over: the record stays pending, and what recovery finds is the outcome.
             let lease = submission.takeLease()
             do {
-                try lease?.recordAnswer(response, at: config.now())
+                try lease?.recordAnswer(PendingPayment.Answer(response, at: config.now()))
             } catch {
                 lease?.release()
                 config.onEvent(.recordKept(reason: "the gateway's answer could not be stored in the device's record (\(error)); the outcome is unclear: the record stays pending and recovery will look the order up"))

@@ -2,7 +2,6 @@ import BERTLV
 public import PaymentRules
 public import Foundation
 import Synchronization
-import VirtualCard
 public import Timing
 public import Storage
 import Cryptography

@@ -1,4 +1,3 @@
-import VirtualCard
 import Cryptography
 
 /// Small encoders the gateway needs (hex for the ledger and signatures, base64url for tokens)

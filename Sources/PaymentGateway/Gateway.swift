@@ -72,6 +72,17 @@ public protocol Gateway: Sendable {
     /// Records the account's answer to the terms.
     func setTermsAccepted(_ accepted: Bool, accountId: String,
                           options: GatewayRequestOptions) async throws(GatewayError)
+
+    /// This gateway as one terminal's own: its requests carry this terminal's credential —
+    /// `token`, else the token this copy validates (`prepare(token:)`) — and never another
+    /// terminal's, however many terminals share the gateway it was made from. Each `TapToPay`,
+    /// and each CoreAPI terminal, takes one when it is made. The default is the gateway itself
+    /// (an in-process gateway keeps no credential per terminal).
+    func forTerminal(token: String?) -> any Gateway
+}
+
+extension Gateway {
+    public func forTerminal(token: String?) -> any Gateway { self }
 }
 
 extension Gateway {

@@ -1,5 +1,12 @@
 public import BERTLV
 public import PaymentRules
+// The gateway's one dependency on the virtual cards, and the only file that has it. The emulated
+// acquirer is also the issuer host of tapemu's test cards: it verifies their cryptograms (9F26)
+// with the issuer master keys the cards were personalised with (each profile's `issuerMasterKey`)
+// by the scheme the cards compute them with (`ApplicationCryptogram`). Both are the cards' own
+// data, read here from the one place they are defined, so a card and its issuer cannot disagree;
+// a second copy of the keys on the gateway's side would be a rule owned twice. Nothing else of
+// the gateway (webhook signing, tokens, secrets: `Cryptography`) goes through this module.
 public import VirtualCard
 
 /// An issuer master key (16 bytes, double-length triple DES) the gateway holds for a card

@@ -1,4 +1,3 @@
-import VirtualCard
 public import Storage
 import Cryptography
 

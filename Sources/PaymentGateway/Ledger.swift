@@ -1,8 +1,8 @@
 public import Foundation
 import Synchronization
-import VirtualCard
 public import Storage
 import Cryptography
+import PaymentRules
 
 /// The gateway's ledger: one SQLite file (`gateway.sqlite3`) in a data directory.
 ///

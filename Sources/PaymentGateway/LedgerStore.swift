@@ -1,5 +1,4 @@
 public import Foundation
-import VirtualCard
 import Cryptography
 
 /// Where a gateway keeps its ledger: the embedded SQLite file (``Ledger``, the default) or a

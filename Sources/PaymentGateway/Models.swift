@@ -111,12 +111,6 @@ public struct AuthorisationRequest: Sendable, Hashable, CustomStringConvertible 
     }
 }
 
-/// The issuer's decision on an authorisation.
-public enum AuthorisationStatus: String, Sendable, Hashable, Codable {
-    case approved
-    case declined
-}
-
 /// What the gateway could say about the card's application cryptogram (9F26).
 public enum CryptogramCheck: String, Sendable, Hashable, Codable {
     /// The gateway knows the card's issuer key and the cryptogram is right.

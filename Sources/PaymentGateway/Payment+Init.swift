@@ -1,4 +1,5 @@
 public import Foundation
+public import PaymentRules
 
 extension Payment {
     /// A payment row built in memory (tests, data sources that are not the ledger). The ledger

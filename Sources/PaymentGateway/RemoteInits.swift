@@ -1,4 +1,5 @@
 public import Foundation
+public import PaymentRules
 
 // Public initialisers for the gateway's answers, so a `Gateway` in another module (the HTTP
 // client of the gateway service) can rebuild what the server sent. Labelled `reported…` so they

@@ -1,5 +1,4 @@
 public import Foundation
-import VirtualCard
 import Cryptography
 
 /// Test or live: which world a token (and the payments made with it) belongs to.

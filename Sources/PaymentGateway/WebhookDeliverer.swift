@@ -1,7 +1,6 @@
 public import Foundation
 import Synchronization
 public import Timing
-import VirtualCard
 import Cryptography
 
 /// What sends a webhook over the network. The gateway service plugs its HTTP client in; tests

@@ -1,5 +1,4 @@
 public import Foundation
-import VirtualCard
 import Cryptography
 
 /// The final state a webhook announces.

@@ -1,50 +1,24 @@
+public import CodedErrors
+
 /// An error of the PostgreSQL client: its ``code`` tells whether the request reached the server
 /// (``mayHaveReachedServer``), and a server error carries its SQLSTATE.
 ///
-/// The one error shape of tapemu (after swift-asn1's `ASN1Error`): a private backing, a ``Code``
+/// The one error shape of tapemu (``CodedError``, after swift-asn1's `ASN1Error`): a ``Code``
 /// callers cannot invent, a reason and `#fileID`/`#line`. Tests compare ``code`` only (`==` too).
 /// The ``reason`` never holds a password (URLs are redacted).
-public struct PostgresError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// Where it failed. Open: new codes may be added, so switch with a `default`.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private let name: String
-        private init(_ name: String) { self.name = name }
-        public var description: String { name }
-
-        /// The server cannot be reached (connecting failed). Nothing was sent.
-        public static let connect = Code("connect")
-        /// The connection was down before the statement was sent (and reconnecting failed), or
-        /// broke inside a transaction before its COMMIT: nothing was done.
-        public static let notSent = Code("notSent")
-        /// The connection broke after the statement left: the server may have run it.
-        public static let connectionLost = Code("connectionLost")
-        /// The server answered with an error (``sqlState``); the statement did nothing.
-        public static let server = Code("server")
-    }
-
-    private struct Backing: Sendable {
-        let code: Code
-        let reason: String
-        let sqlState: String?
-        let committedUnknown: Bool
-        let file: String
-        let line: Int
-    }
-    private var backing: Backing
-
-    public var code: Code { backing.code }
-    public var reason: String { backing.reason }
+public struct PostgresError: CodedError {
+    public typealias Code = ErrorCode<PostgresError>
+    public let core: ErrorCore<Code>
     /// The SQLSTATE of a server error (`23505` unique_violation, `40001` serialization_failure…).
-    public var sqlState: String? { backing.sqlState }
+    public let sqlState: String?
     /// The connection broke while COMMIT was under way: the transaction may be committed.
-    public var committedUnknown: Bool { backing.committedUnknown }
-    public var file: String { backing.file }
-    public var line: Int { backing.line }
+    public let committedUnknown: Bool
 
     package init(_ code: Code, _ reason: String, sqlState: String? = nil, committedUnknown: Bool = false,
                  file: String = #fileID, line: Int = #line) {
-        backing = Backing(code: code, reason: reason, sqlState: sqlState, committedUnknown: committedUnknown,
-                          file: file, line: line)
+        core = ErrorCore(code, reason, file: file, line: line)
+        self.sqlState = sqlState
+        self.committedUnknown = committedUnknown
     }
 
     /// This error as another code (its SQLSTATE kept), e.g. a connection lost before COMMIT
@@ -65,7 +39,16 @@ public struct PostgresError: Error, Sendable, Hashable, CustomStringConvertible 
     public var description: String {
         "\(code): " + (sqlState.map { "[\($0)] " } ?? "") + reason + (committedUnknown ? " (the COMMIT may have happened)" : "")
     }
+}
 
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+extension ErrorCode<PostgresError> {
+    /// The server cannot be reached (connecting failed). Nothing was sent.
+    public static var connect: Self { Self("connect") }
+    /// The connection was down before the statement was sent (and reconnecting failed), or
+    /// broke inside a transaction before its COMMIT: nothing was done.
+    public static var notSent: Self { Self("notSent") }
+    /// The connection broke after the statement left: the server may have run it.
+    public static var connectionLost: Self { Self("connectionLost") }
+    /// The server answered with an error (``sqlState``); the statement did nothing.
+    public static var server: Self { Self("server") }
 }

@@ -1,6 +1,7 @@
 public import Foundation
 public import PaymentGateway
 public import PostgresClient
+import PaymentRules
 
 /// The gateway's ledger in a PostgreSQL database, shared by every gateway server pointed at it
 /// (`tapemu gateway serve --ledger postgres://…`). The same guarantees as the SQLite ledger

@@ -55,8 +55,12 @@ public final class TapToPay: Sendable {
     let diagnosticsLog = DiagnosticsLog()
 
     public init(configuration: Configuration) {
-        self.configuration = configuration
-        self.engine = PaymentEngine(configuration: configuration)
+        // This terminal's own view of the gateway: the token it prepares is sent by it alone,
+        // however many terminals share the configuration's gateway.
+        var own = configuration
+        own.gateway = configuration.gateway.forTerminal(token: nil)
+        self.configuration = own
+        self.engine = PaymentEngine(configuration: own)
     }
 
     /// Whether this device supports Tap to Pay.

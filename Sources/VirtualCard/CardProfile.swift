@@ -70,7 +70,8 @@ public struct CardProfile: Codable, Sendable, Hashable {
 
     /// A copy under another name, with its own ATC and PAN: how a built-in that differs from
     /// another by a few values derives from it (`torn`, `mute`, `slow`, `chained`, `visa-cdcvm`,
-    /// `visa-online-pin` from `visa-qvsdc`; `no-ppse`, `offline-decline` from `mastercard-mchip`). The PAN is replaced wherever the
+    /// `visa-online-pin`, `two-apps`, `unionpay` from `visa-qvsdc`; `no-ppse`, `offline-decline`
+    /// from `mastercard-mchip`; `jcb`, `mastercard-cvm-list` from `maestro`). The PAN is replaced wherever the
     /// applications hold the old one: their PAN, and the data objects that start with its BCD
     /// digits (5A, track 2 in 57 and 9F6B) in the GPO answer, the records and GET DATA.
     /// `pan` has as many digits as the PAN it replaces (a built-in's layout stays the same).
@@ -114,6 +115,45 @@ public struct CardProfile: Codable, Sendable, Hashable {
             for r in p.applications[i].records.indices { replace(&p.applications[i].records[r].objects) }
         }
         return p
+    }
+
+    /// A copy whose data objects with `tag` hold `text` (ASCII), or the bytes of `hex`, instead.
+    func replacingObjects(_ tag: Tag, text: String) -> CardProfile {
+        replacingObjects(tag, with: Array(text.utf8))
+    }
+
+    func replacingObjects(_ tag: Tag, hex: String) -> CardProfile {
+        replacingObjects(tag, with: Self.bytes(hex))
+    }
+
+    /// A copy whose application `index` is another product on the same personalisation: its AID,
+    /// label and preferred name, and where given its kernel identifier (hex) and priority. How a
+    /// built-in that is another scheme's card (or a second application) derives from a base.
+    func relabelling(application index: Int = 0, aid: String, label: String, preferredName: String,
+                     kernel: String? = nil, priority: UInt8? = nil) -> CardProfile {
+        var p = self
+        p.applications[index].aid = Self.bytes(aid)
+        p.applications[index].label = label
+        p.applications[index].preferredName = preferredName
+        if let kernel { p.applications[index].kernelIdentifier = Self.bytes(kernel) }
+        if let priority { p.applications[index].priority = priority }
+        return p
+    }
+
+    /// A copy personalised by another issuer: its master key (hex) and, where given, the issuer
+    /// application data (hex) of every application.
+    func issued(masterKey: String, issuerApplicationData: String? = nil) -> CardProfile {
+        var p = self
+        p.issuerMasterKey = Self.bytes(masterKey)
+        if let issuerApplicationData {
+            for i in p.applications.indices { p.applications[i].issuerApplicationData = Self.bytes(issuerApplicationData) }
+        }
+        return p
+    }
+
+    /// A built-in's hex: ours, so a typo traps (and the tests load every built-in).
+    private static func bytes(_ hex: String) -> [UInt8] {
+        do { return try Hex.decode(hex) } catch { preconditionFailure("a built-in profile's hex does not read: \(error)") }
     }
 
     /// `value` with its leading BCD digits `old` replaced by `new` (same length); unchanged when

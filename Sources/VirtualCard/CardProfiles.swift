@@ -1,5 +1,6 @@
 /// The built-in virtual cards. Each is data — JSON in its own file under `Profiles/`, in the
-/// shape ``CardProfile/load(contentsOf:)`` reads — and every PAN is from a public test range.
+/// shape ``CardProfile/load(contentsOf:)`` reads, or a variant of one (`Profiles/*.swift`) — and
+/// every PAN is from a public test range.
 public enum CardProfiles {
     /// Every built-in profile, in the order `tapemu cards` lists them.
     public static var all: [CardProfile] { builtIns }
@@ -34,11 +35,19 @@ public enum CardProfiles {
         mastercardMChipDDA, odaDDATamperedSDAD,
     ]
 
+    /// The profiles the others derive from, as data: `Profiles/*.json`, the same JSON a user
+    /// profile file holds, compiled into the module (nothing is read from disk at run time).
+    static let visaQVSDC = builtIn(PackageResources.visa_qvsdc_json, "visa-qvsdc.json")
+    static let mastercardMChip = builtIn(PackageResources.mastercard_mchip_json, "mastercard-mchip.json")
+    static let amex = builtIn(PackageResources.amex_json, "amex.json")
+    static let maestro = builtIn(PackageResources.maestro_json, "maestro.json")
+    static let girocard = builtIn(PackageResources.girocard_json, "girocard.json")
+
     /// Decodes a built-in profile. A built-in that does not load is our own bug: it traps (and the
     /// tests load every one).
-    static func builtIn(_ json: String) -> CardProfile {
+    static func builtIn(_ json: [UInt8], _ file: String) -> CardProfile {
         do {
-            return try CardProfile.decode(jsonText: json, source: "built-in profile")
+            return try CardProfile.decode(json: json, source: "built-in profile \(file)")
         } catch {
             fatalError("a built-in card profile does not load: \(error)")
         }

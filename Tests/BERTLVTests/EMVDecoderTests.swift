@@ -40,6 +40,33 @@ struct EMVTagDictionaryTests {
         #expect(EMVTagDictionary.all.map(\.tag) == EMVTagDictionary.all.map(\.tag).sorted())
     }
 
+    @Test("a line of EMVTags.tsv reads: tag, format, source, length, sensitive, name")
+    func tableLine() throws {
+        let amount = try #require(TagInfo(tableLine: "9F02\tn\tTerminal\t6\t-\tAmount, Authorised (Numeric)"))
+        #expect(amount == TagInfo(0x9F02, "Amount, Authorised (Numeric)", .n, .terminal, length: 6...6))
+        let track = try #require(TagInfo(tableLine: "57\tb\tICC\t0-19\tsensitive\tTrack 2 Equivalent Data"))
+        #expect(track == TagInfo(0x57, "Track 2 Equivalent Data", .b, .card, length: 0...19, sensitive: true))
+        let open = try #require(TagInfo(tableLine: "71\ttemplate\tIssuer\t-\t-\tIssuer Script Template 1"))
+        #expect(open.length == nil && open.format == .template && open.source == .issuer)
+    }
+
+    @Test("an almost-right line of EMVTags.tsv is refused", arguments: [
+        "9F02\tn\tTerminal\t6\t-",                 // no name
+        "9F02\tn\tTerminal\t6\t-\t",               // an empty name
+        "9F02\tn\tTerminal\t6\t-\tAmount\textra",  // a seventh field
+        "9G02\tn\tTerminal\t6\t-\tAmount",          // a tag that is not hex
+        "9F02\tN\tTerminal\t6\t-\tAmount",          // a format by another name
+        "9F02\tn\tterminal\t6\t-\tAmount",          // a source by another name
+        "9F02\tn\tTerminal\t6-5\t-\tAmount",        // a range upside down
+        "9F02\tn\tTerminal\t6-\t-\tAmount",         // half a range
+        "9F02\tn\tTerminal\t1-2-3\t-\tAmount",      // three bounds
+        "9F02\tn\tTerminal\t6\tyes\tAmount",        // a flag other than sensitive or -
+        "9F02 n Terminal 6 - Amount",                // spaces for tabs
+    ])
+    func tableLineRefused(line: String) {
+        #expect(TagInfo(tableLine: Substring(line)) == nil)
+    }
+
     @Test("formats drive DOL padding; unknown tags are binary")
     func formats() {
         #expect(EMVTagDictionary.format(of: .amountAuthorised) == .n)

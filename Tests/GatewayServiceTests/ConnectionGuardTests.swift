@@ -14,8 +14,8 @@ struct ConnectionGuardTests {
     /// `/slow` waits until released (counting who entered); anything else answers 200 at once.
     final class Holding: HTTPHandler, @unchecked Sendable {
         let entered = Mutex(0)
-        let twoEntered = Signal()
-        let release = Signal()
+        let twoEntered = OneShotEvent()
+        let release = OneShotEvent()
         func handle(_ request: HTTPRequest) async -> HTTPResponse {
             if request.path == "/slow" {
                 if entered.withLock({ $0 += 1; return $0 }) == 2 { twoEntered.fire() }

@@ -4,38 +4,14 @@ import HTTPServer
 import PaymentGateway
 import Synchronization
 import Testing
+import TestSupport
 import PaymentRules
-
-/// A one-shot event a test waits for (a real event, never a timer).
-final class Signal: Sendable {
-    private let state = Mutex<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func fire() {
-        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            s.fired = true
-            defer { s.waiters = [] }
-            return s.waiters
-        }
-        for w in waiters { w.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { s -> Bool in
-                if s.fired { return true }
-                s.waiters.append(c)
-                return false
-            }
-            if now { c.resume() }
-        }
-    }
-}
 
 /// Answers by path: `/echo` echoes method and body, `/close`, `/stall`, `/slow` (waits for
 /// `release`), anything else 404.
 struct TestHandler: HTTPHandler {
-    let entered = Signal()
-    let release = Signal()
+    let entered = OneShotEvent()
+    let release = OneShotEvent()
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         switch request.path {

@@ -32,7 +32,7 @@ final class DroppingHandler: HTTPHandler {
 final class DyingPeer: Sendable {
     let port: UInt16
     private let listener: Int32
-    let secondRequestRead = Signal()
+    let secondRequestRead = OneShotEvent()
 
     struct CannotListen: Error {}
 

@@ -12,7 +12,7 @@ import TestSupport
 /// A `tapemu gateway serve` child process: started, its URL read from its first stdout line.
 final class ServeProcess: @unchecked Sendable {
     let process = Process()
-    private let exited = Signal()
+    private let exited = OneShotEvent()
     private let lines = Mutex<(buffer: String, waiters: [(String, CheckedContinuation<String?, Never>)], closed: Bool)>(("", [], false))
     let outPipe = Pipe()
 

@@ -4,6 +4,7 @@ import GatewayWeb
 import GraphQL
 import HTTPServer
 import PaymentGateway
+import PaymentRules
 import Testing
 
 enum Charges {

@@ -34,9 +34,11 @@ struct PCSCErrorTests {
     func noServiceForced() async throws {
         let forced = PCSCForcedResults([.establishContext: [.noService]])
         await PCSCTestHook.$forcedResults.withValue(forced) {
-            await #expect(throws: PCSCError(.noService, function: .establishContext)) {
+            let error = await #expect(throws: PCSCError.self) {
                 _ = try await PCSCContext.establish()
             }
+            #expect(error?.code == .noService)
+            #expect(error?.function == .establishContext)
             do throws(CardChannelError) {
                 _ = try await PCSC.openChannel(reader: "any", wait: .seconds(1))
                 Issue.record("opened a channel without pcscd")

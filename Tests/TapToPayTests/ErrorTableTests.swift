@@ -4,6 +4,7 @@ import PaymentGateway
 import PaymentFlow
 import TapToPay
 import Testing
+import TestSupport
 import VirtualCard
 
 // One test (or one table of cases) per row of the seed's error table
@@ -277,7 +278,7 @@ struct BusyTests {
     /// second order never reaches the card or the gateway. The first goes on undisturbed.
     @Test func aSecondPaymentWhileOneIsInProgress() async throws {
         let h = try Harness()
-        let reached = Event()
+        let reached = OneShotEvent()
         let source = CountingSource(inner: virtualCard("mastercard-mchip"))
         let tapToPay = try await h.prepared(h.configuration(source: source, checkpoint: { point in
             if point == .cardRead {

@@ -5,6 +5,7 @@ import PaymentGateway
 import Synchronization
 import PaymentFlow
 import Testing
+import TestSupport
 import VirtualCard
 import Timing
 
@@ -157,7 +158,7 @@ struct CrashSimulationTests {
     @Test(arguments: FlowCheckpoint.allCases, ["mastercard-mchip", "visa-qvsdc"])
     func freezeThenRestart(at point: FlowCheckpoint, card: String) async throws {
         let h = try Harness()
-        let reached = Event()
+        let reached = OneShotEvent()
         let passed = Mutex<[FlowCheckpoint]>([])
         let tapToPay = try await h.prepared(h.configuration(source: virtualCard(card), checkpoint: { p in
             passed.withLock { $0.append(p) }

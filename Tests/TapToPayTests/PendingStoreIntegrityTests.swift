@@ -96,8 +96,8 @@ struct RecoveryBesideALiveSaleTests {
 
     @Test func aMONEIRecoveryLeavesAPaymentInFlightAlone() async throws {
         let h = try Harness()
-        let reached = Event()
-        let go = Event()
+        let reached = OneShotEvent()
+        let go = OneShotEvent()
         let tapToPay = try await h.prepared(h.configuration(checkpoint: { p in
             if p == .submitted { reached.fire(); await go.wait() }
         }))
@@ -485,8 +485,8 @@ struct ClosingRecordsTests {
 
     @Test func aRecordOwnedByALivePaymentCannotBeClosed() async throws {
         let h = try Harness()
-        let reached = Event()
-        let go = Event()
+        let reached = OneShotEvent()
+        let go = OneShotEvent()
         let t = try await h.prepared(h.configuration(checkpoint: { p in
             if p == .pendingWritten { reached.fire(); await go.wait() }
         }))

@@ -37,32 +37,6 @@ enum Outcome: Sendable, CustomStringConvertible {
     }
 }
 
-/// A one-shot event a test can wait for (a real event, never a timer).
-final class Event: Sendable {
-    private let state = Mutex<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-    var hasFired: Bool { state.withLock { $0.fired } }
-
-    func fire() {
-        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            s.fired = true
-            defer { s.waiters = [] }
-            return s.waiters
-        }
-        for w in waiters { w.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { s -> Bool in
-                if s.fired { return true }
-                s.waiters.append(c)
-                return false
-            }
-            if now { c.resume() }
-        }
-    }
-}
-
 /// Suspends the calling task until it is cancelled (returns then, without throwing).
 func suspendUntilCancelled() async {
     final class Parking: Sendable {
@@ -98,7 +72,7 @@ func suspendUntilCancelled() async {
 /// Location allowed (or in any state), whose fix never comes: it suspends until cancelled.
 struct SilentLocationProvider: LocationProvider {
     var state: LocationAuthorization = .authorized
-    let asked = Event()
+    let asked = OneShotEvent()
     func authorization() async -> LocationAuthorization { state }
     func requestAuthorization() async -> LocationAuthorization { state }
     func currentLocation() async throws -> Location {
@@ -152,7 +126,7 @@ final class CountingTermsProvider: TermsProvider {
 
 /// Terms that the merchant never answers: the sheet stays up until the task is cancelled.
 struct SilentTermsProvider: TermsProvider {
-    let asked = Event()
+    let asked = OneShotEvent()
     func presentTerms() async -> Bool {
         asked.fire()
         await suspendUntilCancelled()
@@ -162,7 +136,7 @@ struct SilentTermsProvider: TermsProvider {
 
 /// A PIN pad that never answers (it suspends until cancelled), counting requests.
 struct SilentPINProvider: PINProvider {
-    let asked = Event()
+    let asked = OneShotEvent()
     func requestPIN(_ request: PINRequest) async throws -> PIN? {
         asked.fire()
         await suspendUntilCancelled()
@@ -188,7 +162,7 @@ let testPIN = PIN("4321")!
 /// A reader where no card is ever presented: it waits out the presentation timeout on the
 /// clock it is given (as ``CardSource`` requires) and throws `.noCard`.
 struct EmptyReaderSource: CardSource {
-    let waiting = Event()
+    let waiting = OneShotEvent()
     var name: String { "empty reader" }
     func waitForCard(timeout: Duration, clock: MonotonicClock) async throws(CardChannelError) -> any CardChannel {
         waiting.fire()
@@ -321,7 +295,7 @@ func pay(_ tapToPay: TapToPay, amount: Int = 1000, orderId: String, callbackUrl:
 /// its only sleepers are the no-answer and slow-answer waits).
 func driving<T: Sendable>(_ clock: ManualClock, by step: Duration,
                           _ body: @escaping @Sendable () async -> T) async -> T {
-    let done = Event()
+    let done = OneShotEvent()
     let work = Task { () -> T in
         let value = await body()
         done.fire()

@@ -6,6 +6,7 @@ import Synchronization
 import PaymentFlow
 import TapToPay
 import Testing
+import TestSupport
 import VirtualCard
 import Storage
 
@@ -141,7 +142,7 @@ struct UnclearBeforeSubmissionTests {
     @Test(arguments: [FlowCheckpoint.cardRead, .pendingWritten], [false, true])
     func cancelledOnceTheCardIsRead(at point: FlowCheckpoint, explicit: Bool) async throws {
         let h = try Harness()
-        let reached = Event()
+        let reached = OneShotEvent()
         let tapToPay = try await h.prepared(h.configuration(source: virtualCard("mastercard-mchip"), checkpoint: { p in
             if p == point {
                 reached.fire()

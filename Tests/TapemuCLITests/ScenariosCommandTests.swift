@@ -3,6 +3,7 @@ import Testing
 import CoreAPI
 import PaymentFlow
 import TestSupport
+import TapToPayTesting
 @testable import tapemu
 
 @Suite("tapemu scenarios: the catalogue, the grading rule, and the reference backend with its mistaken variants")
@@ -47,8 +48,9 @@ struct ScenariosCommandTests {
 
     static func played(_ truth: Scenario.Truth, sdk: Scenario.SDKOutcome, amount: Int = 1000) -> PlayedPayment {
         PlayedPayment(orderId: "o-1", amount: amount, sdk: sdk, paymentId: nil,
-                      submitted: truth == .charged || truth == .declinedInLedger || truth == .nothingRecorded,
-                      charged: truth == .charged, recorded: truth == .charged || truth == .declinedInLedger)
+                      submitted: truth != .nothingSent,
+                      charged: truth == .charged, recorded: [.charged, .declinedInLedger, .refunded].contains(truth),
+                      refunded: truth == .refunded)
     }
 
     struct GradeCase: Sendable, CustomTestStringConvertible {
@@ -81,6 +83,10 @@ struct ScenariosCommandTests {
         GradeCase(scenario: "declined-insufficient-funds", state: "paid", failure: "no charge holds it"),
         GradeCase(scenario: "failed-card-declined", state: "pending", failure: "no payment occurred"),
         GradeCase(scenario: "cancelled", state: "not_paid", failure: nil),
+        GradeCase(scenario: "approved-then-refunded+webhook-out-of-order", state: "paid", amount: 1000, failure: "refunded in full"),
+        GradeCase(scenario: "approved-then-refunded+webhook-out-of-order", state: "pending", failure: "step 3"),
+        GradeCase(scenario: "approved-then-refunded+webhook-out-of-order", state: "not_paid", failure: nil),
+        GradeCase(scenario: "approved-then-refunded", state: "not_paid", failure: nil),
     ])
     func grade(_ c: GradeCase) throws {
         let scenario = try #require(ScenarioCatalogue.named(c.scenario))

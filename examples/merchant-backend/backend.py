@@ -6,7 +6,9 @@
 - Webhooks (POST /webhooks/monei): MONEI-Signature verified with the official MONEI SDK's
   `verify_signature`, keyed with the merchant API key, and refused when its timestamp is older
   than --tolerance seconds (a replayed webhook); each (payment, status) is recorded once, so a
-  duplicate changes nothing; a paid order never goes back to not paid.
+  duplicate changes nothing; a payment's latest state holds whatever order its webhooks arrive in
+  (REFUNDED or CANCELED after SUCCEEDED, never back), and a paid order goes back to not paid only
+  when its own payment is refunded or cancelled in full.
 - What the app reports (POST /orders/{id}/app-result): `failed` (an error after which no payment
   occurred) is not paid; `approved`, `declined` and `outcomeUnknown` wait for the signed webhook
   (seed 000 step 2). The backend never asks for an unclear payment to be charged again.
@@ -29,6 +31,7 @@
 (prints "listening on http://HOST:PORT" once it serves).
 """
 import argparse
+import concurrent.futures
 import json
 import sqlite3
 import threading
@@ -51,13 +54,24 @@ MISTAKES = {
     "reverse-without-check": "CoreAPI: reverses the order's first authorised sale without checking its amount and card suffix (seed 002's code, not 003's)",
     "no-amount-check": "CoreAPI: checks the card suffix before a reversal, not the amount",
     "no-suffix-check": "CoreAPI: checks the amount before a reversal, not the card suffix",
+    "last-webhook-wins": "takes the status of the last webhook received as the order's state (out of order, an older state overwrites a newer one)",
 }
+
+# A payment's states in the order they can follow one another: a webhook whose state ranks below
+# one already received for the same payment is older news (delivered out of order).
+STATE_RANK = {"PENDING": 0, "AUTHORIZED": 1, "SUCCEEDED": 2, "FAILED": 2, "PARTIALLY_REFUNDED": 3,
+              "REFUNDED": 4, "CANCELED": 4}
 
 
 class Store:
-    """The durable order store. One connection, one lock: every change is one transaction."""
+    """The durable order store. Writes: one connection, one lock, every change one durable
+    transaction. Reads: a connection per thread, outside the lock (WAL: a reader sees the last
+    commit and never waits for the writer), so a poll of an order's state never queues behind
+    the writes."""
 
     def __init__(self, path):
+        self.path = path
+        self.local = threading.local()
         self.lock = threading.Lock()
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -85,8 +99,15 @@ class Store:
                 self.db.execute("ROLLBACK")
                 raise
 
+    def read(self, sql, args=()):
+        """One read of the last committed state, on this thread's own connection."""
+        db = getattr(self.local, "db", None)
+        if db is None:
+            db = self.local.db = sqlite3.connect(self.path, isolation_level=None)
+        return db.execute(sql, args).fetchall()
+
     def setting(self, name):
-        row = self.tx(lambda db: db.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone())
+        row = next(iter(self.read("SELECT value FROM settings WHERE name = ?", (name,))), None)
         return row[0] if row else None
 
     def set_setting(self, name, value):
@@ -105,6 +126,13 @@ def conclude(db, order_id, state, amount=None, payment_id=None, reason=""):
                " reason = ? WHERE order_id = ?", (state, amount, payment_id, reason, order_id))
 
 
+def undo(db, order_id, payment_id, reason):
+    """A payment refunded or cancelled in full: the order is not paid, unless another payment of
+    the order is the one that paid it."""
+    db.execute("UPDATE orders SET state = 'not_paid', reason = ? WHERE order_id = ? AND (payment_id IS NULL OR payment_id = ?)",
+               (reason, order_id, payment_id))
+
+
 class Backend:
     def __init__(self, store, mistake, grace, tolerance, gateway, api_key):
         self.store = store
@@ -116,6 +144,9 @@ class Backend:
         if api_key:
             store.set_setting("api_key", api_key)
         self.stop = threading.Event()
+        self.workers = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="recovery")
+        self.inflight = set()
+        self.inflight_lock = threading.Lock()
 
     # --- Webhooks --------------------------------------------------------------------------
     def webhook(self, raw, signature):
@@ -145,7 +176,23 @@ class Backend:
             return 400, {"error": "not a payment"}
 
         def apply(db):
+            if self.mistake == "last-webhook-wins":
+                # MISTAKE: the last webhook received is taken for the payment's state.
+                if db.execute("INSERT OR IGNORE INTO webhook_events VALUES (?, ?, ?, ?)",
+                              (payment_id, status, order_id, time.time())).rowcount == 0:
+                    return
+                paid = status == "SUCCEEDED"
+                if paid or status in ("FAILED", "REFUNDED", "CANCELED"):
+                    db.execute("UPDATE orders SET state = ?, paid_amount = ?, payment_id = ?, reason = ? WHERE order_id = ?",
+                               ("paid" if paid else "not_paid", doc.get("amount") if paid else None, payment_id,
+                                f"webhook {status} (the last one received)", order_id))
+                return
+            newest = max((STATE_RANK.get(r[0], 0) for r in db.execute(
+                "SELECT status FROM webhook_events WHERE payment_id = ?", (payment_id,))), default=-1)
             if self.mistake == "not-idempotent" and status == "SUCCEEDED":
+                if STATE_RANK["SUCCEEDED"] < newest:
+                    return  # older news (this variant's one mistake is elsewhere)
+                db.execute("INSERT OR IGNORE INTO webhook_events VALUES (?, ?, ?, ?)", (payment_id, status, order_id, time.time()))
                 # MISTAKE: every delivery counts; webhooks come at least once.
                 db.execute("UPDATE orders SET state = 'paid', paid_amount = COALESCE(paid_amount, 0) + ?, payment_id = ?"
                            " WHERE order_id = ?", (doc.get("amount") or 0, payment_id, order_id))
@@ -154,10 +201,14 @@ class Backend:
                               (payment_id, status, order_id, time.time())).rowcount == 0
             if seen:
                 return  # a duplicate: recorded once
+            if STATE_RANK.get(status, 0) < newest:
+                return  # older news: this payment has moved on (webhooks come in any order)
             if status == "SUCCEEDED":
                 conclude(db, order_id, "paid", doc.get("amount"), payment_id, "webhook SUCCEEDED")
             elif status == "FAILED":
                 conclude(db, order_id, "not_paid", None, payment_id, "webhook FAILED")
+            elif status in ("REFUNDED", "CANCELED"):
+                undo(db, order_id, payment_id, f"webhook {status}: the payment was {status.lower()} in full")
         self.store.tx(apply)
         return 200, {"received": True}
 
@@ -206,36 +257,56 @@ class Backend:
         gateway, api_key = self.store.setting("gateway"), self.store.setting("api_key")
         if not gateway or not api_key:
             return
-        due = self.store.tx(lambda db: db.execute(
+        due = self.store.read(
             "SELECT order_id, face, app_outcome, app_result_at FROM orders"
             " WHERE state = 'pending' AND app_result_at IS NOT NULL AND app_result_at <= ?",
-            (time.time() - self.grace,)).fetchall())
-        for (order_id, face, app_outcome, app_result_at) in due:
-            if self.mistake == "no-webhook-is-failed" and face != "coreapi":
-                # MISTAKE: no webhook yet is not "not paid" (step 3 finds the charge).
-                self.store.tx(lambda db: conclude(db, order_id, "not_paid", reason="no webhook in time"))
-                continue
-            if face == "coreapi":
-                self.recover_core_sale(gateway, order_id)
-                continue
-            items = charges(gateway, api_key, order_id)
-            succeeded = [i for i in items if i.get("status") == "SUCCEEDED"]
-            failed = [i for i in items if i.get("status") == "FAILED"]
-            if succeeded:
-                self.store.tx(lambda db: conclude(db, order_id, "paid", succeeded[0].get("amount"), succeeded[0].get("id"),
-                                                  "charges query: SUCCEEDED"))
-            elif failed:
-                self.store.tx(lambda db: conclude(db, order_id, "not_paid", None, failed[0].get("id"), "charges query: FAILED"))
-            elif app_outcome == "outcomeUnknown" and self.mistake != "no-support-ask":
-                # Step 4: no payment shows, which does not prove that the card was not charged:
-                # ask support with the orderId. Never charged again here.
-                answer = support(gateway, api_key, order_id, app_result_at)
-                if answer.get("answer") == "noPaymentReceived":
-                    self.store.tx(lambda db: conclude(db, order_id, "not_paid", reason="support: no payment was received"))
-                elif answer.get("answer") == "paymentHolds":
-                    self.store.tx(lambda db: conclude(db, order_id, "paid", answer.get("amount"), answer.get("paymentId"),
-                                                      "support: a payment holds the order"))
-                # askAgainLater: stays pending; the next pass asks again.
+            (time.time() - self.grace,))
+        # Each order's lookups on a worker of its own: one slow answer from the gateway never
+        # holds up the other orders' steps 3 and 4 (a serial pass over many pending orders took
+        # longer than the settle wait on a loaded machine). An order is looked up by one worker
+        # at a time.
+        for row in due:
+            with self.inflight_lock:
+                if row[0] in self.inflight:
+                    continue
+                self.inflight.add(row[0])
+            self.workers.submit(self.recover_order, gateway, api_key, *row)
+
+    def recover_order(self, gateway, api_key, order_id, face, app_outcome, app_result_at):
+        try:
+            self.recover_one(gateway, api_key, order_id, face, app_outcome, app_result_at)
+        except Exception as e:  # the next pass tries again
+            print(f"recovery of {order_id}: {e}", flush=True)
+        finally:
+            with self.inflight_lock:
+                self.inflight.discard(order_id)
+
+    def recover_one(self, gateway, api_key, order_id, face, app_outcome, app_result_at):
+        if self.mistake == "no-webhook-is-failed" and face != "coreapi":
+            # MISTAKE: no webhook yet is not "not paid" (step 3 finds the charge).
+            self.store.tx(lambda db: conclude(db, order_id, "not_paid", reason="no webhook in time"))
+            return
+        if face == "coreapi":
+            self.recover_core_sale(gateway, order_id)
+            return
+        items = charges(gateway, api_key, order_id)
+        succeeded = [i for i in items if i.get("status") in ("SUCCEEDED", "PARTIALLY_REFUNDED")]
+        failed = [i for i in items if i.get("status") in ("FAILED", "REFUNDED", "CANCELED")]
+        if succeeded:
+            self.store.tx(lambda db: conclude(db, order_id, "paid", succeeded[0].get("amount"), succeeded[0].get("id"),
+                                              "charges query: SUCCEEDED"))
+        elif failed:
+            self.store.tx(lambda db: conclude(db, order_id, "not_paid", None, failed[0].get("id"), "charges query: " + failed[0].get("status")))
+        elif app_outcome == "outcomeUnknown" and self.mistake != "no-support-ask":
+            # Step 4: no payment shows, which does not prove that the card was not charged:
+            # ask support with the orderId. Never charged again here.
+            answer = support(gateway, api_key, order_id, app_result_at)
+            if answer.get("answer") == "noPaymentReceived":
+                self.store.tx(lambda db: conclude(db, order_id, "not_paid", reason="support: no payment was received"))
+            elif answer.get("answer") == "paymentHolds":
+                self.store.tx(lambda db: conclude(db, order_id, "paid", answer.get("amount"), answer.get("paymentId"),
+                                                  "support: a payment holds the order"))
+            # askAgainLater: stays pending; the next pass asks again.
 
 
     def recover_core_sale(self, gateway, order_id):
@@ -243,9 +314,9 @@ class Backend:
         terminal's token; the sale is the one whose amount and card suffix are the sale's (003);
         after a communication error an authorised (A) sale is reversed; none: it never reached
         the gateway."""
-        amount, outcome, token, unique_ref, last_four = self.store.tx(lambda db: db.execute(
+        amount, outcome, token, unique_ref, last_four = self.store.read(
             "SELECT amount, app_outcome, terminal_token, unique_ref, card_last_four FROM orders WHERE order_id = ?",
-            (order_id,)).fetchone())
+            (order_id,))[0]
         sales = [t for t in core_request(gateway, token, "GET", "/coreapi/v1/transactions?" +
                                          urllib.parse.urlencode({"orderId": order_id}))["transactionSummary"]
                  if t.get("kind", "sale") == "sale"]
@@ -352,8 +423,8 @@ def make_handler(backend):
             order_id, rest = self.order_path()
             if order_id is None or rest:
                 return self.answer(404, {"error": "not found"})
-            row = backend.store.tx(lambda db: db.execute(
-                "SELECT state, amount, paid_amount, reason FROM orders WHERE order_id = ?", (order_id,)).fetchone())
+            row = next(iter(backend.store.read(
+                "SELECT state, amount, paid_amount, reason FROM orders WHERE order_id = ?", (order_id,))), None)
             if row is None:
                 return self.answer(404, {"error": "no such order"})
             state, amount, paid, reason = row
@@ -405,6 +476,10 @@ def main():
     args = p.parse_args()
     host, port = args.listen.rsplit(":", 1)
     backend = Backend(Store(args.db), args.mistake, args.grace, args.tolerance, args.gateway, args.api_key)
+    # A listen backlog for many terminals at once: socketserver's default of 5 drops connection
+    # attempts beyond it, and a dropped SYN is retried after 1 s, 3 s, 7 s… (a 10 s timeout of the
+    # caller on a loaded machine).
+    ThreadingHTTPServer.request_queue_size = 1024
     server = ThreadingHTTPServer((host, int(port)), make_handler(backend))
     if args.mistake != "no-recovery-job":  # MISTAKE (no-recovery-job): no step 3
         threading.Thread(target=backend.recovery_loop, args=(args.interval,), daemon=True).start()

@@ -9,6 +9,7 @@ per check and a closing line "scenario kit: N passed, 0 failed".
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -51,12 +52,33 @@ EXPECTED_FAILURES = {
     # Each of 003's two checks on its own: without one, the other does not catch its case.
     "no-amount-check": {"coreapi-comm-error-other-amount"},
     "no-suffix-check": {"coreapi-comm-error-other-card"},
+    # The last webhook received taken for the payment's state: wrong exactly where a payment's
+    # webhooks arrive out of order (the sale's SUCCEEDED after its refund's REFUNDED).
+    "last-webhook-wins": {"approved-then-refunded+webhook-out-of-order"},
 }
 
 
+# Where a variant's mistake may show beyond its scenarios on a loaded machine, and how the failure
+# must read to count as that mistake: webhooks come at least once, and the gateway delivers one
+# again when the backend answered it after the delivery's timeout — a genuine duplicate, which
+# not-idempotent counts twice like the relay's.
+ALSO_CAUGHT = {
+    "not-idempotent": re.compile(r"the backend says paid (\d+), the charge is (\d+)"),
+}
+
+
+def also_caught(mistake, message):
+    pattern = ALSO_CAUGHT.get(mistake)
+    m = pattern.search(message or "") if pattern else None
+    return bool(m) and int(m.group(1)) > int(m.group(2)) and int(m.group(1)) % int(m.group(2)) == 0
+
+
 def start_backend(workdir, mistake=None, gateway=None, api_key=None):
+    # no-webhook-is-failed takes no webhook within the grace for not paid: its grace stays under
+    # the late webhook's 3 s, and long enough that a loaded machine's on-time webhooks make it.
+    grace = "2" if mistake == "no-webhook-is-failed" else "0.5"
     args = [sys.executable, os.path.join(HERE, "backend.py"), "--listen", "127.0.0.1:0",
-            "--db", os.path.join(workdir, f"orders-{mistake or 'reference'}{'-served' if gateway else ''}.sqlite"), "--grace", "0.5"]
+            "--db", os.path.join(workdir, f"orders-{mistake or 'reference'}{'-served' if gateway else ''}.sqlite"), "--grace", grace]
     if gateway:
         args += ["--gateway", gateway, "--api-key", api_key]
     if mistake:
@@ -79,12 +101,13 @@ def run_scenarios(tapemu, workdir, url, label, extra):
 
 def read_junit(path):
     """{name: "passed" | "failed" | "skipped"} from the JUnit file, as a CI consumer reads it."""
-    results = {}
+    results, messages = {}, {}
     for suite in JUnitXml.fromfile(path):
         for case in suite:
             kinds = {type(r) for r in case.result}
             results[case.name] = "failed" if Failure in kinds else "skipped" if Skipped in kinds else "passed"
-    return results
+            messages[case.name] = next((r.message for r in case.result if isinstance(r, Failure)), None)
+    return results, messages
 
 
 def main():
@@ -119,9 +142,13 @@ def main():
             if not os.path.exists(junit):
                 check(label, f"no JUnit file (exit {out.returncode}): {out.stderr[-2000:]}")
                 continue
-            results = read_junit(junit)
+            results, messages = read_junit(junit)
             failing = {n for n, r in results.items() if r == "failed"}
             expected = EXPECTED_FAILURES.get(mistake, set())
+            also = {n for n in failing - expected if also_caught(mistake, messages.get(n))}
+            if also:
+                print(f"     {label}: also caught where the gateway delivered a webhook again: {sorted(also)}", flush=True)
+            failing -= also
             problems = []
             if set(results) != names:
                 problems.append(f"the JUnit file has {sorted(set(results) ^ names)} unlike the catalogue")
@@ -161,7 +188,7 @@ def main():
         if not os.path.exists(junit):
             problems.append(f"no JUnit file (exit {out.returncode}): {out.stderr[-2000:]}")
         else:
-            results = read_junit(junit)
+            results, _ = read_junit(junit)
             failing = sorted(n for n, r in results.items() if r == "failed")
             skipped = {n for n, r in results.items() if r == "skipped"}
             if failing or skipped != embedded_only or set(results) != names or out.returncode != 0:

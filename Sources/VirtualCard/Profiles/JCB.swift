@@ -1,122 +1,17 @@
-// Built-in profile `jcb`, as data: the same JSON a user profile file holds.
+import BERTLV
+import PaymentRules
+
+// Built-in profile `jcb`: `maestro`'s personalisation under JCB's AID and kernel (C-5), with its
+// own PAN, ATC, issuer key and application data, cardholder name, and a CVM list of online PIN,
+// signature and no CVM.
 
 extension CardProfiles {
-    static let jcb = builtIn(#"""
-{
-  "name": "jcb",
-  "summary": "JCB (C-5): CVM list online PIN, signature, no CVM, each if the reader offers it (9F6C is not CTQ under C-5)",
-  "issuerMasterKey": "15162B7ED2A6AE28F7ABF7153C094FCF",
-  "atc": 21,
-  "applications": [
-    {
-      "aid": "A0000000651010",
-      "label": "JCB",
-      "preferredName": "JCB",
-      "priority": 1,
-      "kernelIdentifier": "05",
-      "languagePreference": "en",
-      "aip": "1880",
-      "afl": "0801010010010200",
-      "gpoFormat": 1,
-      "cryptogram": "generateAC",
-      "cdol1": "9F02069F03069F1A0295055F2A029A039C019F37049F35019F45029F4C089F3403",
-      "generateACFormat": 2,
-      "pan": "3566002020360505",
-      "panSequenceNumber": 1,
-      "issuerApplicationData": "0105A0400000000000",
-      "oda": {"method": "CDA"},
-      "records": [
-        {
-          "sfi": 1,
-          "record": 1,
-          "objects": [
-            {
-              "tag": "57",
-              "hex": "3566002020360505D28122011000012345"
-            },
-            {
-              "tag": "5F20",
-              "text": "JCB TEST/CARD"
-            }
-          ]
-        },
-        {
-          "sfi": 2,
-          "record": 1,
-          "objects": [
-            {
-              "tag": "5A",
-              "hex": "3566002020360505"
-            },
-            {
-              "tag": "5F24",
-              "hex": "281231"
-            },
-            {
-              "tag": "5F25",
-              "hex": "230101"
-            },
-            {
-              "tag": "5F28",
-              "hex": "0724"
-            },
-            {
-              "tag": "5F34",
-              "hex": "01"
-            },
-            {
-              "tag": "9F07",
-              "hex": "FF00"
-            },
-            {
-              "tag": "9F08",
-              "hex": "0002"
-            },
-            {
-              "tag": "8C",
-              "hex": "9F02069F03069F1A0295055F2A029A039C019F37049F35019F45029F4C089F3403"
-            },
-            {
-              "tag": "8D",
-              "hex": "910A8A0295059F37049F4C08"
-            }
-          ]
-        },
-        {
-          "sfi": 2,
-          "record": 2,
-          "objects": [
-            {
-              "tag": "8E",
-              "hex": "000000000000000042031E031F03"
-            },
-            {
-              "tag": "9F42",
-              "hex": "0978"
-            },
-            {
-              "tag": "9F0D",
-              "hex": "B450840000"
-            },
-            {
-              "tag": "9F0E",
-              "hex": "0000000000"
-            },
-            {
-              "tag": "9F0F",
-              "hex": "B470848000"
-            }
-          ]
-        }
-      ],
-      "getDataObjects": [
-        {
-          "tag": "9F17",
-          "hex": "03"
-        }
-      ]
-    }
-  ]
-}
-"""#)
+    static let jcb = maestro.variant(
+        name: "jcb",
+        summary: "JCB (C-5): CVM list online PIN, signature, no CVM, each if the reader offers it (9F6C is not CTQ under C-5)",
+        atc: 21, pan: PAN("3566002020360505")!)
+        .relabelling(aid: "A0000000651010", label: "JCB", preferredName: "JCB", kernel: "05")
+        .issued(masterKey: "15162B7ED2A6AE28F7ABF7153C094FCF", issuerApplicationData: "0105A0400000000000")
+        .replacingObjects(Tag(0x5F20), text: "JCB TEST/CARD")
+        .replacingObjects(Tag(0x8E), hex: "000000000000000042031E031F03")
 }

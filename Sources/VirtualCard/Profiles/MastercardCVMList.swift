@@ -1,126 +1,21 @@
-// Built-in profile `mastercard-cvm-list`, as data: the same JSON a user profile file holds.
+import BERTLV
+import PaymentRules
+
+// Built-in profile `mastercard-cvm-list`: `maestro`'s personalisation under Mastercard's AID, with
+// its own PAN, ATC, issuer key and cardholder name, a 9F6C that is its mag-stripe application
+// version (0001) in the first record, and a CVM list: no CVM under 50.00 EUR, online PIN over it.
 
 extension CardProfiles {
-    static let mastercardCVMList = builtIn(#"""
-{
-  "name": "mastercard-cvm-list",
-  "summary": "Mastercard (C-2) whose 9F6C is its mag-stripe application version 0001, CVM list: no CVM under 50.00 EUR, online PIN over it",
-  "issuerMasterKey": "2B7E151628AED2A6ABF7158809CF4F3C",
-  "atc": 12,
-  "applications": [
-    {
-      "aid": "A0000000041010",
-      "label": "MASTERCARD",
-      "preferredName": "Mastercard",
-      "priority": 1,
-      "kernelIdentifier": "02",
-      "languagePreference": "en",
-      "aip": "1880",
-      "afl": "0801010010010200",
-      "gpoFormat": 1,
-      "cryptogram": "generateAC",
-      "cdol1": "9F02069F03069F1A0295055F2A029A039C019F37049F35019F45029F4C089F3403",
-      "generateACFormat": 2,
-      "pan": "5555555555554444",
-      "panSequenceNumber": 1,
-      "issuerApplicationData": "0110A00003220000000000000000000000FF",
-      "oda": {"method": "CDA"},
-      "records": [
-        {
-          "sfi": 1,
-          "record": 1,
-          "objects": [
-            {
-              "tag": "57",
-              "hex": "5555555555554444D28122011000012345"
-            },
-            {
-              "tag": "5F20",
-              "text": "MASTERCARD CVM/LIST"
-            },
-            {
-              "tag": "9F6C",
-              "hex": "0001"
-            }
-          ]
-        },
-        {
-          "sfi": 2,
-          "record": 1,
-          "objects": [
-            {
-              "tag": "5A",
-              "hex": "5555555555554444"
-            },
-            {
-              "tag": "5F24",
-              "hex": "281231"
-            },
-            {
-              "tag": "5F25",
-              "hex": "230101"
-            },
-            {
-              "tag": "5F28",
-              "hex": "0724"
-            },
-            {
-              "tag": "5F34",
-              "hex": "01"
-            },
-            {
-              "tag": "9F07",
-              "hex": "FF00"
-            },
-            {
-              "tag": "9F08",
-              "hex": "0002"
-            },
-            {
-              "tag": "8C",
-              "hex": "9F02069F03069F1A0295055F2A029A039C019F37049F35019F45029F4C089F3403"
-            },
-            {
-              "tag": "8D",
-              "hex": "910A8A0295059F37049F4C08"
-            }
-          ]
-        },
-        {
-          "sfi": 2,
-          "record": 2,
-          "objects": [
-            {
-              "tag": "8E",
-              "hex": "00001388000000001F0602071F03"
-            },
-            {
-              "tag": "9F42",
-              "hex": "0978"
-            },
-            {
-              "tag": "9F0D",
-              "hex": "B450840000"
-            },
-            {
-              "tag": "9F0E",
-              "hex": "0000000000"
-            },
-            {
-              "tag": "9F0F",
-              "hex": "B470848000"
-            }
-          ]
-        }
-      ],
-      "getDataObjects": [
-        {
-          "tag": "9F17",
-          "hex": "03"
-        }
-      ]
-    }
-  ]
-}
-"""#)
+    static let mastercardCVMList: CardProfile = {
+        var p = maestro.variant(
+            name: "mastercard-cvm-list",
+            summary: "Mastercard (C-2) whose 9F6C is its mag-stripe application version 0001, CVM list: no CVM under 50.00 EUR, online PIN over it",
+            atc: 12, pan: PAN("5555555555554444")!)
+            .relabelling(aid: "A0000000041010", label: "MASTERCARD", preferredName: "Mastercard")
+            .issued(masterKey: "2B7E151628AED2A6ABF7158809CF4F3C")
+            .replacingObjects(Tag(0x5F20), text: "MASTERCARD CVM/LIST")
+            .replacingObjects(Tag(0x8E), hex: "00001388000000001F0602071F03")
+        p.applications[0].records[0].objects.append(CardDataObject(Tag(0x9F6C), [0x00, 0x01]))
+        return p
+    }()
 }

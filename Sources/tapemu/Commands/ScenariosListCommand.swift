@@ -1,4 +1,5 @@
 import Foundation
+import TapToPayTesting
 
 /// `tapemu scenarios list`: the catalogue, printed from the values `scenarios run` plays.
 struct ScenariosListCommand: TapemuCommand {

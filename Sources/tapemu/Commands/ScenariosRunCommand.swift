@@ -4,6 +4,7 @@ import GatewayService
 import HTTPServer
 import PaymentGateway
 import PaymentRules
+import TapToPayTesting
 
 /// `tapemu scenarios run`: plays the catalogue against a merchant backend and grades its conclusions.
 struct ScenariosRunCommand: TapemuCommand {
@@ -106,9 +107,8 @@ struct ScenariosRunCommand: TapemuCommand {
         if let url = remote.url {
             let gw = RemoteGateway(baseURL: url, requestTimeout: .seconds(30), caCertificateFile: remote.caFile)
             // The --api-key is the run's one credential: each terminal's token comes from the
-            // gateway's POST /v1/pos/auth-token with it (RemoteGatewayOption.terminal).
-            let remote = remote
-            player = ScenarioPlayer(gateway: gw, issueToken: { _, account in try await remote.terminal(gw, token: nil, accountId: account).token },
+            // gateway's POST /v1/pos/auth-token with it, for the terminal's own point of sale.
+            player = ScenarioPlayer(gateway: gw, issueToken: Self.servedTokens(gw, apiKey: remote.apiKey),
                                     pendingStore: store, callbackUrl: callbackUrl, coreGateway: gw)
         } else {
             let embedded: EmbeddedGateway
@@ -142,8 +142,8 @@ struct ScenariosRunCommand: TapemuCommand {
                 delivery?.cancel()
                 throw CommandFailure.unavailable("the backend refused the gateway: \(error)")
             }
-            player = ScenarioPlayer(gateway: embedded, issueToken: { expired, account in
-                embedded.issueToken(accountId: account, ttl: expired ? .zero : .seconds(3600))
+            player = ScenarioPlayer(gateway: embedded, issueToken: { expired, account, pos in
+                embedded.issueToken(accountId: account, ttl: expired ? .zero : .seconds(3600), pointOfSaleId: pos)
             }, pendingStore: store, callbackUrl: callbackUrl,
                coreGateway: RemoteGateway(baseURL: url, requestTimeout: .seconds(30)))
         }
@@ -185,6 +185,22 @@ struct ScenariosRunCommand: TapemuCommand {
 }
 
 extension ScenariosRunCommand {
+    /// A served gateway's tokens: the merchant's one account (the --api-key's), each terminal its
+    /// own point of sale (MONEI's POS auth token), so a terminal sees and reverses only its own orders.
+    static func servedTokens(_ gateway: RemoteGateway, apiKey: String?)
+        -> @Sendable (_ expired: Bool, _ accountId: String, _ pointOfSaleId: String) async throws -> String {
+        { _, _, pointOfSaleId in
+            guard let apiKey else {
+                throw CommandFailure.usage("--gateway needs the merchant API key (--api-key KEY, printed by `tapemu gateway serve`)")
+            }
+            do {
+                return try await gateway.posAuthToken(apiKey: apiKey, pointOfSaleId: pointOfSaleId)
+            } catch {
+                throw ScenarioRunError("cannot get a token for terminal \(pointOfSaleId) from \(gateway.baseURL): \(error)")
+            }
+        }
+    }
+
     /// Plays every scenario: each on its own terminal, all at once (`terminals` nil), or on
     /// `terminals` terminals at once, each playing them `repeats` times in turn. A progress bar
     /// on stderr when it is a terminal. Grades come back in a stable order (terminal, repetition,

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPClient
+import TapToPayTesting
 
 /// The one small contract `tapemu scenarios run` speaks with a merchant backend (docs/SCENARIOS.md,
 /// "Prove your integration"), all JSON over HTTP under `--backend-check URL`:
@@ -20,7 +21,9 @@ import HTTPClient
 ///   backend's conclusion, asked until it is not `pending` or the settle wait ends.
 struct MerchantBackendClient: Sendable {
     var baseURL: String
-    var client = HTTPClient(defaultTimeout: .seconds(10))
+    /// How long one call may take: generous, since a loaded machine answers late, not wrong
+    /// (a backend that does not answer at all is still a failure, after this long).
+    var client = HTTPClient(defaultTimeout: .seconds(60))
 
     struct Conclusion: Sendable, Hashable {
         var state: String
@@ -58,12 +61,20 @@ struct MerchantBackendClient: Sendable {
         return Conclusion(state: state, amount: (doc["amount"] as? NSNumber)?.intValue)
     }
 
-    /// Asks for the conclusion until it is not pending or `settle` has passed.
-    func settledConclusion(_ orderId: String, settle: Duration, poll: Duration = .milliseconds(100)) async throws -> Conclusion {
+    /// Asks for the conclusion until it is not pending or `settle` has passed — `settle` of the
+    /// backend's time: whatever one answer takes beyond `promptAnswer` (a machine so loaded that
+    /// the backend answers late, and its recovery job runs late with it) moves the deadline on by
+    /// as much, so a slow machine makes the wait longer, not the grade wrong. A backend that
+    /// answers "pending" promptly meets the deadline after `settle`.
+    func settledConclusion(_ orderId: String, settle: Duration, poll: Duration = .milliseconds(100),
+                           promptAnswer: Duration = .milliseconds(50)) async throws -> Conclusion {
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: settle)
+        var deadline = clock.now.advanced(by: settle)
         while true {
+            let asked = clock.now
             let c = try await conclusion(orderId)
+            let took = clock.now - asked
+            if took > promptAnswer { deadline = deadline.advanced(by: took - promptAnswer) }
             if c.state != "pending" || clock.now >= deadline { return c }
             try await clock.sleep(for: poll)
         }

@@ -4,6 +4,7 @@ import PaymentGateway
 import CoreAPI
 import PaymentFlow
 import VirtualCard
+import TapToPayTesting
 
 /// What a CoreAPI payment leaves for the backend's recovery and for the grade.
 struct CorePlay: Sendable {
@@ -51,14 +52,14 @@ final class CoreListenerLog: CoreAPISaleListener, CoreAPIDeviceListener, @unchec
 
 extension ScenarioPlayer {
     /// Plays one scenario's sale on the CoreAPI face (seeds 002/003), through ``coreGateway``.
-    func playCoreAPI(_ scenario: Scenario, orderId: String) async throws -> PlayedPayment {
+    func playCoreAPI(_ scenario: Scenario, orderId: String, terminal: String = "scenarios") async throws -> PlayedPayment {
         guard let served = coreGateway else { throw ScenarioRunError("no gateway for the CoreAPI face") }
         let setup = scenario.setup
-        let token = try await issueToken(false, "acct_\(orderId)")
+        let token = try await issueToken(false, "acct_\(orderId)", terminal)
         let gateway = Self.gateway(served, token: token)
         var prior: CoreTransactionSummary?
         if let p = setup.priorSale {
-            var plain = Scenario.Setup()
+            var plain = Scenario.Setup.plain
             plain.card = p.card
             let (core, log) = try await coreAPI(plain, gateway: gateway, token: token)
             let outcome = await core.processSale(CoreSale(amount: p.amount, orderId: orderId))
@@ -119,9 +120,10 @@ extension ScenarioPlayer {
             return VirtualCardSource(profile: profile)
         } ?? NoCardSource()
         let config = PaymentConfiguration(
-            cardSource: source, gateway: gateway, pendingStore: pendingStore,
+            cardSource: source, gateway: AuthorisationTimeout(inner: gateway, timeout: setup.gatewayTimeout),
+            pendingStore: pendingStore,
             timeouts: PaymentTimeouts(cardPresentation: setup.cardWait, locationFix: setup.locationFix,
-                                      gatewayRequest: setup.gatewayTimeout),
+                                      gatewayRequest: Self.requestTimeout),
             gatewayFault: setup.fault)
         let core = CoreAPI(configuration: config,
                            environment: setup.passcodeDisabled ? CoreDeviceEnvironment(passcodeEnabled: false) : nil)

@@ -1,4 +1,5 @@
 import Foundation
+import TapToPayTesting
 
 extension GatewayOptions {
     /// The options for a data directory chosen by the command itself (`scenarios run`'s temporary one).

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPClient
 import PaymentGateway
+import TapToPayTesting
 
 /// One graded scenario: what the terminal met, the truth, and what the backend concluded.
 struct ScenarioGrade: Sendable {
@@ -36,6 +37,8 @@ enum ScenarioGrader {
             return "a second charge: the backend asked to charge again after \(played.sdk) and order \(played.orderId) was already charged (seed 000 #outcome-unknown: do not retry, do not charge again with a new orderId)"
         }
         switch (played.charged, conclusion.state) {
+        case (false, "paid") where played.refunded:
+            return "the backend calls order \(played.orderId) paid, but its sale was refunded in full: the payment's latest state (REFUNDED) holds, whatever order its webhooks arrive in (step 2; step 3's charges query says REFUNDED)"
         case (false, "paid"):
             return "the backend calls order \(played.orderId) paid, but no charge holds it (\(played.truth.rawValue)): trust only the signed webhook or the charges query"
         case (true, "not_paid"):
@@ -137,8 +140,10 @@ struct ScenarioRunner: Sendable {
             try await backend.createOrder(orderId, amount: scenario.setup.amount, currency: "EUR")
             var player = self.player
             player.callbackUrl = relayURL + WebhookRelay.callbackPath(scenario.webhook)
-            let played = scenario.face == .coreapi ? try await player.playCoreAPI(scenario, orderId: orderId)
-                : try await player.play(scenario, orderId: orderId)
+            // The terminal's own point of sale: a served gateway lets it act only on its own orders.
+            let pos = "\(runId)-t\(terminal)"
+            let played = scenario.face == .coreapi ? try await player.playCoreAPI(scenario, orderId: orderId, terminal: pos)
+                : PlayedPayment(try await player.play(scenario, orderId: orderId, terminal: pos))
             grade.played = played
             try await sendFakeWebhook(scenario.webhook, orderId: orderId, amount: played.amount)
             let reported = clock.now
@@ -147,17 +152,21 @@ struct ScenarioRunner: Sendable {
                 error: { if case .error(let code) = played.sdk { return code } else { return nil } }(),
                 paymentId: played.paymentId, core: played.core)
             if again && scenario.face == .monei {
-                var plain = Scenario.Setup()
+                var plain = Scenario.Setup.plain
                 plain.amount = played.amount > 0 ? played.amount : 1000
                 var second = scenario
                 second.setup = plain
                 second.webhook = .asIs
-                grade.again = try await player.play(second, orderId: orderId + "-again")
+                grade.again = PlayedPayment(try await player.play(second, orderId: orderId + "-again", terminal: pos))
             }
             var conclusion = try await backend.settledConclusion(orderId, settle: settle)
-            if scenario.webhook == .duplicated, let relay {
-                // Both copies delivered, then the conclusion again.
-                await relay.waitForwarded(orderId, count: 2, limit: settle)
+            if scenario.webhooksBeforeGrade > 1, let relay {
+                // Every webhook of the order delivered (both copies of a duplicate, a refund's
+                // after the sale's, in whatever order the cross sends them), then the conclusion again.
+                // The gateway delivers every webhook (at least once): on a loaded machine its queue
+                // is long, and the wait with it — bounded well past --settle (a refund's webhook
+                // 10 s behind made approved-then-refunded graded paid under load).
+                await relay.waitForwarded(orderId, count: scenario.webhooksBeforeGrade, limit: max(settle, Self.deliveryWait))
                 conclusion = try await backend.conclusion(orderId)
             }
             grade.conclusion = conclusion
@@ -177,6 +186,9 @@ struct ScenarioRunner: Sendable {
 }
 
 extension ScenarioRunner {
+    /// How long a grade waits for the gateway to deliver an order's webhooks (at least once).
+    static let deliveryWait: Duration = .seconds(180)
+
     /// The forged or replayed webhook of a cross, sent to the backend as a gateway would send it.
     func sendFakeWebhook(_ cross: WebhookCross, orderId: String, amount: Int) async throws {
         let now = Int64(Date().timeIntervalSince1970)
@@ -189,7 +201,7 @@ extension ScenarioRunner {
         case .stale:
             guard let apiKey else { return }
             fake = WebhookRelay.fakeSucceeded(orderId: orderId, amount: amount, key: Array(apiKey.utf8), timestamp: now - 600)
-        case .asIs, .neverDelivered, .duplicated, .late:
+        case .asIs, .neverDelivered, .duplicated, .late, .outOfOrder:
             return
         }
         // The backend's answer is its own business (it should refuse with 401): only its conclusion is graded.

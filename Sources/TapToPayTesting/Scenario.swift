@@ -1,15 +1,14 @@
-import PaymentGateway
-import CoreAPI
-import PaymentFlow
-import TapToPay
+public import PaymentGateway
+public import PaymentFlow
+public import TapToPay
 
 /// One scenario of `tapemu scenarios`: a payment meeting one error or unclear outcome of the
 /// seeds, how tapemu makes it happen, what the seed tells the integrator to do, and the truth.
 /// The catalogue (`scenarios list`) is printed from these values, and `scenarios run` plays
 /// exactly these values: the list cannot say something the run does not do.
-struct Scenario: Sendable {
+public struct Scenario: Sendable {
     /// The SDK face the terminal uses.
-    enum Face: String, Sendable {
+    public enum Face: String, Sendable {
         /// MONEI's `TapToPay` (seed 000), paying through the run's gateway.
         case monei
         /// The CoreAPI listener SDK (seeds 002/003), paying through the gateway's terminal API
@@ -20,44 +19,53 @@ struct Scenario: Sendable {
 
     /// A sale of the same orderId taken earlier on the same terminal (an order id the app
     /// reused), approved and standing: what seed 003's amount and card-suffix check is for.
-    struct PriorSale: Sendable {
-        var card: String
-        var amount: Int
+    public struct PriorSale: Sendable {
+        public init(card: String, amount: Int) {
+            self.card = card
+            self.amount = amount
+        }
+        public var card: String
+        public var amount: Int
     }
 
     /// What the terminal meets (``ScenarioPlayer`` turns each field into the payment's configuration).
-    struct Setup: Sendable {
+    public struct Setup: Sendable {
         /// A built-in virtual card profile (`tapemu cards`), or nil: no card is ever presented.
-        var card: String? = "visa-qvsdc"
-        var amount: Int = 1000
+        public var card: String? = "visa-qvsdc"
+        public var amount: Int = 1000
         /// The in-process fault on the authorisation (`pay --gateway-fault`).
-        var fault: GatewayFault? = nil
-        var gatewayTimeout: Duration = .seconds(10)
-        var cardWait: Duration = .seconds(5)
-        var location: FixedLocationProvider = FixedLocationProvider()
-        var locationFix: Duration = .seconds(15)
-        var acceptsTerms = true
-        var pin: ScriptedPINProvider.Answer = .cancel
-        var supported = true
-        var token: TokenKind = .valid
+        public var fault: GatewayFault? = nil
+        /// How long the terminal waits for the gateway: long where the scenario is not about a
+        /// timeout, so a loaded machine answers late rather than makes another scenario happen.
+        public var gatewayTimeout: Duration = .seconds(60)
+        public var cardWait: Duration = .seconds(5)
+        public var location: FixedLocationProvider = FixedLocationProvider()
+        public var locationFix: Duration = .seconds(15)
+        public var acceptsTerms = true
+        public var pin: ScriptedPINProvider.Answer = .cancel
+        public var supported = true
+        public var token: TokenKind = .valid
         /// Whether this SDK version is blocked by the gateway (embedded gateway only).
-        var sdkBlocked = false
+        public var sdkBlocked = false
         /// The user's cancel on the payment sheet while waiting for the card.
-        var cancelOnSheet = false
+        public var cancelOnSheet = false
         /// The app's task is cancelled once the card is being read.
-        var cancelTaskWhileReading = false
+        public var cancelTaskWhileReading = false
         /// The terminal's configured currency (another than its reader's: the payment cannot start).
-        var currency = "EUR"
+        public var currency = "EUR"
         /// Another payment (another order, the same card) is in progress on this terminal when
         /// this order's `acceptPayment` comes (`busy`).
-        var busyWithAnotherPayment = false
+        public var busyWithAnotherPayment = false
         /// CoreAPI: the emulated iPhone's passcode is off (an `APPLE_TTP_` device error at initialise).
-        var passcodeDisabled = false
+        public var passcodeDisabled = false
         /// CoreAPI: an earlier sale of this orderId on this terminal (seed 003's check).
-        var priorSale: PriorSale? = nil
+        public var priorSale: PriorSale? = nil
+        /// Once approved, the merchant refunds the sale in full (MONEI's refund, as from the
+        /// Dashboard): the payment's SUCCEEDED webhook is followed by its REFUNDED one.
+        public var refundAfterApproval = false
     }
 
-    enum TokenKind: String, Sendable {
+    public enum TokenKind: String, Sendable {
         case valid, expired, unreadable
         /// `prepare` is never called.
         case none
@@ -65,10 +73,10 @@ struct Scenario: Sendable {
 
     /// What the SDK hands the app: a result, or the seed's error (its code: `outcomeUnknown`,
     /// `paymentFailed.cardDeclined`, …).
-    enum SDKOutcome: Sendable, Hashable, CustomStringConvertible {
+    public enum SDKOutcome: Sendable, Hashable, CustomStringConvertible {
         case approved, declined
         case error(String)
-        var description: String {
+        public var description: String {
             switch self {
             case .approved: "approved"
             case .declined: "declined"
@@ -76,7 +84,7 @@ struct Scenario: Sendable {
             }
         }
         /// What the app tells its backend (the contract's `outcome`).
-        var appOutcome: String {
+        public var appOutcome: String {
             switch self {
             case .approved: "approved"
             case .declined: "declined"
@@ -89,7 +97,7 @@ struct Scenario: Sendable {
     }
 
     /// The truth the scenario must produce in the gateway's ledger.
-    enum Truth: String, Sendable {
+    public enum Truth: String, Sendable {
         /// An approved sale of this order holds the card's money.
         case charged
         /// The ledger holds this order's sale, declined: no money.
@@ -98,30 +106,32 @@ struct Scenario: Sendable {
         case nothingRecorded = "nothing recorded"
         /// The payment never started: nothing was sent.
         case nothingSent = "nothing sent"
+        /// The sale was approved, then refunded in full: no money holds the order.
+        case refunded = "charged, then refunded"
     }
 
-    var name: String
-    var face: Face = .monei
+    public var name: String
+    public var face: Face = .monei
     /// The seed and the place in it (the seeds are single-line pages: the section anchor and the row).
-    var seed: String
+    public var seed: String
     /// How tapemu makes it happen, for people.
-    var how: String
+    public var how: String
     /// What the seed tells the integrator to do.
-    var integratorAction: String
-    var setup: Setup
-    var sdk: SDKOutcome
-    var truth: Truth
+    public var integratorAction: String
+    public var setup: Setup
+    public var sdk: SDKOutcome
+    public var truth: Truth
     /// The webhook fault crossed with it (``WebhookCross``).
-    var webhook: WebhookCross = .asIs
+    public var webhook: WebhookCross = .asIs
 
     /// CoreAPI: a communication error whose sale the gateway authorised — seed 002 step 4
     /// (reverse it): the right end is the sale reversed and the order not paid.
-    var expectsReversal: Bool {
+    public var expectsReversal: Bool {
         face == .coreapi && truth == .charged && sdk.description.contains("onTransactionCommError")
     }
 
     /// The backend's conclusions graded as right once it has settled.
-    var acceptedStates: [String] {
+    public var acceptedStates: [String] {
         if face == .coreapi {
             // The transaction list answers at once (seed 002 step 3: A, not A, or no transaction):
             // pending is never right.
@@ -129,7 +139,7 @@ struct Scenario: Sendable {
         }
         switch truth {
         case .charged: return ["paid"]
-        case .declinedInLedger: return ["not_paid"]
+        case .declinedInLedger, .refunded: return ["not_paid"]
         // After outcomeUnknown with nothing in the ledger, step 4: only MONEI support can say that
         // no payment was received; until the backend has asked, pending is right, and not_paid is
         // the truth.
@@ -141,7 +151,7 @@ struct Scenario: Sendable {
     /// When `pending` is graded right: after `outcomeUnknown` with nothing in the ledger, seed
     /// 000's steps end at step 4 — support answers "no payment received" once its settle window
     /// has passed since the attempt. Pending passes only before that.
-    var pendingRule: String? {
+    public var pendingRule: String? {
         guard face == .monei, sdk == .error("outcomeUnknown"), truth == .nothingSent || truth == .nothingRecorded else { return nil }
         return "pending passes only until support's settle window (--support-window) has passed since the app's report; then step 4 (ask support: GET /support/v1/orders/{orderId}) answers noPaymentReceived, and the order is not paid"
     }
@@ -149,13 +159,22 @@ struct Scenario: Sendable {
     /// Whether it needs the embedded gateway: an expired token or a blocked SDK version is made
     /// there, and so is an account of its own whose terms are not accepted yet (a served gateway's
     /// tokens share the merchant's one account, whose terms the first scenario accepts).
-    var needsEmbeddedGateway: Bool { setup.token == .expired || setup.sdkBlocked || !setup.acceptsTerms }
+    public var needsEmbeddedGateway: Bool { setup.token == .expired || setup.sdkBlocked || !setup.acceptsTerms }
 
     /// Whether the run needs the merchant API key to play it (a webhook signed with it, stale).
-    var needsAPIKey: Bool { webhook == .stale }
+    public var needsAPIKey: Bool { webhook == .stale }
+
+    /// How many webhooks of the order the relay forwards before the conclusion is graded: a
+    /// duplicate, or a refund's after the sale's, is graded once the backend has had them all
+    /// (not when the first made the order paid).
+    public var webhooksBeforeGrade: Int {
+        if webhook == .neverDelivered { return 0 }
+        let events = setup.refundAfterApproval ? 2 : 1
+        return webhook == .duplicated ? 2 * events : events
+    }
 
     /// This scenario crossed with a webhook fault: `NAME+CROSS`.
-    func crossed(_ cross: WebhookCross) -> Scenario {
+    public func crossed(_ cross: WebhookCross) -> Scenario {
         var s = self
         s.name += "+" + cross.rawValue
         s.how += cross.how
@@ -166,25 +185,28 @@ struct Scenario: Sendable {
 }
 
 /// Every scenario `tapemu scenarios` knows, in the order they are listed and run.
-enum ScenarioCatalogue {
-    static let seed000 = "seed 000"
+public enum ScenarioCatalogue {
+    public static let seed000 = "seed 000"
 
-    static let all: [Scenario] = moneiResults + moneiErrors + moneiFailureCodes + moneiUnclear + webhookCrosses + coreAPI
+    public static let all: [Scenario] = moneiResults + moneiLaterEvents + moneiErrors + moneiFailureCodes + moneiUnclear
+        + webhookCrosses + coreAPI
 
     /// The webhook faults crossed with the scenarios where they change what the backend must do:
     /// a charge whose webhook never comes (found by step 3), a duplicate (counted once), and a
-    /// forged or replayed SUCCEEDED where nothing was charged (refused).
-    static let webhookCrosses: [Scenario] = [
+    /// forged or replayed SUCCEEDED where nothing was charged (refused), and a payment's webhooks
+    /// out of order where its later state is the truth (a refund's before the sale's).
+    public static let webhookCrosses: [Scenario] = [
         ("approved", WebhookCross.neverDelivered), ("unknown-lost-answer-approved", .neverDelivered),
         ("approved", .duplicated),
         ("approved", .late), ("unknown-lost-answer-approved", .late),
         ("unknown-no-answer", .forged), ("declined-insufficient-funds", .forged),
         ("unknown-no-answer", .stale), ("declined-insufficient-funds", .stale),
-    ].map { name, cross in (moneiResults + moneiUnclear).first { $0.name == name }!.crossed(cross) }
+        ("approved-then-refunded", .outOfOrder),
+    ].map { name, cross in (moneiResults + moneiLaterEvents + moneiUnclear).first { $0.name == name }!.crossed(cross) }
 
-    static func named(_ name: String) -> Scenario? { all.first { $0.name == name } }
+    public static func named(_ name: String) -> Scenario? { all.first { $0.name == name } }
 
-    static let moneiResults: [Scenario] = [
+    public static let moneiResults: [Scenario] = [
         Scenario(name: "approved", seed: "\(seed000) #handle-errors: `show(result)`",
                  how: "virtual card visa-qvsdc, amount 1000: approved 00",
                  integratorAction: "Show the result; the signed webhook confirms it.",
@@ -199,7 +221,17 @@ enum ScenarioCatalogue {
                  setup: .init(amount: 1054), sdk: .declined, truth: .declinedInLedger),
     ]
 
-    static let moneiErrors: [Scenario] = [
+    /// A payment whose state changes after the SDK's answer: its webhooks then say two things, and
+    /// the later state is the truth (the order out-of-order delivery changes).
+    public static let moneiLaterEvents: [Scenario] = [
+        Scenario(name: "approved-then-refunded",
+                 seed: "\(seed000) #handle-errors: `show(result)`; step 2: the signed webhook announces the payment's state",
+                 how: "virtual card visa-qvsdc, amount 1000: approved 00; then the merchant refunds it in full (MONEI's refund): webhooks SUCCEEDED, then REFUNDED",
+                 integratorAction: "Show the result; the payment's latest state holds: refunded in full, the order is not paid.",
+                 setup: .init(refundAfterApproval: true), sdk: .approved, truth: .refunded),
+    ]
+
+    public static let moneiErrors: [Scenario] = [
         Scenario(name: "not-supported", seed: "\(seed000) #errors row `notSupported`",
                  how: "the emulated device does not support Tap to Pay", integratorAction: "Hide Tap to Pay on iPhone. No payment occurred.",
                  setup: .init(supported: false), sdk: .error("notSupported"), truth: .nothingSent),
@@ -237,7 +269,7 @@ enum ScenarioCatalogue {
                  setup: .init(sdkBlocked: true), sdk: .error("sdkUpgradeRequired"), truth: .nothingSent),
     ]
 
-    static let moneiFailureCodes: [Scenario] = [
+    public static let moneiFailureCodes: [Scenario] = [
         Scenario(name: "failed-card-declined", seed: "\(seed000) #failure-codes row `cardDeclined`",
                  how: "virtual card offline-decline: the card declines offline (AAC)",
                  integratorAction: "Ask for a different card. No payment occurred.",
@@ -258,9 +290,9 @@ enum ScenarioCatalogue {
                  setup: .init(currency: "USD"), sdk: .error("paymentFailed.unknown"), truth: .nothingSent),
     ]
 
-    static let unclearAction = "Do not retry, do not charge again with a new orderId. Show pending; wait for the signed webhook (step 2); else find the orderId with GraphQL charges (step 3); if none shows, ask MONEI support before charging again (step 4)."
+    public static let unclearAction = "Do not retry, do not charge again with a new orderId. Show pending; wait for the signed webhook (step 2); else find the orderId with GraphQL charges (step 3); if none shows, ask MONEI support before charging again (step 4)."
 
-    static let moneiUnclear: [Scenario] = [
+    public static let moneiUnclear: [Scenario] = [
         Scenario(name: "unknown-no-answer", seed: "\(seed000) #outcome-unknown: a connection error at any step",
                  how: "the authorisation never reaches the gateway; the SDK times out (500 ms)",
                  integratorAction: unclearAction,
@@ -295,15 +327,15 @@ enum ScenarioCatalogue {
                  setup: .init(card: "slow", cancelTaskWhileReading: true), sdk: .error("outcomeUnknown"), truth: .nothingSent),
     ]
 
-    static let seed002 = "seed 002"
-    static let seed003 = "seed 003"
-    static let commErrorAction = "Treat the sale as unresolved; store it; when back online list the transactions by orderId (or the card's last four): code A, reverse it by its uniqueRef (isRefund NO); not A, nothing to reverse; none, the sale did not reach the gateway. Seed 003: reverse only a transaction whose amount and card suffix are the sale's."
+    public static let seed002 = "seed 002"
+    public static let seed003 = "seed 003"
+    public static let commErrorAction = "Treat the sale as unresolved; store it; when back online list the transactions by orderId (or the card's last four): code A, reverse it by its uniqueRef (isRefund NO); not A, nothing to reverse; none, the sale did not reach the gateway. Seed 003: reverse only a transaction whose amount and card suffix are the sale's."
 
     /// Seeds 002/003: the CoreAPI listener SDK's transaction, communication and device errors,
     /// and the recovery of a sale after a communication error. The backend is told the stored
     /// sale (amount, card's last four) and the terminal's token, and does the recovery itself
     /// through the gateway's CoreAPI REST (`GET /coreapi/v1/transactions`, `POST /coreapi/v1/reversal`).
-    static let coreAPI: [Scenario] = [
+    public static let coreAPI: [Scenario] = [
         Scenario(name: "coreapi-approved", face: .coreapi, seed: "\(seed002) #communication-errors step 3: `code` is `A`",
                  how: "CoreAPI face, virtual card visa-qvsdc, amount 1000: onSaleResponse code A",
                  integratorAction: "The sale is authorised (code A); the order is paid.",
@@ -358,4 +390,13 @@ enum ScenarioCatalogue {
                  setup: .init(fault: .noAnswer, gatewayTimeout: .milliseconds(500), priorSale: .init(card: "visa-qvsdc", amount: 1500)),
                  sdk: .error("onTransactionCommError.timeout"), truth: .nothingRecorded),
     ]
+}
+
+extension Scenario.Setup {
+    /// The catalogue's plain payment: virtual card visa-qvsdc, amount 1000, nothing going wrong.
+    public static var plain: Scenario.Setup { Scenario.Setup() }
+}
+
+extension Scenario: CustomStringConvertible {
+    public var description: String { name }
 }

@@ -2,52 +2,14 @@ import Foundation
 import HTTPClient
 import HTTPServer
 import PaymentGateway
-
-/// A webhook fault crossed with a scenario, where it changes what a backend must do to reach the
-/// truth (seed 000 step 2: wait for the *signed* webhook).
-enum WebhookCross: String, Sendable, CaseIterable {
-    /// The gateway's webhooks reach the backend as they are.
-    case asIs = ""
-    /// Never delivered: the backend must find the order with the charges query (step 3).
-    case neverDelivered = "webhook-never-delivered"
-    /// Each webhook arrives twice: recorded once (the amount is not counted twice).
-    case duplicated = "webhook-duplicated"
-    /// Each webhook arrives 3 s late (after the app's report and the backend's first look): a
-    /// backend that takes no webhook for "not paid" calls a charge not paid.
-    case late = "webhook-late"
-    /// Besides the real ones, a webhook saying SUCCEEDED for the order with a signature that is
-    /// not the API key's: refused.
-    case forged = "webhook-forged"
-    /// Besides the real ones, a webhook saying SUCCEEDED signed with the API key but 10 minutes
-    /// old (a replay): refused.
-    case stale = "webhook-stale"
-
-    var how: String {
-        switch self {
-        case .asIs: ""
-        case .neverDelivered: "; the webhook is never delivered"
-        case .duplicated: "; every webhook is delivered twice"
-        case .late: "; every webhook is delivered \(Int(WebhookRelay.lateBy.components.seconds)) s late"
-        case .forged: "; a forged webhook (SUCCEEDED, signature not the API key's) reaches the backend"
-        case .stale: "; a webhook saying SUCCEEDED, signed with the API key 10 minutes ago, reaches the backend"
-        }
-    }
-
-    var seedStep: String {
-        switch self {
-        case .asIs: ""
-        case .neverDelivered, .late: "; step 3: if no webhook arrives, find the orderId with GraphQL charges"
-        case .duplicated, .forged, .stale: "; step 2: the signed webhook (#webhook: verify MONEI-Signature)"
-        }
-    }
-}
+import TapToPayTesting
 
 /// Stands between the gateway's webhook deliverer and the backend's --callback-url: each
 /// payment's callbackUrl is `{relay}/relay/{cross}`; it forwards the webhook (its body and
 /// MONEI-Signature untouched) as the cross says.
 struct WebhookRelay: HTTPHandler {
     var target: String
-    var client = HTTPClient(defaultTimeout: .seconds(10))
+    var client = HTTPClient(defaultTimeout: .seconds(60))
     /// What it has forwarded, per order.
     var log = RelayLog()
 
@@ -59,6 +21,18 @@ struct WebhookRelay: HTTPHandler {
         }
         if cross == .neverDelivered { return HTTPResponse(status: 200) }
         let headers = request.headers.filter { ["monei-signature", "content-type"].contains($0.name.lowercased()) }
+        if cross == .outOfOrder, let orderId = Self.orderId(request.body) {
+            // The order's first webhook is held (answered 200 at once, so the gateway's delivery
+            // goes on); its next is forwarded, then the held one.
+            guard let held = log.hold(orderId, (headers, request.body)) else { return HTTPResponse(status: 200) }
+            var status = 502
+            for (h, body) in [(headers, request.body), held] {
+                let r = try? await client.send(HTTPClientRequest(method: "POST", url: target, headers: h, body: body))
+                status = r?.status ?? 502
+                if (200..<300).contains(status) { log.forwarded(orderId) }
+            }
+            return HTTPResponse(status: status)
+        }
         if cross == .late {
             // Taken now, forwarded later (the gateway's delivery is not held up).
             let (client, target, body) = (client, target, request.body)
@@ -69,11 +43,12 @@ struct WebhookRelay: HTTPHandler {
             return HTTPResponse(status: 200)
         }
         var status = 502
-        let orderId = ((try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any])?["orderId"] as? String
+        let orderId = Self.orderId(request.body)
         for _ in 0..<(cross == .duplicated ? 2 : 1) {
             let r = try? await client.send(HTTPClientRequest(method: "POST", url: target, headers: headers, body: request.body))
             status = r?.status ?? 502
-            if let orderId { log.forwarded(orderId) }
+            // Counted once the backend took it (an answer not 2xx: the gateway delivers it again).
+            if let orderId, (200..<300).contains(status) { log.forwarded(orderId) }
         }
         return HTTPResponse(status: status)
     }
@@ -88,8 +63,12 @@ struct WebhookRelay: HTTPHandler {
         }
     }
 
+    static func orderId(_ body: [UInt8]) -> String? {
+        ((try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any])?["orderId"] as? String
+    }
+
     /// How late a `webhook-late` webhook arrives.
-    static let lateBy: Duration = .seconds(3)
+    static let lateBy: Duration = WebhookCross.lateBy
 
     static func callbackPath(_ cross: WebhookCross) -> String { "/relay/" + (cross == .asIs ? "as-is" : cross.rawValue) }
 
@@ -106,6 +85,16 @@ struct WebhookRelay: HTTPHandler {
 final class RelayLog: @unchecked Sendable {
     private let lock = NSLock()
     private var counts: [String: Int] = [:]
+    private var held: [String: (headers: [(name: String, value: String)], body: [UInt8])] = [:]
     func forwarded(_ orderId: String) { lock.withLock { counts[orderId, default: 0] += 1 } }
+    /// Holds `webhook` when the order has none held (returns nil); else hands back the held one.
+    func hold(_ orderId: String, _ webhook: (headers: [(name: String, value: String)], body: [UInt8]))
+        -> (headers: [(name: String, value: String)], body: [UInt8])? {
+        lock.withLock {
+            if let first = held.removeValue(forKey: orderId) { return first }
+            held[orderId] = webhook
+            return nil
+        }
+    }
     func count(_ orderId: String) -> Int { lock.withLock { counts[orderId] ?? 0 } }
 }
