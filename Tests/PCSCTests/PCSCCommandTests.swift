@@ -4,6 +4,7 @@ import ISO7816
 import PCSC
 import VPCD
 import Testing
+import TestSupport
 import VirtualCard
 
 /// `tapemu readers` and `tapemu emulate` as child processes, against the real pcscd.
@@ -72,12 +73,7 @@ extension PCSCIntegrationTests {
             let channel = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
             defer { channel.close() }
             #expect(try await channel.transmit(.selectPPSE).statusWord == StatusWord(sw1: 0x90, sw2: 0x00))
-            do throws(CardChannelError) {
-                _ = try await channel.transmit(.selectPPSE)
-                Issue.record("the removed card answered")
-            } catch {
-                #expect(error.code == .cardRemoved, "\(error)")
-            }
+            await expectThrows(CardChannelError.self, .cardRemoved) { _ = try await channel.transmit(.selectPPSE) }
         } catch {
             child.signal(SIGTERM)
             _ = await child.finish()

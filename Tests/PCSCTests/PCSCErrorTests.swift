@@ -1,6 +1,7 @@
 import CardChannel
 import ISO7816
 import Testing
+import TestSupport
 import Timing
 @testable import PCSC
 
@@ -54,11 +55,8 @@ struct PCSCErrorTests {
     func noReaders() async {
         let forced = PCSCForcedResults([.establishContext: [.success], .listReaders: [.noReadersAvailable]])
         await PCSCTestHook.$forcedResults.withValue(forced) {
-            do throws(CardChannelError) {
+            await expectThrows(CardChannelError.self, .noReader) {
                 _ = try await PCSC.openChannel(reader: "0", wait: .seconds(1))
-                Issue.record("opened a channel with no reader")
-            } catch {
-                #expect(error.code == .noReader)
             }
         }
     }
@@ -199,12 +197,7 @@ struct PCSCErrorTests {
                     #expect(error.detail == "bad length")
                 }
                 let session = CardSession(channel: channel)
-                do throws(CardChannelError) {
-                    _ = try await session.send(command)
-                    Issue.record("an out-of-range command was sent through a session")
-                } catch {
-                    #expect(error.code == .transmitFailed)
-                }
+                await expectThrows(CardChannelError.self, .transmitFailed) { _ = try await session.send(command) }
             }
             #expect(CommandAPDU.selectPPSE.encodingProblem == nil)
         }

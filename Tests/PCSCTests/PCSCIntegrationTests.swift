@@ -59,12 +59,7 @@ struct PCSCIntegrationTests {
             _ = try await session.send(.selectPPSE)
             _ = try await session.send(.selectPPSE)
             for _ in 0..<2 {
-                do throws(CardChannelError) {
-                    _ = try await session.send(.selectPPSE)
-                    Issue.record("the torn card answered")
-                } catch {
-                    #expect(error.code == .cardRemoved, "\(error)")
-                }
+                await expectThrows(CardChannelError.self, .cardRemoved) { _ = try await session.send(.selectPPSE) }
             }
         }
     }
@@ -190,11 +185,8 @@ struct PCSCIntegrationTests {
             let stray = try await channel.transmit(CommandAPDU(cla: 0x00, ins: 0xB2, p1: 1, p2: 0x0C, le: 0))
             #expect(stray.statusWord == StatusWord(sw1: 0x6F, sw2: 0x00))
             #expect(problems.codes == [.traceMismatch])
-            do throws(CardChannelError) {
+            await expectThrows(CardChannelError.self, .cardRemoved) {
                 _ = try await channel.transmit(.select(name: [0xA0, 0x00, 0x00, 0x00, 0x03, 0x10, 0x10]))
-                Issue.record("the recorded tear did not happen")
-            } catch {
-                #expect(error.code == .cardRemoved, "\(error)")
             }
         }
     }
@@ -203,11 +195,8 @@ struct PCSCIntegrationTests {
     func shortResponse() async throws {
         guard let context = await RealPCSC.context() else { return }
         try await RealPCSC.servingChannel(OneByteCard(), context: context) { channel in
-            do throws(CardChannelError) {
+            await expectThrows(CardChannelError.self, .malformedResponse) {
                 _ = try await channel.transmit(.selectPPSE)
-                Issue.record("a 1-byte response passed")
-            } catch {
-                #expect(error.code == .malformedResponse, "\(error)")
             }
         }
     }
@@ -217,12 +206,7 @@ struct PCSCIntegrationTests {
         guard let context = await RealPCSC.context() else { return }
         try await RealPCSC.servingChannel(MuteCard(), context: context) { channel in
             let session = CardSession(channel: channel, apduTimeout: .milliseconds(300))
-            do throws(CardChannelError) {
-                _ = try await session.send(.selectPPSE)
-                Issue.record("the mute card answered")
-            } catch {
-                #expect(error.code == .timeout, "\(error)")
-            }
+            await expectThrows(CardChannelError.self, .timeout) { _ = try await session.send(.selectPPSE) }
         }
     }
 
@@ -302,11 +286,8 @@ struct PCSCIntegrationTests {
             // A first program's read times out on the mute card; its SCardTransmit stays in
             // pcscd (vpcd has no timeout) after the program let go of the card.
             let first = try await PCSC.openChannel(reader: reader, wait: RealPCSC.patience)
-            do throws(CardChannelError) {
+            await expectThrows(CardChannelError.self, .timeout) {
                 _ = try await CardSession(channel: first, apduTimeout: .milliseconds(300)).send(.selectPPSE)
-                Issue.record("the mute card answered")
-            } catch {
-                #expect(error.code == .timeout, "\(error)")
             }
             first.close()
             // A second program opens the reader: the card is present, SCardConnect blocks.
@@ -389,11 +370,8 @@ struct PCSCIntegrationTests {
     func badReader() async throws {
         guard await RealPCSC.context() != nil else { return }
         for query in ["No Such Reader", "Virtual PCD", "99"] {
-            do throws(CardChannelError) {
+            await expectThrows(CardChannelError.self, .noReader, "\(query)") {
                 _ = try await PCSC.openChannel(reader: query, wait: .seconds(1))
-                Issue.record("'\(query)' opened")
-            } catch {
-                #expect(error.code == .noReader, "\(query): \(error)")
             }
         }
     }
