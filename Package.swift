@@ -80,7 +80,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // A virtual card behind vsmartcard-vpcd (`tapemu emulate`): vpcd's wire protocol over
         // TCP, no PC/SC call.
-        .target(name: "VPCD", dependencies: ["CardChannel"], swiftSettings: swiftSettings),
+        .target(name: "VPCD", dependencies: ["CardChannel", "Timing"], swiftSettings: swiftSettings),
         // The only module that imports libpcsclite.
         .target(name: "PCSC", dependencies: ["CPCSCLite", "CardChannel", "ISO7816", "Timing", "CodedErrors"],
                 swiftSettings: swiftSettings),

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Glibc
 import Synchronization
+import Timing
 
 /// Where vpcd waits for a virtual card: `HOST:PORT`, one port per reader slot.
 ///
@@ -131,11 +132,9 @@ public final class VPCDCardServer: Sendable {
     public func run() async -> Outcome {
         let control = RunControl()
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Outcome, Never>) in
-                let thread = Thread { c.resume(returning: self.serve(control)) }
-                thread.name = "tapemu.vpcd"
-                thread.start()
-            }
+            // The serving loop blocks its thread (connect, read, the backoff's waits) until it is
+            // stopped: Timing's one bridge runs it off the cooperative pool.
+            await withBlockingCall { self.serve(control) }
         } onCancel: {
             control.cancel()
         }
