@@ -109,7 +109,17 @@ public enum TraceRedactor {
         }
         func scrub(_ text: String) -> String {
             var s = text
-            if !replacements.isEmpty { s = String(decoding: table.replacingASCII(in: Array(s.utf8)), as: UTF8.self) }
+            if !replacements.isEmpty {
+                // Repeat until stable, as for bytes: one PAN's replacement may hold another
+                // PAN's digits (track 2's shorter PAN inside the record's longer one).
+                var u = Array(s.utf8)
+                for _ in 0..<8 {
+                    let next = table.replacingASCII(in: u)
+                    if next == u { break }
+                    u = next
+                }
+                s = String(decoding: u, as: UTF8.self)
+            }
             if !globalNames.isEmpty { s = String(decoding: nameTable.replacing(in: Array(s.utf8)), as: UTF8.self) }
             return s
         }
