@@ -96,29 +96,25 @@ public enum TraceRedactor {
         }
         // The same for names: a pass per name over everything was quadratic too.
         let nameTable = NameReplacementTable(globalNames)
-        func scrub(_ bytes: [UInt8]) -> [UInt8] {
+        /// `step` repeated until nothing changes (at most 8 times): a replacement may hold another
+        /// PAN's digits (track 2's shorter PAN inside the record's longer one), or recreate an
+        /// original across its edges.
+        func untilStable(_ bytes: [UInt8], _ step: ([UInt8]) -> [UInt8]) -> [UInt8] {
             var b = bytes
-            // Repeat until stable: a replacement never recreates an original across its edges.
             for _ in 0..<8 {
-                let before = b
-                b = table.replacingNibbles(in: b)
-                b = table.replacingASCII(in: b)
-                if b == before { break }
+                let next = step(b)
+                if next == b { break }
+                b = next
             }
-            return nameTable.replacing(in: b)
+            return b
+        }
+        func scrub(_ bytes: [UInt8]) -> [UInt8] {
+            nameTable.replacing(in: untilStable(bytes) { table.replacingASCII(in: table.replacingNibbles(in: $0)) })
         }
         func scrub(_ text: String) -> String {
             var s = text
             if !replacements.isEmpty {
-                // Repeat until stable, as for bytes: one PAN's replacement may hold another
-                // PAN's digits (track 2's shorter PAN inside the record's longer one).
-                var u = Array(s.utf8)
-                for _ in 0..<8 {
-                    let next = table.replacingASCII(in: u)
-                    if next == u { break }
-                    u = next
-                }
-                s = String(decoding: u, as: UTF8.self)
+                s = String(decoding: untilStable(Array(s.utf8)) { table.replacingASCII(in: $0) }, as: UTF8.self)
             }
             if !globalNames.isEmpty { s = String(decoding: nameTable.replacing(in: Array(s.utf8)), as: UTF8.self) }
             return s
