@@ -124,6 +124,37 @@ func load(_ gateway: any Gateway, clients: Int, count: Int, run: String) async -
     return (clock.now - start, results.0, results.1)
 }
 
+/// `GET path` through HTTPClient (the terminals' client: libcurl and its thread bridge), by
+/// `clients` tasks for `seconds`: what the client itself costs a request, no ledger in the way.
+func clientLoad(url: String, clients: Int, seconds: Int) async -> (rate: Double, p50: Double, p99: Double, errors: Int) {
+    let client = HTTPClient()
+    let clock = ContinuousClock()
+    let start = clock.now, end = start + .seconds(seconds)
+    let (lat, errors) = await withTaskGroup(of: ([Duration], Int).self) { group in
+        for _ in 0..<clients {
+            group.addTask {
+                var lat: [Duration] = []
+                var errors = 0
+                while clock.now < end {
+                    let t0 = clock.now
+                    do {
+                        let r = try await client.send(HTTPClientRequest(url: url, idempotent: true))
+                        if r.status == 200 { lat.append(clock.now - t0) } else { errors += 1 }
+                    } catch {
+                        errors += 1
+                    }
+                }
+                return (lat, errors)
+            }
+        }
+        var all: [Duration] = [], errors = 0
+        for await (l, e) in group { all += l; errors += e }
+        return (all, errors)
+    }
+    let f = figures("client", total: clock.now - start, latencies: lat.isEmpty ? [.zero] : lat)
+    return (lat.isEmpty ? 0 : f.rate, f.p50, f.p99, errors)
+}
+
 func fresh(in directory: String) -> String {
     let d = (directory as NSString).appendingPathComponent("tapemu-gwbench-\(UUID().uuidString)")
     try? FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
@@ -234,6 +265,11 @@ do {
                     health.append(("wrk, 32 keep-alive", g, n))
                 }
             }
+        }
+        for clients in [1, 32] {
+            let c = await clientLoad(url: server.url + "/health", clients: clients, seconds: healthSeconds)
+            print(String(format: "GET /health through HTTPClient (the terminals' client), %d client(s): %.0f/s (p50 %.3f ms, p99 %.3f ms, %d failed)",
+                         clients, c.rate, c.p50, c.p99, c.errors))
         }
         nginx?.stop()
         await server.stop()
