@@ -120,7 +120,7 @@ let package = Package(
         // HTTP messages and the server (the only module that imports libmicrohttpd).
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Timing"], swiftSettings: swiftSettings),
         // The async HTTP client (the only module that imports libcurl).
-        .target(name: "HTTPClient", dependencies: ["CCurl", "Timing"], swiftSettings: swiftSettings),
+        .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: swiftSettings),
         // A GraphQL lexer, parser, validator and executor (pure Swift), and the gateway's
         // `charges` schema over it (no server library: the fuzz harness links it).
         .target(name: "GraphQL", dependencies: ["StrictJSON"], swiftSettings: swiftSettings),

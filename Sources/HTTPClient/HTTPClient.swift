@@ -1,7 +1,6 @@
 import CCurl
 public import Foundation
 import Synchronization
-import Timing
 
 /// A request for ``HTTPClient``.
 public struct HTTPClientRequest: Sendable {
@@ -90,9 +89,8 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
 
 /// An async HTTP/1.1 client over libcurl (the only module that imports it).
 ///
-/// Each exchange runs a curl easy handle through Timing's one thread bridge
-/// (``withBlockingCall(_:)``: curl_easy_perform blocks), so the caller's task suspends and no
-/// thread of Swift's cooperative pool ever blocks. Proxies
+/// Each exchange runs a curl easy handle on a thread of its own (curl_easy_perform blocks), so
+/// the caller's task suspends and no thread of Swift's cooperative pool ever blocks. Proxies
 /// from the environment are ignored (tapemu talks to the gateway directly).
 ///
 /// Connections are kept: the easy handles (and the connections each one caches) are shared
@@ -126,14 +124,61 @@ public struct HTTPClient: Sendable {
         let exchange = Exchange(request: request, timeout: request.timeout ?? defaultTimeout, caFile: caCertificateFile,
                                 pool: pool)
         let result: Result<HTTPClientResponse, HTTPClientError> = await withTaskCancellationHandler {
-            // curl_easy_perform blocks its thread until the exchange ends: Timing's one bridge
-            // runs it off the cooperative pool (a cancel reaches it through curl's progress
-            // callback, below).
-            await withBlockingCall { exchange.perform() }
+            await withCheckedContinuation { (c: CheckedContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
+                ExchangeThreads.shared.run { c.resume(returning: exchange.perform()) }
+            }
         } onCancel: {
             exchange.cancelled.store(true, ordering: .relaxed)
         }
         return try result.get()
+    }
+}
+
+/// The threads exchanges block on: an idle one takes the next exchange, else a new one starts
+/// (never a queue: every exchange has a thread of its own at once, as with a thread each); a
+/// thread idle for `idleLife` ends. Saves a thread's start and end per request.
+final class ExchangeThreads: @unchecked Sendable {
+    static let shared = ExchangeThreads()
+    static let idleLife: TimeInterval = 10
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private var idle = 0
+
+    func run(_ job: @escaping @Sendable () -> Void) {
+        condition.lock()
+        if idle > jobs.count {
+            jobs.append(job)
+            condition.signal()
+            condition.unlock()
+            return
+        }
+        condition.unlock()
+        let thread = Thread { [self] in
+            job()
+            serve()
+        }
+        thread.stackSize = 256 * 1024
+        thread.start()
+    }
+
+    private func serve() {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            idle += 1
+            let deadline = Date(timeIntervalSinceNow: Self.idleLife)
+            while jobs.isEmpty {
+                if !condition.wait(until: deadline) && jobs.isEmpty {
+                    idle -= 1
+                    return
+                }
+            }
+            idle -= 1
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job()
+            condition.lock()
+        }
     }
 }
 
