@@ -1,3 +1,4 @@
+public import CodedErrors
 public import Foundation
 import Cryptography
 
@@ -52,33 +53,27 @@ public struct Webhook: Sendable, Hashable {
 }
 
 /// A reason a webhook signature does not verify. Tests compare ``code`` only.
-public struct WebhookSignatureError: Error, Hashable, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        let name: String
-        private init(_ name: String) { self.name = name }
-        public var description: String { name }
+public struct WebhookSignatureError: PlainCodedError {
+    public typealias Code = ErrorCode<WebhookSignatureError>
+    public let core: ErrorCore<Code>
+    public init(core: ErrorCore<Code>) { self.core = core }
 
-        /// No `MONEI-Signature` header, or an empty one.
-        public static let missingHeader = Code("missingHeader")
-        /// The header is not `key=value` pairs separated by commas, or its `t` is missing, not
-        /// a whole number of seconds, or given twice.
-        public static let malformedHeader = Code("malformedHeader")
-        /// `t` is further from now than the tolerance (a replayed or delayed delivery).
-        public static let staleTimestamp = Code("staleTimestamp")
-        /// No `v1` signature matches the body under the secret (or the header has none).
-        public static let noMatchingSignature = Code("noMatchingSignature")
-        /// The signature holds, but the body is not strict JSON (a key named twice in one
-        /// object, which parsers read differently): `tapemu webhook verify` refuses it.
-        public static let malformedBody = Code("malformedBody")
-    }
-
-    public var code: Code
-    public var reason: String
-    public init(_ code: Code, _ reason: String) {
-        self.code = code
-        self.reason = reason
-    }
     public var description: String { "\(code): \(reason)" }
+}
+
+extension ErrorCode<WebhookSignatureError> {
+    /// No `MONEI-Signature` header, or an empty one.
+    public static var missingHeader: Self { Self("missingHeader") }
+    /// The header is not `key=value` pairs separated by commas, or its `t` is missing, not
+    /// a whole number of seconds, or given twice.
+    public static var malformedHeader: Self { Self("malformedHeader") }
+    /// `t` is further from now than the tolerance (a replayed or delayed delivery).
+    public static var staleTimestamp: Self { Self("staleTimestamp") }
+    /// No `v1` signature matches the body under the secret (or the header has none).
+    public static var noMatchingSignature: Self { Self("noMatchingSignature") }
+    /// The signature holds, but the body is not strict JSON (a key named twice in one
+    /// object, which parsers read differently): `tapemu webhook verify` refuses it.
+    public static var malformedBody: Self { Self("malformedBody") }
 }
 
 /// Webhook signatures as MONEI makes them: header `MONEI-Signature: t=<unix>,v1=<hex>`, where
