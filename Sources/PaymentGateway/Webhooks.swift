@@ -161,74 +161,11 @@ public enum WebhookSignature {
     }
 }
 
-/// The JSON body of a webhook: the sale as it stands after the event, as MONEI's Payment object.
-///
-/// MONEI POSTs the payment to its `callbackUrl` and its SDKs' `verifySignature` returns that
-/// payment (https://docs.monei.com/guides/verify-signature: `payment.id`, `payment.status ===
-/// PaymentStatus.SUCCEEDED`), so the body has the fields and values of MONEI's `Payment` (the
-/// official Python SDK 2.8.0, Monei/model/payment.py; ``MoneiStatus``, ``MoneiStatusCode``,
-/// ``MoneiCard``): `statusCode` is MONEI's E-code. tapemu adds `event` (the final state
-/// announced: approved, authorized, declined, reversed, canceled, captured, refunded,
-/// partiallyRefunded), `uniqueRef` (the CoreAPI reference) and `issuerResponseCode` (the emulated
-/// issuer's ISO 8583 answer), which MONEI's Payment does not have. Never a full PAN.
-struct WebhookBody: Encodable {
-    struct Card: Encodable {
-        var brand: String
-        var last4: String
-        var expiration: Int64?
-    }
-    struct PaymentMethod: Encodable {
-        var method: String
-        var card: Card
-    }
-
-    var id: String
-    var amount: Int
-    var currency: String
-    var orderId: String
-    var accountId: String
-    var authorizationCode: String?
-    var livemode: Bool
-    var status: String
-    var statusCode: String
-    var statusMessage: String
-    var refundedAmount: Int
-    var lastRefundAmount: Int?
-    var lastRefundReason: String?
-    var cancellationReason: String?
-    var paymentMethod: PaymentMethod
-    var createdAt: Int64
-    var updatedAt: Int64
-    /// tapemu's own.
-    var event: String
-    var uniqueRef: String
-    var issuerResponseCode: String
-
-    init(sale p: Payment, event: WebhookEvent) {
-        id = p.paymentId
-        amount = p.amount
-        currency = p.currency
-        orderId = p.orderId
-        accountId = MoneiAccount.id(p)
-        authorizationCode = p.authorisationCode
-        livemode = false
-        status = MoneiStatus.of(p)
-        let code = MoneiStatusCode.of(p.statusCode)
-        statusCode = code.code
-        statusMessage = code.message
-        refundedAmount = p.refundedAmount
-        lastRefundAmount = p.lastRefundAmount
-        lastRefundReason = p.lastRefundReason
-        cancellationReason = p.cancellationReason
-        paymentMethod = PaymentMethod(method: "card", card: Card(brand: MoneiCard.brand(p.cardBrand), last4: p.last4,
-                                                                 expiration: MoneiCard.expiration(p.expiry)))
-        createdAt = Int64(p.createdAt.timeIntervalSince1970.rounded(.down))
-        updatedAt = Int64(p.updatedAt.timeIntervalSince1970.rounded(.down))
-        self.event = event.rawValue
-        uniqueRef = p.uniqueRef
-        issuerResponseCode = p.statusCode
-    }
-
+extension MoneiPayment {
+    /// The JSON of a webhook's body: the sale as it stands after the event. MONEI POSTs the
+    /// payment to its `callbackUrl` and its SDKs' `verifySignature` return that payment
+    /// (https://docs.monei.com/guides/verify-signature: `payment.id`, `payment.status ===
+    /// PaymentStatus.SUCCEEDED`), so the body is MONEI's `Payment` with tapemu's fields.
     func json() -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
