@@ -114,6 +114,18 @@ extension Option where Value == String {
     }
 }
 
+extension Option where Value == String {
+    /// A text option that may not be empty: `--name ''` is the usage error "`<name> <ifEmpty>`"
+    /// (`--api-key needs the merchant API key`).
+    static func nonEmpty(_ names: String..., value valueName: String, help: String, required: Bool = false,
+                         ifEmpty: String) -> Self {
+        Self(names: names, valueName: valueName, help: help, required: required) { text, name throws(UsageError) in
+            guard !text.isEmpty else { throw UsageError("\(name) \(ifEmpty)") }
+            return text
+        }
+    }
+}
+
 extension Option where Value == Int {
     /// A decimal integer within `range` (``Parse/integer(_:option:in:)``'s errors).
     static func integer(_ names: String..., value valueName: String, help: String, required: Bool = false,
