@@ -370,9 +370,9 @@ final class Exchange: @unchecked Sendable {
         var out: [(name: String, value: String)] = []
         for line in headerLines {
             if line.hasPrefix("HTTP/") { out = []; continue }
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            out.append((String(line[..<colon]).trimmingCharacters(in: .whitespaces),
-                        String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespacesAndNewlines)))
+            guard let colon = line.utf8.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            out.append((String(decoding: withoutOWS(line.utf8[..<colon]), as: UTF8.self),
+                        String(decoding: withoutOWS(line.utf8[line.utf8.index(after: colon)...]), as: UTF8.self)))
         }
         return out
     }
@@ -395,12 +395,22 @@ private let writeHeader: curl_write_callback = { ptr, size, count, user in
     let n = size * count
     if n > 0, let ptr {
         let line = ptr.withMemoryRebound(to: UInt8.self, capacity: n) {
-            String(decoding: UnsafeBufferPointer(start: $0, count: n), as: UTF8.self)
+            String(decoding: withoutOWS(UnsafeBufferPointer(start: $0, count: n)), as: UTF8.self)
         }
-        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
-        if !trimmed.isEmpty { e.headerLines.append(trimmed) }
+        if !line.isEmpty { e.headerLines.append(line) }
     }
     return n
+}
+
+/// `bytes` without the spaces, tabs, CRs and LFs at either end: a header line, its field name or
+/// its value as HTTP bounds them (optional whitespace, the line's CRLF). On the bytes: Foundation's
+/// `trimmingCharacters(in:)` cost more than the rest of a header's work (perf, issue 38).
+private func withoutOWS<C: BidirectionalCollection<UInt8>>(_ bytes: C) -> C.SubSequence {
+    func ows(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A }
+    guard let first = bytes.firstIndex(where: { !ows($0) }), let last = bytes.lastIndex(where: { !ows($0) }) else {
+        return bytes[bytes.endIndex...]
+    }
+    return bytes[first...last]
 }
 
 private let progress: curl_xferinfo_callback = { user, _, _, _, _ in

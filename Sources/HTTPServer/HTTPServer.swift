@@ -587,7 +587,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
                                                    message: "the request has \(ctx.headers.count) header fields; at most \(core.configuration.maxHeaderCount) are accepted",
                                                    requestId: ctx.requestId)
         } else if let length = ctx.headers.first(where: { HTTPRequest.sameFieldName($0.name, "Content-Length") })?.value,
-                  let n = Int(length.trimmingCharacters(in: .whitespaces)), n > core.configuration.maxBodySize {
+                  let n = Int(HTTPRequest.withoutOWS(length[...])), n > core.configuration.maxBodySize {
             ctx.rejection = HTTPResponse.jsonError(status: 413, code: "payloadTooLarge",
                                                    message: "the request body has \(n) bytes; at most \(core.configuration.maxBodySize) are accepted",
                                                    requestId: ctx.requestId)

@@ -70,6 +70,8 @@ public final class EmbeddedGateway: Gateway {
     /// Concurrent authorisations share transactions and commits of ``ledger``
     /// (``SaleGroupCommit``, ``LedgerStore/storeSales(_:beforeCommit:)``), whatever its backend.
     let groupCommit = SaleGroupCommit()
+    /// The terminals' tokens this gateway verified (``verifyToken(_:)``).
+    private let verifiedTokens: VerifiedTokens
     private let armed = Mutex<[GatewayOperation: [GatewayFault]]>([:])
 
     /// Opens the ledger in the configuration's data directory.
@@ -77,12 +79,14 @@ public final class EmbeddedGateway: Gateway {
         self.configuration = configuration
         ledger = try Ledger(directory: configuration.dataDirectory, busyTimeout: configuration.busyTimeout,
                             access: configuration.access)
+        verifiedTokens = VerifiedTokens(secret: ledger.tokenSigningSecret)
     }
 
     /// A gateway over `ledger` (the configuration's data directory and access are not used).
     public init(configuration: Configuration, ledger: any LedgerStore) {
         self.configuration = configuration
         self.ledger = ledger
+        verifiedTokens = VerifiedTokens(secret: ledger.tokenSigningSecret)
     }
 
     public convenience init(dataDirectory: String, clock: any Clock<Duration> = ContinuousClock(),
@@ -404,8 +408,7 @@ public final class EmbeddedGateway: Gateway {
     /// What `token` says, checked here and now: no request, no fault (the gateway service's
     /// check of a terminal's credential).
     public func verifyToken(_ token: String) -> TokenValidation {
-        TokenCodec.validate(token, secret: ledger.tokenSigningSecret,
-                            now: Int64(configuration.now().timeIntervalSince1970.rounded(.down)))
+        verifiedTokens.validate(token, now: Int64(configuration.now().timeIntervalSince1970.rounded(.down)))
     }
 
     public func validateToken(_ token: String, options: GatewayRequestOptions) async throws(GatewayError) -> TokenValidation {

@@ -55,7 +55,7 @@ extension Ledger {
 
     /// The terminal that sent `orderId` (nil: none claimed it).
     public func orderTerminal(_ orderId: String) throws(GatewayError) -> TerminalIdentity? {
-        try withConnection { (c) throws(GatewayError) in
+        try withReader { (c) throws(GatewayError) in
             guard let row = try c.query("SELECT account_id, point_of_sale_id FROM terminal_orders WHERE order_id = ?",
                                         [.text(orderId)]).first,
                   let account = row[0].string, let pos = row[1].string else { return nil }

@@ -8,8 +8,11 @@ import PaymentRules
 ///
 /// - Write-ahead logging and `synchronous=FULL`: a call that returned has its write on disk;
 ///   a crash loses nothing that was answered. A write that throws recorded nothing.
-/// - One connection, guarded by a mutex; every read-check-write runs in one immediate
-///   transaction, so two processes sharing the directory never double-charge an orderId.
+/// - One connection for writes, guarded by a mutex; every read-check-write runs in one
+///   immediate transaction, so two processes sharing the directory never double-charge an
+///   orderId. The reads a request makes before it writes (``withReader(_:)``) go through
+///   read-only connections of their own (WAL readers): they see the last commit and never wait
+///   for a write transaction in progress — a group commit holds the writer through its fsync.
 /// - Schema versioned with `PRAGMA user_version` (``schemaVersion``); a newer file throws
 ///   ``GatewayError/Code/unsupportedLedgerVersion``, a damaged one
 ///   ``GatewayError/Code/corruptLedger``.
@@ -40,6 +43,19 @@ public final class Ledger: Sendable {
     let tokenSecret: [UInt8]
     private let fingerprintKey: [UInt8]
     private let connection: Mutex<SQLiteConnection>
+    /// The readers (``withReader(_:)``), each opened when first used; none on a ledger opened
+    /// read only, whose one connection only reads.
+    private let readers: [ReaderSlot]
+    private let nextReader = Atomic<UInt>(0)
+    private let busyTimeout: Duration
+    /// How many read-only connections a writable ledger opens at most: the gateway service's
+    /// ledger threads (four), each reading while a commit holds the writer.
+    static let readerCount = 4
+
+    /// One reader connection, opened at its first read.
+    private final class ReaderSlot: Sendable {
+        let connection = Mutex<SQLiteConnection?>(nil)
+    }
 
     /// `PRAGMA application_id` of a ledger ("TPML").
     static let applicationId = 0x5450_4D4C
@@ -84,6 +100,8 @@ public final class Ledger: Sendable {
         tokenSecret = secrets["token_secret"]!
         fingerprintKey = secrets["fingerprint_key"]!
         connection = Mutex(conn)
+        self.busyTimeout = busyTimeout
+        readers = access == .readOnly ? [] : (0..<Self.readerCount).map { _ in ReaderSlot() }
     }
 
     /// The reserve beside the ledger (`gateway.sqlite3-reserve`): given back when a write meets
@@ -254,6 +272,36 @@ public final class Ledger: Sendable {
 
     func withConnection<T: Sendable>(_ body: (SQLiteConnection) throws(GatewayError) -> T) throws(GatewayError) -> T {
         try connection.withLock { (conn: inout SQLiteConnection) throws(GatewayError) -> T in try body(conn) }
+    }
+
+    /// Runs `body`, which only reads, on a reader: a read-only connection (WAL) that sees every
+    /// commit finished before each of its statements starts and none in progress, and never
+    /// waits for the writer (``withConnection(_:)``), which a group commit holds through its
+    /// fsync. A free reader if there is one, else the next in turn. On a ledger opened read
+    /// only: its one connection. A check made here is an early answer only: what must hold when
+    /// money moves is checked again inside the write transaction (the terminal's claim in its
+    /// sale's savepoint, ``recordSales(_:beforeCommit:)``).
+    func withReader<T: Sendable>(_ body: (SQLiteConnection) throws(GatewayError) -> T) throws(GatewayError) -> T {
+        guard !readers.isEmpty else { return try withConnection(body) }
+        let first = Int(nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(readers.count))
+        for k in 0..<readers.count {
+            let slot = readers[(first + k) % readers.count]
+            if let r = try slot.connection.withLockIfAvailable({ (c: inout SQLiteConnection?) throws(GatewayError) -> T in
+                try body(try openReader(&c))
+            }) {
+                return r
+            }
+        }
+        return try readers[first].connection.withLock { (c: inout SQLiteConnection?) throws(GatewayError) -> T in
+            try body(try openReader(&c))
+        }
+    }
+
+    private func openReader(_ c: inout SQLiteConnection?) throws(GatewayError) -> SQLiteConnection {
+        if let c { return c }
+        let opened = try SQLiteConnection(path: path, busyTimeout: busyTimeout, mode: .reader)
+        c = opened
+        return opened
     }
 
     // MARK: Writes (the gateway's decisions)
@@ -471,18 +519,18 @@ public final class Ledger: Sendable {
 
     /// Every row with this paymentId (nil if none).
     public func payment(paymentId: String) throws(GatewayError) -> Payment? {
-        try withConnection { (c) throws(GatewayError) in try Self.select(c, "WHERE payment_id = ?", [.text(paymentId)]).first }
+        try withReader { (c) throws(GatewayError) in try Self.select(c, "WHERE payment_id = ?", [.text(paymentId)]).first }
     }
 
     /// The row with this uniqueRef (nil if none).
     public func payment(uniqueRef: String) throws(GatewayError) -> Payment? {
-        try withConnection { (c) throws(GatewayError) in try Self.select(c, "WHERE unique_ref = ?", [.text(uniqueRef)]).first }
+        try withReader { (c) throws(GatewayError) in try Self.select(c, "WHERE unique_ref = ?", [.text(uniqueRef)]).first }
     }
 
     /// The sale of an order (at most one: the ledger never holds two sales per orderId), as
     /// a list like MONEI's `charges(filter: {orderId})`.
     public func sales(orderId: String) throws(GatewayError) -> [Payment] {
-        try withConnection { (c) throws(GatewayError) in
+        try withReader { (c) throws(GatewayError) in
             try Self.select(c, "WHERE kind = 'sale' AND order_id = ? ORDER BY created_at, rowid", [.text(orderId)])
         }
     }
@@ -494,7 +542,7 @@ public final class Ledger: Sendable {
 
     /// How many sales the ledger holds for `orderId` (0 or 1), and how many rows in all.
     public func saleCount(orderId: String) throws(GatewayError) -> Int {
-        try withConnection { (c) throws(GatewayError) in
+        try withReader { (c) throws(GatewayError) in
             try c.query("SELECT count(*) FROM payments WHERE kind = 'sale' AND order_id = ?", [.text(orderId)])
                 .first?[0].int ?? 0
         }
@@ -509,7 +557,7 @@ public final class Ledger: Sendable {
         if let l = filter.panLastFour { clauses.append("last4 = ?"); bindings.append(.text(l)) }
         let sql = "WHERE " + clauses.joined(separator: " AND ")
             + " ORDER BY (kind = 'sale') DESC, created_at DESC, rowid DESC"
-        return try withConnection { (c) throws(GatewayError) in try Self.select(c, sql, bindings) }
+        return try withReader { (c) throws(GatewayError) in try Self.select(c, sql, bindings) }
     }
 
     // MARK: Webhook outbox
@@ -560,7 +608,7 @@ public final class Ledger: Sendable {
 
     /// Whether the account accepted the terms (false for an account never seen).
     public func termsAccepted(accountId: String) throws(GatewayError) -> Bool {
-        try withConnection { (c) throws(GatewayError) in
+        try withReader { (c) throws(GatewayError) in
             try c.query("SELECT terms_accepted FROM accounts WHERE account_id = ?", [.text(accountId)])
                 .first?[0].int == 1
         }
@@ -577,7 +625,7 @@ public final class Ledger: Sendable {
 
     /// SDK versions blocked in this ledger (besides the configuration's).
     public func blockedSDKVersions() throws(GatewayError) -> Set<String> {
-        try withConnection { (c) throws(GatewayError) in
+        try withReader { (c) throws(GatewayError) in
             Set(try c.query("SELECT version FROM blocked_sdk_versions").compactMap { $0[0].string })
         }
     }

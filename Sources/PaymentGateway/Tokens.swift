@@ -1,3 +1,4 @@
+import Synchronization
 public import Foundation
 import Cryptography
 
@@ -117,18 +118,40 @@ enum TokenCodec {
     }
 
     static func validate(_ token: String, secret: [UInt8], now: Int64) -> TokenValidation {
+        switch verify(token, secret: secret) {
+        case .success(let v): return v.validation(now: now)
+        case .failure(let invalid): return invalid.validation
+        }
+    }
+
+    /// A token whose signature and claims were checked: what it says for good (only its expiry
+    /// depends on the time).
+    struct Verified: Sendable {
+        var claims: TokenClaims
+        var expiresAt: Int64
+        func validation(now: Int64) -> TokenValidation { now >= expiresAt ? .expired(claims) : .valid(claims) }
+    }
+
+    struct Invalid: Error {
+        var reason: String
+        var validation: TokenValidation { .invalid(reason: reason) }
+    }
+
+    /// Checks `token`'s signature under `secret` and reads its claims.
+    static func verify(_ token: String, secret: [UInt8]) -> Result<Verified, Invalid> {
+        func invalid(_ reason: String) -> Result<Verified, Invalid> { .failure(Invalid(reason: reason)) }
         // Bound hostile input before any work.
-        guard token.utf8.count <= 4096 else { return .invalid(reason: "the token is too long") }
-        guard token.hasPrefix("tpm_") else { return .invalid(reason: "not a tapemu token (no tpm_ prefix)") }
+        guard token.utf8.count <= 4096 else { return invalid("the token is too long") }
+        guard token.hasPrefix("tpm_") else { return invalid("not a tapemu token (no tpm_ prefix)") }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return .invalid(reason: "the token is not <payload>.<signature>") }
+        guard parts.count == 2 else { return invalid("the token is not <payload>.<signature>") }
         let signed = parts[0], signaturePart = parts[1]
         guard let mac = Encoding.unbase64url(signaturePart), mac.count == 32 else {
-            return .invalid(reason: "the token's signature is unreadable")
+            return invalid("the token's signature is unreadable")
         }
         let expected = Crypto.hmacSHA256(key: secret, message: Array(signed.utf8))
         guard Crypto.constantTimeEqual(mac, expected) else {
-            return .invalid(reason: "the token's signature does not match (tampered, or from another gateway)")
+            return invalid("the token's signature does not match (tampered, or from another gateway)")
         }
         // Signed by us from here on: still parse defensively.
         let header = signed.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false)
@@ -136,12 +159,38 @@ enum TokenCodec {
               let json = Encoding.unbase64url(header[2]),
               let payload = try? JSONDecoder().decode(Payload.self, from: Data(json)),
               payload.mode == mode else {
-            return .invalid(reason: "the token's claims are unreadable")
+            return invalid("the token's claims are unreadable")
         }
         let claims = TokenClaims(accountId: payload.acc, mode: payload.mode,
                                  issuedAt: Date(timeIntervalSince1970: TimeInterval(payload.iat)),
                                  expiresAt: Date(timeIntervalSince1970: TimeInterval(payload.exp)),
                                  tokenId: payload.jti, pointOfSaleId: payload.pos, storeId: payload.store)
-        return now >= payload.exp ? .expired(claims) : .valid(claims)
+        return .success(Verified(claims: claims, expiresAt: payload.exp))
+    }
+}
+
+/// Tokens this gateway verified, by their text: a token's signature and claims never change, so
+/// a terminal's every request after its first skips the HMAC and the claims' JSON (the service's
+/// per-request credential check, issue 38); its expiry is checked against the time at every use.
+/// Only tokens that verified are kept; at most ``capacity`` (all forgotten when full).
+final class VerifiedTokens: Sendable {
+    static let capacity = 4096
+    private let secret: [UInt8]
+    private let known = Mutex<[String: TokenCodec.Verified]>([:])
+
+    init(secret: [UInt8]) { self.secret = secret }
+
+    func validate(_ token: String, now: Int64) -> TokenValidation {
+        if let v = known.withLock({ $0[token] }) { return v.validation(now: now) }
+        switch TokenCodec.verify(token, secret: secret) {
+        case .success(let v):
+            known.withLock { k in
+                if k.count >= Self.capacity { k.removeAll(keepingCapacity: true) }
+                k[token] = v
+            }
+            return v.validation(now: now)
+        case .failure(let invalid):
+            return invalid.validation
+        }
     }
 }

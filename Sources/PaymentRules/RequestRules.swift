@@ -52,7 +52,13 @@ public enum OrderID {
     }
 
     public static func isValid(_ orderId: String) -> Bool {
-        !orderId.trimmingCharacters(in: .whitespaces).isEmpty && orderId.count <= maximumLength
+        // Printable ASCII (the usual order id) holds no control, format or other white space
+        // character and one character per byte: the rule below reduces to this, without its
+        // per-scalar Unicode properties (2 % of an authorisation's CPU over HTTP, perf, issue 38).
+        if orderId.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) {
+            return orderId.utf8.contains { $0 != 0x20 } && orderId.utf8.count <= maximumLength
+        }
+        return !orderId.unicodeScalars.allSatisfy { CharacterSet.whitespaces.contains($0) } && orderId.count <= maximumLength
             && orderId.unicodeScalars.allSatisfy { !$0.properties.isWhitespace || $0 == " " }
             && !orderId.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value)
                 || $0.properties.generalCategory == .format }

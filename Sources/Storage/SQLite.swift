@@ -55,6 +55,10 @@ package final class SQLiteHandle {
         /// Read only. On a read-only file system (where SQLite cannot make the WAL index) the
         /// file is opened immutable: nobody can change it there.
         case readOnly
+        /// Read only, beside a connection of this process that writes the file: a WAL reader,
+        /// which sees the last commit when each statement starts and never waits for the
+        /// writer. Never opened immutable (the file changes under it).
+        case reader
     }
 
     /// Opens the database at `path` in WAL mode with durable commits (`synchronous=FULL`) and a
@@ -78,7 +82,7 @@ package final class SQLiteHandle {
         switch mode {
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         case .readWrite: flags |= SQLITE_OPEN_READWRITE
-        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .readOnly, .reader: flags |= SQLITE_OPEN_READONLY
         }
         let uri = Self.fileURI(path, immutable: immutable)
         let rc = sqlite3_open_v2(uri, &handle, flags, nil)
@@ -92,7 +96,7 @@ package final class SQLiteHandle {
         sqlite3_extended_result_codes(handle, 1)
         let ms = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
         sqlite3_busy_timeout(handle, Int32(clamping: ms))
-        if mode == .readOnly {
+        if mode == .readOnly || mode == .reader {
             // The first statement reads the file header: a file that is not a database fails here.
             _ = try query("SELECT count(*) FROM sqlite_master")
             return

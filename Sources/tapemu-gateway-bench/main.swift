@@ -1,12 +1,14 @@
 // tapemu-gateway-bench: durable authorisations per second and their latency, over HTTP (the
 // gateway service and RemoteGateway on loopback) beside the embedded gateway and a raw durable
 // SQLite commit loop (WAL, synchronous=FULL) in the same directory, in the same run.
-// Run with `swift run -c release tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|health]`
-// (`--only` for profiling one path, e.g. under `perf record`). The HTTP clients keep their
+// Run with `swift run -c release tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|auth|health]`
+// (`--only` for profiling one path, e.g. under `perf record`; `auth`: both authorisation paths). The HTTP clients keep their
 // connections (RemoteGateway's, one per process); `GET /health` is measured from keep-alive clients
 // against the gateway's stack and against nginx (nginx-light, started on a private port with a
 // private configuration, stopped after) and with wrk where installed (KeepAlive.swift); the last
-// lines print issue 38's ratios (`--health-seconds N` per health run, 3 by default).
+// lines print issue 38's ratios (`--health-seconds N` per health run, 3 by default). The
+// authorisation rows come in pairs, the embedded gateway then HTTP with the same clients, so
+// each pair meets the same disk; `--rounds N` repeats the pairs and the ratios take the medians.
 // With `--hostile [--seconds N] [--tapemu PATH]`: an honest client's latency and a `tapemu pay`
 // while 300 slow-header and 300 idle connections are held (HostileClients.swift).
 // With `--postgres URL`: 1, 2 and 4 `tapemu gateway serve` processes on one PostgreSQL ledger
@@ -35,16 +37,18 @@ var tapemuPath: String?
 var hostileSlow = 300
 var hostileIdle = 300
 var healthSeconds = 3
+var rounds = 1
 var args = Array(CommandLine.arguments.dropFirst())
 while !args.isEmpty {
     let a = args.removeFirst()
     switch a {
     case "--dir" where !args.isEmpty: directory = args.removeFirst()
-    case "--only" where !args.isEmpty && ["embedded", "http", "health"].contains(args[0]): only = args.removeFirst()
+    case "--only" where !args.isEmpty && ["embedded", "http", "auth", "health"].contains(args[0]): only = args.removeFirst()
     case "--postgres" where !args.isEmpty: postgres = args.removeFirst()
     case "--hostile": hostile = true
     case "--seconds" where !args.isEmpty: hostileSeconds = max(1, min(600, Int(args.removeFirst()) ?? 20))
     case "--health-seconds" where !args.isEmpty: healthSeconds = max(1, min(60, Int(args.removeFirst()) ?? 3))
+    case "--rounds" where !args.isEmpty: rounds = max(1, min(20, Int(args.removeFirst()) ?? 1))
     case "--tapemu" where !args.isEmpty: tapemuPath = args.removeFirst()
     case "--slow" where !args.isEmpty: hostileSlow = max(0, min(2000, Int(args.removeFirst()) ?? 300))
     case "--idle" where !args.isEmpty: hostileIdle = max(0, min(2000, Int(args.removeFirst()) ?? 300))
@@ -55,7 +59,7 @@ while !args.isEmpty {
         }
         count = n
     default:
-        FileHandle.standardError.write(Data("usage: tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|health] [--health-seconds N] [--postgres postgres://USER@HOST:PORT/DB] [--hostile [--seconds N] [--slow N] [--idle N] [--tapemu PATH]]\n".utf8))
+        FileHandle.standardError.write(Data("usage: tapemu-gateway-bench [--dir DIR] [--count N] [--only embedded|http|auth|health] [--rounds N] [--health-seconds N] [--postgres postgres://USER@HOST:PORT/DB] [--hostile [--seconds N] [--slow N] [--idle N] [--tapemu PATH]]\n".utf8))
         exit(64)
     }
 }
@@ -120,6 +124,37 @@ func load(_ gateway: any Gateway, clients: Int, count: Int, run: String) async -
     return (clock.now - start, results.0, results.1)
 }
 
+/// `GET path` through HTTPClient (the terminals' client: libcurl and its thread bridge), by
+/// `clients` tasks for `seconds`: what the client itself costs a request, no ledger in the way.
+func clientLoad(url: String, clients: Int, seconds: Int) async -> (rate: Double, p50: Double, p99: Double, errors: Int) {
+    let client = HTTPClient()
+    let clock = ContinuousClock()
+    let start = clock.now, end = start + .seconds(seconds)
+    let (lat, errors) = await withTaskGroup(of: ([Duration], Int).self) { group in
+        for _ in 0..<clients {
+            group.addTask {
+                var lat: [Duration] = []
+                var errors = 0
+                while clock.now < end {
+                    let t0 = clock.now
+                    do {
+                        let r = try await client.send(HTTPClientRequest(url: url, idempotent: true))
+                        if r.status == 200 { lat.append(clock.now - t0) } else { errors += 1 }
+                    } catch {
+                        errors += 1
+                    }
+                }
+                return (lat, errors)
+            }
+        }
+        var all: [Duration] = [], errors = 0
+        for await (l, e) in group { all += l; errors += e }
+        return (all, errors)
+    }
+    let f = figures("client", total: clock.now - start, latencies: lat.isEmpty ? [.zero] : lat)
+    return (lat.isEmpty ? 0 : f.rate, f.p50, f.p99, errors)
+}
+
 func fresh(in directory: String) -> String {
     let d = (directory as NSString).appendingPathComponent("tapemu-gwbench-\(UUID().uuidString)")
     try? FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
@@ -168,7 +203,7 @@ do {
         return figures("raw", total: clock.now - t0, latencies: lat)
     }
 
-    for clients in [1, 8, 32] where only == nil || only == "embedded" {
+    func embeddedRow(_ clients: Int) async throws -> Row {
         let dir = fresh(in: directory)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let gw = try EmbeddedGateway(dataDirectory: dir)
@@ -176,10 +211,10 @@ do {
         let reference = try raw()
         let (total, lat, failures) = await load(gw, clients: clients, count: count, run: "c\(clients)")
         if failures > 0 { print("  (embedded, \(clients) clients: \(failures) failed)") }
-        rows.append(Row(figures: figures("embedded gateway, \(clients) client(s)", total: total, latencies: lat), raw: reference,
-                        batches: gw.groupCommitStatistics))
+        return Row(figures: figures("embedded gateway, \(clients) client(s)", total: total, latencies: lat), raw: reference,
+                   batches: gw.groupCommitStatistics)
     }
-    for clients in [1, 8, 32] where only == nil || only == "http" {
+    func httpRow(_ clients: Int) async throws -> Row {
         let dir = fresh(in: directory)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let service = try GatewayService(dataDirectory: dir)
@@ -190,9 +225,15 @@ do {
         let reference = try raw()
         let (total, lat, failures) = await load(remote, clients: clients, count: count, run: "c\(clients)")
         if failures > 0 { print("  (HTTP, \(clients) clients: \(failures) failed)") }
-        rows.append(Row(figures: figures("HTTP (gateway serve + RemoteGateway, kept connections), \(clients) client(s)", total: total, latencies: lat),
-                        raw: reference, batches: service.gateway.groupCommitStatistics))
         await server.stop()
+        return Row(figures: figures("HTTP (gateway serve + RemoteGateway, kept connections), \(clients) client(s)", total: total, latencies: lat),
+                   raw: reference, batches: service.gateway.groupCommitStatistics)
+    }
+    for _ in 1...rounds {
+        for clients in [1, 8, 32] {
+            if only == nil || only == "embedded" || only == "auth" { rows.append(try await embeddedRow(clients)) }
+            if only == nil || only == "http" || only == "auth" { rows.append(try await httpRow(clients)) }
+        }
     }
     // The HTTP stack alone (no ledger, no JSON body) against nginx serving the same 15 bytes,
     // both from clients that keep their connection, interleaved.
@@ -225,6 +266,11 @@ do {
                 }
             }
         }
+        for clients in [1, 32] {
+            let c = await clientLoad(url: server.url + "/health", clients: clients, seconds: healthSeconds)
+            print(String(format: "GET /health through HTTPClient (the terminals' client), %d client(s): %.0f/s (p50 %.3f ms, p99 %.3f ms, %d failed)",
+                         clients, c.rate, c.p50, c.p99, c.errors))
+        }
         nginx?.stop()
         await server.stop()
     }
@@ -247,9 +293,17 @@ do {
         print(String(format: "ratio: GET /health vs nginx, %@ clients (%d rounds): %.2f× (target ≥ 0.8×: %@)",
                      label, pairs.count, ratio, ratio >= 0.8 ? "met" : "missed"))
     }
+    /// The median rate and p99 of the rows of `prefix` with `clients` clients (one per round).
     func row(_ prefix: String, _ clients: Int) -> Figures? {
-        rows.first { $0.figures.label.hasPrefix(prefix) && $0.figures.label.hasSuffix(", \(clients) client(s)") }?.figures
+        let all = rows.map(\.figures).filter { $0.label.hasPrefix(prefix) && $0.label.hasSuffix(", \(clients) client(s)") }
+        guard !all.isEmpty else { return nil }
+        func median(_ xs: [Double]) -> Double {
+            let s = xs.sorted()
+            return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+        }
+        return Figures(label: all[0].label, rate: median(all.map(\.rate)), p50: median(all.map(\.p50)), p99: median(all.map(\.p99)))
     }
+    if rounds > 1 { print("(ratios below: medians of \(rounds) rounds)") }
     if let e32 = row("embedded", 32), let h32 = row("HTTP", 32) {
         let r = h32.rate / e32.rate
         print(String(format: "ratio: authorisations over HTTP vs embedded, 32 keep-alive clients: %.2f× (target ≥ 0.7×: %@)", r, r >= 0.7 ? "met" : "missed"))

@@ -56,4 +56,67 @@ struct TerminalClaimRaceTests {
         #expect(service.gateway.groupCommit.statistics.largest == 2)
         await server.stop()
     }
+
+    @Test("the terminal API's read-only checks answer while a group commit holds the ledger's writer before its COMMIT: another terminal's order refused 403, an SDK version checked; the held sale then commits",
+          .timeLimit(.minutes(1)))
+    func readChecksDoNotWaitForACommit() async throws {
+        let service = try GatewayService(dataDirectory: try temporaryDirectory())
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(5)),
+                                    handler: GatewayServeCommand.makeHandler(service, listenHost: "127.0.0.1"))
+        let terminals = [TerminalIdentity(accountId: service.accountId, pointOfSaleId: "pos-a"),
+                         TerminalIdentity(accountId: service.accountId, pointOfSaleId: "pos-b")]
+        let remotes = terminals.map {
+            RemoteGateway(baseURL: server.url,
+                          deviceToken: service.gateway.issueToken(accountId: $0.accountId, pointOfSaleId: $0.pointOfSaleId))
+        }
+        let card = CardData(pan: PAN("4012888888881881")!, expiry: "2812")
+        _ = try await remotes[0].authorize(AuthorisationRequest(orderId: "own-a", amount: 1000, card: card))
+        // The next group commit stops after writing its sale and before its COMMIT until
+        // `release`: the writer is held (its connection locked, its transaction open), as a
+        // commit holds it through its fsync.
+        let inCommit = OneShotEvent(), released = OneShotEvent()
+        let release = DispatchSemaphore(value: 0)
+        service.gateway.setBeforeBatchCommit { _ in
+            inCommit.fire()
+            release.wait()
+        }
+        let held = Task { () async throws(GatewayError) -> AuthorisationResponse in
+            try await remotes[0].authorize(AuthorisationRequest(orderId: "held-a", amount: 1000, card: card))
+        }
+        await inCommit.wait()
+        service.gateway.setBeforeBatchCommit(nil)
+        let letGo: @Sendable () -> Void = { released.fire(); release.signal() }
+        // Terminal B, while A's commit is held. Reads that waited for the writer would never
+        // answer here: the time limit cancels this wait, which lets the commit go, and the
+        // expectations below fail.
+        let (refusal, sdkCheck) = await withTaskCancellationHandler {
+            () async -> (GatewayError?, GatewayError?) in
+            var refusal: GatewayError?, sdkCheck: GatewayError?
+            do throws(GatewayError) {
+                _ = try await remotes[1].authorize(AuthorisationRequest(orderId: "own-a", amount: 1000, card: card))
+            } catch {
+                refusal = error
+            }
+            do throws(GatewayError) {
+                try await remotes[1].checkSDKVersion("1.2.3", options: GatewayRequestOptions())
+            } catch {
+                sdkCheck = error
+            }
+            return (refusal, sdkCheck)
+        } onCancel: {
+            letGo()
+        }
+        let answeredWhileHeld = !released.hasFired
+        letGo()
+        let sale = try await held.value
+        #expect(answeredWhileHeld, "terminal B's read-only checks waited for terminal A's commit")
+        let e = try #require(refusal, "terminal B charged terminal A's order")
+        #expect(!e.isCommunicationFailure && e.reason.contains("sent by another terminal"), "\(e)")
+        #expect(sdkCheck == nil, "\(String(describing: sdkCheck))")
+        #expect(sale.status == .approved && !sale.isReplay)
+        #expect(try service.gateway.ledger.saleCount(orderId: "held-a") == 1)
+        #expect(try service.gateway.ledger.saleCount(orderId: "own-a") == 1)
+        #expect(try service.gateway.ledger.orderTerminal("held-a") == terminals[0])
+        await server.stop()
+    }
 }

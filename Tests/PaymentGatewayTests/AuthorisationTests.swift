@@ -172,6 +172,17 @@ struct AuthorisationTests {
         #expect(r.status == .declined && r.statusCode == "Z1")
     }
 
+    @Test("the order id rule, ASCII (its fast path) and beyond: the same 1 to 128 characters, not only spaces, no white space but the space, no control or format character",
+          arguments: [
+              ("x", true), (String(repeating: "x", count: 128), true), (String(repeating: "x", count: 129), false),
+              (" a ", true), ("~!", true), ("", false), (" ", false), ("a\tb", false), ("a\u{7F}b", false),
+              (String(repeating: "é", count: 128), true), (String(repeating: "é", count: 129), false),
+              ("\u{A0}", false), ("a\u{A0}b", false), ("\u{3000}", false), ("ordér 1", true), ("e\u{301}", true),
+          ])
+    func orderIdRule(_ orderId: String, _ valid: Bool) {
+        #expect(OrderID.isValid(orderId) == valid, "\(orderId.unicodeScalars.map { String($0.value, radix: 16) })")
+    }
+
     static let invalidRequests: [(String, @Sendable (inout AuthorisationRequest) -> Void)] = [
         ("empty orderId", { $0.orderId = "" }),
         ("control character in orderId", { $0.orderId = "a\nb" }),

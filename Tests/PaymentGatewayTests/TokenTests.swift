@@ -25,6 +25,35 @@ struct TokenTests {
         #expect(try await g.validateToken(token) == .expired(claims))
     }
 
+    @Test("the service's check of a terminal's token (verifyToken), which remembers tokens it verified, still expires one on time and refuses a tampered copy or another gateway's")
+    func verifiedTokenStillExpires() throws {
+        let dir = TempDir(), other = TempDir()
+        let now = WallClock()
+        let g = try Fixture.gateway(dir, now: now)
+        let token = g.issueToken(accountId: "acct_7", ttl: .seconds(600))
+        guard case .valid(let claims) = g.verifyToken(token) else {
+            Issue.record("a fresh token must be valid")
+            return
+        }
+        #expect(g.verifyToken(token) == .valid(claims))
+        now.advance(by: 599)
+        #expect(g.verifyToken(token) == .valid(claims))
+        now.advance(by: 1)
+        #expect(g.verifyToken(token) == .expired(claims))
+        var tampered = Array(token)
+        let i = try #require(tampered.firstIndex(of: ".")) + 5
+        tampered[i] = tampered[i] == "A" ? "B" : "A"
+        guard case .invalid = g.verifyToken(String(tampered)) else {
+            Issue.record("a tampered copy of a verified token must be invalid")
+            return
+        }
+        let elsewhere = try Fixture.gateway(other, now: now)
+        guard case .invalid = elsewhere.verifyToken(token) else {
+            Issue.record("another gateway's token must be invalid")
+            return
+        }
+    }
+
     @Test("a token with a ttl of zero is expired at once")
     func zeroTTL() async throws {
         let dir = TempDir()
