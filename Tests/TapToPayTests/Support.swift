@@ -265,6 +265,25 @@ final class Harness: Sendable {
         return tapToPay
     }
 
+    /// Where a payment waits before a card is read.
+    enum WaitBeforeTheCard: String, CaseIterable, Sendable {
+        /// The reader waits for a card, and none is presented.
+        case forACard
+        /// The terms are shown, and never answered.
+        case onTheTerms
+    }
+
+    /// A prepared API and its payment of `orderId` (started in a task of its own), once the
+    /// payment waits at `point`.
+    func paymentWaiting(_ point: WaitBeforeTheCard = .forACard,
+                        orderId: String) async throws -> (tapToPay: TapToPay, payment: Task<Outcome, Never>) {
+        let reader = EmptyReaderSource(), terms = SilentTermsProvider()
+        let tapToPay = try await prepared(point == .forACard ? configuration(source: reader) : configuration(terms: terms))
+        let payment = startPayment(tapToPay, orderId: orderId)
+        await (point == .forACard ? reader.waiting : terms.asked).wait()
+        return (tapToPay, payment)
+    }
+
     /// What the gateway holds for an order (the seed's step 3, `charges` by orderId).
     func charges(_ orderId: String) async throws -> [Payment] {
         try await gateway.charges(orderId: orderId, options: GatewayRequestOptions(fault: GatewayFault.none))
