@@ -292,6 +292,32 @@ struct CoreRig {
                        sales: rig.sales, refunds: rig.refunds, device: rig.device)
     }
 
+    /// An approved sale of `amount` for `orderId` on `dir` whose response the app was given but
+    /// not acknowledged (`resultHandOver = .acknowledged`): its record keeps the answer until
+    /// then — or, if the rig goes away first (as a process that died after the response), until
+    /// a recovery reports it. The rig and the response.
+    static func approvedNotAcknowledged(_ dir: TempDir, orderId: String,
+                                        amount: Int = 1000) async throws -> (rig: CoreRig, response: CoreSaleResponse) {
+        let rig = try await make(dir) { $0.resultHandOver = .acknowledged }
+        let r = try await rig.answeredSale(amount: amount, orderId: orderId)
+        #expect(r.code == "A")
+        return (rig, r)
+    }
+
+    /// The response to this rig's sale of `amount` for `orderId` (approved or declined, as the
+    /// amount's trigger decides); throws ``SaleDidNotAnswer`` when the sale ended otherwise.
+    func answeredSale(amount: Int = 1000, orderId: String = coreOrderId()) async throws -> CoreSaleResponse {
+        let outcome = await core.processSale(CoreSale(amount: amount, orderId: orderId))
+        guard case .response(let r) = outcome else { throw SaleDidNotAnswer(outcome: "\(outcome)", events: "\(sales.events)") }
+        return r
+    }
+
+    struct SaleDidNotAnswer: Error, CustomStringConvertible {
+        let outcome: String
+        let events: String
+        var description: String { "the sale did not answer: \(outcome); events \(events)" }
+    }
+
     private init(dir: TempDir, gateway: EmbeddedGateway, store: PendingPaymentStore, core: CoreAPI,
                  terminal: CoreTerminal, initialised: Bool, sales: CoreSaleRecorder = CoreSaleRecorder(),
                  refunds: CoreRefundRecorder = CoreRefundRecorder(), device: CoreDeviceRecorder = CoreDeviceRecorder()) {
@@ -330,3 +356,26 @@ func coreCommError(_ outcome: CoreSaleOutcome) -> (CoreSale, CoreError)? {
 
 /// A unique order id.
 func coreOrderId(_ prefix: String = "order") -> String { "\(prefix)-\(UUID().uuidString.prefix(8))" }
+
+/// Another process on a data directory: its own gateway and store (its file locks exclude this
+/// process's as another process's would: flock locks belong to the open file).
+struct OtherProcess {
+    let gateway: EmbeddedGateway
+    let store: PendingPaymentStore
+
+    init(_ data: String) throws {
+        gateway = try EmbeddedGateway(dataDirectory: data, access: .existing)
+        store = try PendingPaymentStore(dataDirectory: data, access: .existing)
+    }
+
+    /// That process's MONEI-style API (a visa-qvsdc card), for its recovery.
+    var tapToPay: TapToPay {
+        TapToPay(configuration: .init(cardSource: virtualCard("visa-qvsdc"), gateway: gateway, pendingStore: store))
+    }
+
+    /// That process's CoreAPI recovery.
+    func resolver(_ variant: SeedVariant = .seed002) -> PendingSaleResolver {
+        PendingSaleResolver(terminal: CoreTerminal(gateway: gateway, token: gateway.issueToken(accountId: "acct_other")),
+                            store: store, variant: variant)
+    }
+}

@@ -284,6 +284,34 @@ final class Harness: Sendable {
         return (tapToPay, payment)
     }
 
+    /// A prepared API and its payment of `amount` for `orderId` (started in a task of its own),
+    /// once the payment is held at `point`: it goes on at `gate.release()`.
+    func paymentHeld(at point: FlowCheckpoint, amount: Int = 1000, orderId: String) async throws
+        -> (tapToPay: TapToPay, payment: Task<Outcome, Never>, gate: CoreCheckpointGate) {
+        let gate = CoreCheckpointGate(at: point)
+        let tapToPay = try await prepared(configuration(checkpoint: gate.hook))
+        let payment = startPayment(tapToPay, amount: amount, orderId: orderId)
+        await gate.waitUntilReached()
+        return (tapToPay, payment, gate)
+    }
+
+    /// A prepared API whose results are handed over only when acknowledged
+    /// (`resultHandOver = .acknowledged`): until then each record keeps its answer.
+    func preparedAcknowledging() async throws -> TapToPay {
+        var config = configuration()
+        config.resultHandOver = .acknowledged
+        return try await prepared(config)
+    }
+
+    /// Pays 10.00 for `orderId` through `tapToPay`, whose gateway never answers (`fault: .noAnswer`):
+    /// the gateway's clock runs the request's timeout out, and the payment is `outcomeUnknown`.
+    func payWithoutAnAnswer(_ tapToPay: TapToPay, orderId: String, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let payment = startPayment(tapToPay, amount: 1000, orderId: orderId)
+        await gatewayClock.waitForSleepers(1)
+        gatewayClock.advance(by: Self.gatewayTimeout + .seconds(1))
+        expectFailure(await payment.value, .outcomeUnknown(orderId: orderId), sourceLocation: sourceLocation)
+    }
+
     /// What the gateway holds for an order (the seed's step 3, `charges` by orderId).
     func charges(_ orderId: String) async throws -> [Payment] {
         try await gateway.charges(orderId: orderId, options: GatewayRequestOptions(fault: GatewayFault.none))
