@@ -7,6 +7,12 @@ import TestSupport
 
 @Suite("Faults")
 struct FaultTests {
+    /// A gateway on `dir` whose waits (timeouts, slow answers) run on a manual clock.
+    private func clockedGateway(_ dir: TempDir, timeout: Duration = .seconds(30)) throws -> (clock: ManualClock, g: EmbeddedGateway) {
+        let clock = ManualClock()
+        return (clock, try Fixture.gateway(dir, clock: clock, timeout: timeout))
+    }
+
     /// Starts an authorisation in a task of its own and returns it once it sleeps on the clock.
     private func startWaiting(_ g: EmbeddedGateway, _ clock: ManualClock, _ request: AuthorisationRequest,
                               options: GatewayRequestOptions = GatewayRequestOptions()) async
@@ -39,8 +45,7 @@ struct FaultTests {
     @Test("no answer ends with timeout at the caller's timeout on the clock, and records nothing")
     func noAnswer() async throws {
         let dir = TempDir()
-        let clock = ManualClock()
-        let g = try Fixture.gateway(dir, clock: clock, timeout: .seconds(30))
+        let (clock, g) = try clockedGateway(dir, timeout: .seconds(30))
         let task = await startWaiting(g, clock, Fixture.request(orderId: "no-answer", amount: 1000),
                                       options: GatewayRequestOptions(timeout: .seconds(12), fault: .noAnswer))
         clock.advance(by: .seconds(11))
@@ -58,8 +63,7 @@ struct FaultTests {
           arguments: [(1091, Duration.seconds(20), 0), (1093, .seconds(4), 1)])
     func timedTriggers(amount: Int, timeout: Duration, recorded: Int) async throws {
         let dir = TempDir()
-        let clock = ManualClock()
-        let g = try Fixture.gateway(dir, clock: clock, timeout: timeout)
+        let (clock, g) = try clockedGateway(dir, timeout: timeout)
         let code = await runWaiting(g, clock, Fixture.request(orderId: "t\(amount)", amount: amount), advance: timeout)
         #expect(code == .timeout)
         #expect(try g.ledger.allPayments().count == recorded)
@@ -97,8 +101,7 @@ struct FaultTests {
     @Test("a slow answer within the timeout arrives after its delay on the clock")
     func slowWithinTimeout() async throws {
         let dir = TempDir()
-        let clock = ManualClock()
-        let g = try Fixture.gateway(dir, clock: clock)
+        let (clock, g) = try clockedGateway(dir)
         let task = await startWaiting(g, clock, Fixture.request(orderId: "slow-ok", amount: 1000),
                                       options: GatewayRequestOptions(timeout: .seconds(10), fault: .slow(.seconds(3))))
         // Recorded at once, before the answer.
@@ -111,8 +114,7 @@ struct FaultTests {
     @Test("a slow answer past the timeout is a timeout, and the sale stays recorded")
     func slowPastTimeout() async throws {
         let dir = TempDir()
-        let clock = ManualClock()
-        let g = try Fixture.gateway(dir, clock: clock)
+        let (clock, g) = try clockedGateway(dir)
         let code = await runWaiting(g, clock, Fixture.request(orderId: "slow-late", amount: 1000),
                                     options: GatewayRequestOptions(timeout: .seconds(5), fault: .slow(.seconds(60))),
                                     advance: .seconds(5))
@@ -187,8 +189,7 @@ struct FaultTests {
     @Test("cancelling the caller while it waits for no answer ends with cancelled, nothing recorded")
     func cancelDuringWait() async throws {
         let dir = TempDir()
-        let clock = ManualClock()
-        let g = try Fixture.gateway(dir, clock: clock)
+        let (clock, g) = try clockedGateway(dir)
         let task = await startWaiting(g, clock, Fixture.request(orderId: "cancel", amount: 1000),
                                       options: GatewayRequestOptions(fault: .noAnswer))
         task.cancel()
