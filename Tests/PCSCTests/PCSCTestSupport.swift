@@ -89,6 +89,17 @@ enum RealPCSC {
             return try await body(channel)
         }
     }
+
+    /// As ``servingChannel(_:removeAfter:context:_:)``, `body` given a card session over the
+    /// channel whose APDU deadline is `apduTimeout`.
+    static func servingSession<T: Sendable>(
+        _ card: any CardResponder, removeAfter: Int? = nil, context: PCSCContext, apduTimeout: Duration,
+        _ body: (CardSession) async throws -> T
+    ) async throws -> T {
+        try await servingChannel(card, removeAfter: removeAfter, context: context) { channel in
+            try await body(CardSession(channel: channel, apduTimeout: apduTimeout))
+        }
+    }
 }
 
 
