@@ -102,53 +102,22 @@ final class CoreDeviceRecorder: CoreAPIDeviceListener {
 /// Freezes the payment flow at one checkpoint until released, and tells when it got there.
 final class CoreCheckpointGate: Sendable {
     let point: FlowCheckpoint
-    private struct State {
-        var reached = false
-        var released = false
-        var reachedWaiters: [CheckedContinuation<Void, Never>] = []
-        var held: [CheckedContinuation<Void, Never>] = []
-    }
-    private let state = Mutex(State())
+    private let reached = OneShotEvent()
+    private let released = OneShotEvent()
 
     init(at point: FlowCheckpoint) { self.point = point }
 
     var hook: @Sendable (FlowCheckpoint) async -> Void {
         { p in
             guard p == self.point else { return }
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let (waiters, go) = self.state.withLock { s -> ([CheckedContinuation<Void, Never>], Bool) in
-                    s.reached = true
-                    let w = s.reachedWaiters
-                    s.reachedWaiters = []
-                    if s.released { return (w, true) }
-                    s.held.append(c)
-                    return (w, false)
-                }
-                for w in waiters { w.resume() }
-                if go { c.resume() }
-            }
+            self.reached.fire()
+            await self.released.wait()
         }
     }
 
-    func waitUntilReached() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { s -> Bool in
-                if s.reached { return true }
-                s.reachedWaiters.append(c)
-                return false
-            }
-            if now { c.resume() }
-        }
-    }
+    func waitUntilReached() async { await reached.wait() }
 
-    func release() {
-        let held = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            s.released = true
-            defer { s.held = [] }
-            return s.held
-        }
-        for c in held { c.resume() }
-    }
+    func release() { released.fire() }
 }
 
 /// A card source that fails as a reader would: the PC/SC faults on demand.

@@ -19,16 +19,16 @@ import Storage
 // the same directory stands for another process: its file locks exclude this one's as another
 // process's would (flock locks belong to the open file).
 
-private func gatewayCode(_ body: () throws(GatewayError) -> Void) -> GatewayError.Code? {
-    do {
-        try body()
-        return nil
-    } catch {
-        return error.code
-    }
+/// A typed error with a code: the ledger's and the device store's.
+private protocol ErrorWithCode: Error {
+    associatedtype Code
+    var code: Code { get }
 }
+extension GatewayError: ErrorWithCode {}
+extension DeviceStoreError: ErrorWithCode {}
 
-private func storeCode(_ body: () throws(DeviceStoreError) -> Void) -> DeviceStoreError.Code? {
+/// The code of the typed error `body` threw; nil when it returned.
+private func thrownCode<E: ErrorWithCode>(_ body: () throws(E) -> Void) -> E.Code? {
     do {
         try body()
         return nil
@@ -40,9 +40,9 @@ private func storeCode(_ body: () throws(DeviceStoreError) -> Void) -> DeviceSto
 /// The name of the code a ledger or a device store fails to open with (nil: it opens).
 private func openCode(_ file: String, _ directory: String) -> String? {
     if file == Ledger.fileName {
-        return gatewayCode { () throws(GatewayError) in _ = try Ledger(directory: directory) }.map { "\($0)" }
+        return thrownCode { () throws(GatewayError) in _ = try Ledger(directory: directory) }.map { "\($0)" }
     }
-    return storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: directory) }.map { "\($0)" }
+    return thrownCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: directory) }.map { "\($0)" }
 }
 
 @Suite("Recovery beside a live sale")
@@ -242,15 +242,15 @@ struct DataDirectoryIntegrityTests {
             for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: b.directory + "/" + file + suffix) }
             try FileManager.default.copyItem(atPath: a.directory + "/" + file, toPath: b.directory + "/" + file)
         }
-        #expect(gatewayCode { () throws(GatewayError) in _ = try Ledger(directory: b.directory) } == .storeMissing)
-        #expect(storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: b.directory) } == .storeMissing)
+        #expect(thrownCode { () throws(GatewayError) in _ = try Ledger(directory: b.directory) } == .storeMissing)
+        #expect(thrownCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: b.directory) } == .storeMissing)
     }
 
     @Test func aLostManifestIsAnError() async throws {
         let h = try await Self.directoryWithAPayment()
         try FileManager.default.removeItem(atPath: h.directory + "/" + DataDirectoryLayout.manifestName)
-        #expect(gatewayCode { () throws(GatewayError) in _ = try Ledger(directory: h.directory) } == .storeMissing)
-        #expect(storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: h.directory) } == .storeMissing)
+        #expect(thrownCode { () throws(GatewayError) in _ = try Ledger(directory: h.directory) } == .storeMissing)
+        #expect(thrownCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: h.directory) } == .storeMissing)
     }
 
     /// Defect 4: a dropped table or a damaged page went unnoticed.
@@ -262,8 +262,8 @@ struct DataDirectoryIntegrityTests {
             let d = try SQLiteConnection(path: h.directory + "/" + PendingPaymentStore.fileName, busyTimeout: .seconds(1))
             try d.execute("DROP TABLE attempts")
         }
-        #expect(gatewayCode { () throws(GatewayError) in _ = try Ledger(directory: h.directory) } == .corruptLedger)
-        #expect(storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: h.directory) } == .corruptStore)
+        #expect(thrownCode { () throws(GatewayError) in _ = try Ledger(directory: h.directory) } == .corruptLedger)
+        #expect(thrownCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: h.directory) } == .corruptStore)
     }
 
     @Test(arguments: [Ledger.fileName, PendingPaymentStore.fileName])
@@ -301,16 +301,16 @@ struct DataDirectoryIntegrityTests {
         #expect(records.first.map { !$0.attemptId.isEmpty } == true)
         // Adopted: it is in the manifest now, so losing it is an error.
         try FileManager.default.removeItem(atPath: dir.path + "/" + PendingPaymentStore.fileName)
-        #expect(storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: dir.path) } == .storeMissing)
+        #expect(thrownCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: dir.path) } == .storeMissing)
     }
 
     @Test func aMissingDirectoryIsNotCreatedByReadersOrRecoveries() {
         let dir = TempDir()
         let missing = dir.path + "/typo"
         for access in [DataDirectoryLayout.Access.existing, .readOnly] {
-            #expect(storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: missing, access: access) }
+            #expect(thrownCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: missing, access: access) }
                     == .noDataDirectory)
-            #expect(gatewayCode { () throws(GatewayError) in _ = try Ledger(directory: missing, access: access) } == .noDataDirectory)
+            #expect(thrownCode { () throws(GatewayError) in _ = try Ledger(directory: missing, access: access) } == .noDataDirectory)
         }
         #expect(!FileManager.default.fileExists(atPath: missing))
     }
@@ -426,8 +426,8 @@ struct ClosingRecordsTests {
         let reports = try await t.resolveUnclearOutcomes()
         guard case .notFound = reports.first?.finding else { Issue.record("\(reports)"); return }
 
-        #expect(storeCode { () throws(DeviceStoreError) in _ = try h.store.close(orderId: "ticket", reason: "  ") } == .invalidRequest)
-        #expect(storeCode { () throws(DeviceStoreError) in _ = try h.store.close(orderId: "nope", reason: "x") } == .notFound)
+        #expect(thrownCode { () throws(DeviceStoreError) in _ = try h.store.close(orderId: "ticket", reason: "  ") } == .invalidRequest)
+        #expect(thrownCode { () throws(DeviceStoreError) in _ = try h.store.close(orderId: "nope", reason: "x") } == .notFound)
         let closed = try h.store.close(orderId: "ticket", reason: "support ticket 4711: not charged")
         #expect(closed.state == .closed)
         #expect(try h.store.all().isEmpty)
@@ -441,7 +441,7 @@ struct ClosingRecordsTests {
         let h = try Harness()
         let (_, payment, gate) = try await h.paymentHeld(at: .pendingWritten, orderId: "owned")
         let other = try PendingPaymentStore(dataDirectory: h.directory)
-        #expect(storeCode { () throws(DeviceStoreError) in _ = try other.close(orderId: "owned", reason: "x") } == .busy)
+        #expect(thrownCode { () throws(DeviceStoreError) in _ = try other.close(orderId: "owned", reason: "x") } == .busy)
         gate.release()
         #expect(await payment.value.result?.status == .approved)
     }

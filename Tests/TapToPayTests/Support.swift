@@ -39,33 +39,13 @@ enum Outcome: Sendable, CustomStringConvertible {
 
 /// Suspends the calling task until it is cancelled (returns then, without throwing).
 func suspendUntilCancelled() async {
-    final class Parking: Sendable {
-        private let state = Mutex<(cancelled: Bool, continuation: CheckedContinuation<Void, Never>?)>((false, nil))
-        func park(_ c: CheckedContinuation<Void, Never>) {
-            let now = state.withLock { s -> Bool in
-                if s.cancelled { return true }
-                s.continuation = c
-                return false
-            }
-            if now { c.resume() }
-        }
-        func cancel() {
-            let c = state.withLock { s -> CheckedContinuation<Void, Never>? in
-                s.cancelled = true
-                defer { s.continuation = nil }
-                return s.continuation
-            }
-            c?.resume()
-        }
-    }
-    let parking = Parking()
+    let cancelled = OneShotEvent()
     await withTaskCancellationHandler {
-        await withCheckedContinuation { parking.park($0) }
+        await cancelled.wait()
     } onCancel: {
-        parking.cancel()
+        cancelled.fire()
     }
 }
-
 
 // MARK: - Providers
 
