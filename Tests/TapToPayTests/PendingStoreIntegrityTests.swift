@@ -1,3 +1,4 @@
+import CodedErrors
 import DeviceStore
 import Foundation
 import PaymentGateway
@@ -19,16 +20,8 @@ import Storage
 // the same directory stands for another process: its file locks exclude this one's as another
 // process's would (flock locks belong to the open file).
 
-/// A typed error with a code: the ledger's and the device store's.
-private protocol ErrorWithCode: Error {
-    associatedtype Code
-    var code: Code { get }
-}
-extension GatewayError: ErrorWithCode {}
-extension DeviceStoreError: ErrorWithCode {}
-
 /// The code of the typed error `body` threw; nil when it returned.
-private func thrownCode<E: ErrorWithCode>(_ body: () throws(E) -> Void) -> E.Code? {
+private func thrownCode<E: CodedError>(_ body: () throws(E) -> Void) -> E.Code? {
     do {
         try body()
         return nil
