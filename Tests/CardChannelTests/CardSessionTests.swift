@@ -93,13 +93,21 @@ struct CardSessionTests {
         #expect(session.exchanges.first?.failure == .malformedResponse)
     }
 
-    @Test("a mute card times out at the APDU deadline on the injected clock")
-    func timeout() async throws {
+    /// A session on a mute card (its APDU deadline `apduTimeout` on a manual clock) and its
+    /// exchange, started in a task of its own, once it waits on the clock.
+    func exchangeWithAMuteCard(apduTimeout: Duration) async
+        -> (clock: ManualClock, session: CardSession, task: Task<ResponseAPDU, any Error>) {
         let clock = ManualClock()
-        let session = CardSession(channel: ScriptedChannel([.hang]), apduTimeout: .milliseconds(500),
-                                  clock: MonotonicClock(clock))
+        let session = CardSession(channel: ScriptedChannel([.hang]), apduTimeout: apduTimeout, clock: MonotonicClock(clock))
+        let select = self.select
         let task = Task { try await session.send(select) }
         await clock.waitForSleepers(1)
+        return (clock, session, task)
+    }
+
+    @Test("a mute card times out at the APDU deadline on the injected clock")
+    func timeout() async throws {
+        let (clock, session, task) = await exchangeWithAMuteCard(apduTimeout: .milliseconds(500))
         clock.advance(by: .milliseconds(499))
         #expect(clock.sleeperCount == 1)
         clock.advance(by: .milliseconds(1))
@@ -141,11 +149,7 @@ struct CardSessionTests {
 
     @Test("cancelling the task ends the wait with cancelled, not timeout")
     func cancellation() async throws {
-        let clock = ManualClock()
-        let session = CardSession(channel: ScriptedChannel([.hang]), apduTimeout: .seconds(5),
-                                  clock: MonotonicClock(clock))
-        let task = Task { try await session.send(select) }
-        await clock.waitForSleepers(1)
+        let (_, _, task) = await exchangeWithAMuteCard(apduTimeout: .seconds(5))
         task.cancel()
         let result = await task.result
         #expect((result.error as? CardChannelError)?.code == .cancelled)

@@ -75,13 +75,21 @@ struct DirectDriveTests {
         #expect(session.exchanges.allSatisfy { $0.duration >= .zero && $0.failure == nil })
     }
 
+    /// Drives ``commands`` on a session over `direct` (its APDU deadline `apduTimeout`), each
+    /// next command from a ``Feeder``: how the drive ended, the session and the feeder.
+    func drive(_ direct: DirectScriptedChannel, apduTimeout: Duration) async
+        -> (end: CardSession.DriveEnd, session: CardSession, feeder: Feeder) {
+        let session = CardSession(channel: direct, apduTimeout: apduTimeout)
+        let feeder = Feeder(commands, on: direct)
+        let end = await session.drive(from: commands[0]) { feeder.next($0) }
+        return (end, session, feeder)
+    }
+
     @Test("the APDU deadline ends a drive whose call blocks: the task is resumed before the call returns, the late answer is dropped, `next` is not called again")
     func deadlineWhileBlocked() async throws {
         let direct = DirectScriptedChannel([.respond([0x90, 0x00]), .muteUntilDeadline])
         defer { direct.close() }
-        let session = CardSession(channel: direct, apduTimeout: .milliseconds(50))
-        let feeder = Feeder(commands, on: direct)
-        let end = await session.drive(from: commands[0]) { feeder.next($0) }
+        let (end, session, feeder) = await drive(direct, apduTimeout: .milliseconds(50))
         // Returned while the mute call still blocks: it is released only now.
         #expect(direct.runs == (1, 0))
         guard case .failed(let error) = end else { Issue.record("the drive ended with \(end)"); return }
@@ -99,9 +107,7 @@ struct DirectDriveTests {
     func staleDeadline() async throws {
         let direct = DirectScriptedChannel([.respond([0x90, 0x00]), .staleDeadline([0x90, 0x00]), .respond([0x90, 0x00])])
         defer { direct.close() }
-        let session = CardSession(channel: direct, apduTimeout: .seconds(30))
-        let feeder = Feeder(commands, on: direct)
-        let end = await session.drive(from: commands[0]) { feeder.next($0) }
+        let (end, session, feeder) = await drive(direct, apduTimeout: .seconds(30))
         guard case .stopped = end else { Issue.record("the drive ended with \(end)"); return }
         #expect(feeder.calls == 3)
         #expect(session.exchanges.map(\.failure) == [nil, nil, nil])
@@ -311,29 +317,15 @@ struct DirectDriveTests {
 
 /// A gate for code on another thread: it says it has arrived and waits until the test opens it.
 final class Gate: Sendable {
-    private let entered = Mutex<(done: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    private let entered = OneShotEvent()
     private let opened = DispatchSemaphore(value: 0)
 
     func enteredAndWait() {
-        let waiter = entered.withLock { s -> CheckedContinuation<Void, Never>? in
-            s.done = true
-            defer { s.waiter = nil }
-            return s.waiter
-        }
-        waiter?.resume()
+        entered.fire()
         opened.wait()
     }
 
-    func waitUntilEntered() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = entered.withLock { s -> Bool in
-                if s.done { return true }
-                s.waiter = c
-                return false
-            }
-            if now { c.resume() }
-        }
-    }
+    func waitUntilEntered() async { await entered.wait() }
 
     func open() { opened.signal() }
 }

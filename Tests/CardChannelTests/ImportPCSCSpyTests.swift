@@ -11,6 +11,20 @@ import ISO7816
 struct ImportPCSCSpyTests {
     static let testPAN = "4111111111111111"
 
+    /// pcsc-spy's log of one SCardTransmit (READ RECORD 1 of SFI 1, answered 9000) with `status`
+    /// on its result line, the call taking `seconds`.
+    static func transmitCall(status: String, seconds: String) -> String {
+        """
+            SCardTransmit
+             i bSendBuffer
+             i  0000 00 B2 01 0C 00                                   .....
+             o bRecvBuffer
+             o  0000 90 00                                            ..
+             => Command\(status)  [\(seconds)]
+
+            """
+    }
+
     static func load(_ name: String, redact: Bool = true) throws -> APDUTrace {
         try PCSCSpyImporter.importLog(try TraceSamples.text(TraceSamples.capture(name)), name: name, redact: redact)
     }
@@ -130,16 +144,7 @@ struct ImportPCSCSpyTests {
         ("(SCARD_E_NOT_TRANSACTED [0x8010001])", "SCARD_E_NOT_TRANSACTED"),
     ] as [(String, String?)])
     func theStatusCodeDecides(_ status: String, _ error: String?) throws {
-        let text = """
-            SCardTransmit
-             i bSendBuffer
-             i  0000 00 B2 01 0C 00                                   .....
-             o bRecvBuffer
-             o  0000 90 00                                            ..
-             => Command. \(status)  [0.001000]
-
-            """
-        let t = try PCSCSpyImporter.parse(text)
+        let t = try PCSCSpyImporter.parse(Self.transmitCall(status: ". \(status)", seconds: "0.001000"))
         let reply = try #require(t.exchanges.first?.reply)
         #expect(reply == (error.map { .event(.transmitError($0)) } ?? .response(ResponseAPDU(statusWord: .success))))
         #expect(try APDUTrace(parsing: t.text) == t)
@@ -150,19 +155,11 @@ struct ImportPCSCSpyTests {
     /// digits of seconds), so no sum overflows, and times past the format's range are kept at
     /// its end instead of making a trace that cannot be written.
     @Test func hugeDurationsStayWithinWhatATraceHolds() throws {
-        let call = """
-            SCardTransmit
-             i bSendBuffer
-             i  0000 00 B2 01 0C 00                                   .....
-             o bRecvBuffer
-             o  0000 90 00                                            ..
-             => Command successful. (SCARD_S_SUCCESS [0x00000000])  [9999999999.999999]
-
-            """
+        let call = Self.transmitCall(status: " successful. (SCARD_S_SUCCESS [0x00000000])", seconds: "9999999999.999999")
         let t = try PCSCSpyImporter.parse(String(repeating: call, count: 3))
         #expect(t.entries.last?.time == APDUTrace.timeRange.upperBound)
         #expect(try APDUTrace(parsing: t.text) == t)
-        let tooLong = call.replacingOccurrences(of: "9999999999.999999", with: "9223372036854775807.000000")
+        let tooLong = Self.transmitCall(status: " successful. (SCARD_S_SUCCESS [0x00000000])", seconds: "9223372036854775807.000000")
         let u = try PCSCSpyImporter.parse(String(repeating: tooLong, count: 20))
         #expect(u.entries.allSatisfy { $0.time == .zero })
         #expect(APDUTrace.formatTime(.seconds(Int64.max) + .seconds(Int64.max)) == "9999999999.999999999")

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import ISO7816
 @testable import CardChannel
 @testable import APDUTrace
@@ -130,29 +131,22 @@ struct TraceFormatTests {
         }
     }
 
-    @Test func invalidUTF8IsAnError() {
-        #expect(throws: TraceError.self) { try APDUTrace(parsing: [0x40, 0xFF, 0xFE], path: "x") }
-        do { _ = try APDUTrace(parsing: [0x40, 0xFF, 0xFE], path: "x") } catch { #expect(error.code == .notUTF8) }
+    @Test func invalidUTF8IsAnError() async {
+        await expectThrows(TraceError.self, .notUTF8) { _ = try APDUTrace(parsing: [0x40, 0xFF, 0xFE], path: "x") }
     }
 
-    @Test func missingFileIsAnError() {
-        do {
+    @Test func missingFileIsAnError() async {
+        let error = await expectThrows(TraceError.self, .unreadable, "read a missing file") {
             _ = try APDUTrace(contentsOfFile: "/nonexistent/trace.apdu")
-            Issue.record("read a missing file")
-        } catch {
-            #expect(error.code == .unreadable)
-            #expect(error.description.hasPrefix("/nonexistent/trace.apdu: "))
         }
+        #expect(error?.description.hasPrefix("/nonexistent/trace.apdu: ") == true)
     }
 
-    @Test func aDirectoryIsUnreadableWithTheSystemsReasonOnOneLine() {
-        do {
+    @Test func aDirectoryIsUnreadableWithTheSystemsReasonOnOneLine() async {
+        let error = await expectThrows(TraceError.self, .unreadable, "read a directory as a trace") {
             _ = try APDUTrace(contentsOfFile: "/")
-            Issue.record("read a directory as a trace")
-        } catch {
-            #expect(error.code == .unreadable)
-            #expect(error.description == "/: cannot read the file (Is a directory)")
         }
+        #expect(error?.description == "/: cannot read the file (Is a directory)")
     }
 
     /// Every prefix of a valid trace either parses or fails with a typed error, never a crash.

@@ -3,6 +3,7 @@ import BERTLV
 import ISO7816
 @testable import CardChannel
 import Timing
+import TestSupport
 @testable import APDUTrace
 
 @Suite("Trace replay: matching modes, events, pacing")
@@ -57,17 +58,14 @@ struct TraceReplayTests {
         let channel = TraceReplayChannel(trace: S.visa)
         _ = try await channel.transmit(other[0])
         _ = try await channel.transmit(other[1])
-        do {
+        let error = await expectThrows(CardChannelError.self, .traceMismatch, "a different amount matched") {
             _ = try await channel.transmit(other[2])
-            Issue.record("a different amount matched")
-        } catch {
-            #expect(error.code == .traceMismatch)
-            #expect(error.reason.contains("exchange 3, line 11"))
-            #expect(error.reason.contains("first difference at byte 15"))
-            // Both commands are shown; the recorded one with its ignored bytes as dots.
-            #expect(error.reason.contains("recorded: 80A8000015831336000000000000000100........0978......00"))
-            #expect(error.reason.contains("received: \(other[2].description)"))
         }
+        #expect(error?.reason.contains("exchange 3, line 11") == true)
+        #expect(error?.reason.contains("first difference at byte 15") == true)
+        // Both commands are shown; the recorded one with its ignored bytes as dots.
+        #expect(error?.reason.contains("recorded: 80A8000015831336000000000000000100........0978......00") == true)
+        #expect(error?.reason.contains("received: \(other[2].description)") == true)
         let overriding = TraceReplayChannel(trace: S.visa, matching: TraceMatching(mode: .masked, overridesAmount: true))
         for c in Self.session(S.gpo(amount: "000000009999", currency: "0840")) { _ = try await overriding.transmit(c) }
     }
@@ -77,13 +75,10 @@ struct TraceReplayTests {
         let run = Self.session()
         _ = try await channel.transmit(run[0])
         _ = try await channel.transmit(run[1])
-        do {
+        let error = await expectThrows(CardChannelError.self, .traceMismatch, "strict matched a new UN") {
             _ = try await channel.transmit(run[2])
-            Issue.record("strict matched a new UN")
-        } catch {
-            #expect(error.code == .traceMismatch)
-            #expect(error.reason.contains("strict matching: first difference at byte 17"))
         }
+        #expect(error?.reason.contains("strict matching: first difference at byte 17") == true)
         // A mismatch does not move the trace: the recorded command still matches.
         let recorded = try #require(S.visa.exchanges[2].commandAPDU)
         _ = try await channel.transmit(recorded)
@@ -96,31 +91,21 @@ struct TraceReplayTests {
         for c in foreign { _ = try await channel.transmit(c) }
 
         let other = TraceReplayChannel(trace: S.visa, matching: TraceMatching(mode: .structural))
-        do {
+        let instruction = await expectThrows(CardChannelError.self, .traceMismatch, "structural matched another instruction") {
             _ = try await other.transmit(S.readRecord1)
-            Issue.record("structural matched another instruction")
-        } catch {
-            #expect(error.code == .traceMismatch)
-            #expect(error.reason.contains("CLA INS P1 P2 differ"))
         }
-        do {
+        #expect(instruction?.reason.contains("CLA INS P1 P2 differ") == true)
+        let length = await expectThrows(CardChannelError.self, .traceMismatch, "structural matched another length") {
             _ = try await other.transmit(CommandAPDU.select(name: Array("2PAY.SYS.DDF0".utf8)))
-            Issue.record("structural matched another length")
-        } catch {
-            #expect(error.reason.contains("data length 13 instead of 14"))
         }
+        #expect(length?.reason.contains("data length 13 instead of 14") == true)
     }
 
     @Test func theEndOfTheTraceIsAnError() async throws {
         let t = try APDUTrace(parsing: "@format tapemu-apdu-trace/1\n0 > 00A404000E325041592E5359532E444446303100\n0.1 < 6A82\n")
         let channel = TraceReplayChannel(trace: t)
         #expect(try await channel.transmit(S.selectPPSE).statusWord == .fileNotFound)
-        do {
-            _ = try await channel.transmit(S.selectVisa)
-            Issue.record("played past the end")
-        } catch {
-            #expect(error.code == .traceEnded)
-        }
+        await expectThrows(CardChannelError.self, .traceEnded, "played past the end") { _ = try await channel.transmit(S.selectVisa) }
     }
 
     static let events: [(String, CardChannelError.Code, String?)] = [
@@ -144,14 +129,9 @@ struct TraceReplayTests {
             """)
         let channel = TraceReplayChannel(trace: t)
         _ = try await channel.transmit(S.selectPPSE)
-        do {
-            _ = try await channel.transmit(S.selectVisa)
-            Issue.record("no event")
-        } catch {
-            #expect(error.code == code)
-            if let detail { #expect(error.detail == detail) }
-            #expect(error.reason.contains("trace line 4"))
-        }
+        let error = await expectThrows(CardChannelError.self, code, "no event") { _ = try await channel.transmit(S.selectVisa) }
+        if let detail { #expect(error?.detail == detail) }
+        #expect(error?.reason.contains("trace line 4") == true)
         // The trace goes on after the event.
         #expect(try await channel.transmit(S.readRecord1).statusWord == .success)
     }
@@ -160,12 +140,7 @@ struct TraceReplayTests {
         let t = try APDUTrace(parsing: "@format tapemu-apdu-trace/1\n0 ! card-removed\n")
         let channel = TraceReplayChannel(trace: t)
         for _ in 0..<3 {
-            do {
-                _ = try await channel.transmit(S.selectPPSE)
-                Issue.record("answered")
-            } catch {
-                #expect(error.code == .cardRemoved)
-            }
+            await expectThrows(CardChannelError.self, .cardRemoved, "answered") { _ = try await channel.transmit(S.selectPPSE) }
         }
     }
 
@@ -191,12 +166,7 @@ struct TraceReplayTests {
         let task = Task { try await channel.transmit(S.selectPPSE) }
         await manual.waitForSleepers(1)
         task.cancel()
-        do {
-            _ = try await task.value
-            Issue.record("answered after cancel")
-        } catch let error as CardChannelError {
-            #expect(error.code == .cancelled)
-        }
+        await expectThrows(CardChannelError.self, .cancelled, "answered after cancel") { _ = try await task.value }
     }
 
     @Test func unpacedReplayDoesNotTouchTheClock() async throws {

@@ -253,32 +253,23 @@ import TestSupport
 
 /// A trace is outside input too: its terminal data set up the replay.
 @Suite struct TraceReplaySetupTests {
-    /// A trace whose PDOL asks for a 3-byte currency code, which the GPO fills with 999999:
-    /// not an n 3 code (and above UInt16.max), so the default currency stays.
-    @Test func aCurrencyCodeThatIsNotOneKeepsTheDefault() throws {
+    /// A trace whose PDOL asks for the currency code (5F2A) in `value`'s length, which the GPO
+    /// fills with `value`: 0826 is a code and is taken; 999999 (3 bytes) is not an n 3 code (and
+    /// above UInt16.max), so the default currency stays. The country code is the default's.
+    @Test(arguments: [("0826", 826 as UInt16), ("999999", TerminalConfiguration.default.currencyCode)])
+    func aCurrencyCodeIsTakenOnlyWhenItIsOne(_ value: String, _ expected: UInt16) throws {
+        let length = Hex.encode([UInt8(value.count / 2)])
         let text = """
             @format tapemu-apdu-trace/1
             0.000000 > 00A4040007A000000003101000
-            0.001000 < 6F118407A0000000031010A5069F38035F2A03 9000
-            0.002000 > 80A8000005 8303 999999 00
+            0.001000 < 6F118407A0000000031010A5069F38035F2A\(length) 9000
+            0.002000 > 80A80000\(Hex.encode([UInt8(value.count / 2 + 2)])) 83\(length) \(value) 00
             0.003000 < 6985
             """
         let trace = try APDUTrace(parsing: text)
-        #expect(trace.terminalData[.transactionCurrencyCode] == bytes("999999"))
+        #expect(trace.terminalData[.transactionCurrencyCode] == bytes(value))
         let setup = TraceReplaySetup(trace: trace)
-        #expect(setup.configuration.currencyCode == TerminalConfiguration.default.currencyCode)
+        #expect(setup.configuration.currencyCode == expected)
         #expect(setup.configuration.countryCode == TerminalConfiguration.default.countryCode)
-    }
-
-    @Test func aCurrencyCodeThatIsOneIsTaken() throws {
-        let text = """
-            @format tapemu-apdu-trace/1
-            0.000000 > 00A4040007A000000003101000
-            0.001000 < 6F118407A0000000031010A5069F38035F2A02 9000
-            0.002000 > 80A8000004 8302 0826 00
-            0.003000 < 6985
-            """
-        let setup = TraceReplaySetup(trace: try APDUTrace(parsing: text))
-        #expect(setup.configuration.currencyCode == 826)
     }
 }

@@ -56,6 +56,14 @@ struct LiveService {
                                                              body: Array((json ?? "").utf8)))
     }
 
+    /// A served gateway that issued the terminal `tapemu-cli` a token, then stopped answering.
+    static func stoppedAfterIssuingAToken() async throws -> (live: LiveService, token: String) {
+        let live = try LiveService()
+        let token = try await RemoteGateway(baseURL: live.url).posAuthToken(apiKey: live.service.apiKey, pointOfSaleId: "tapemu-cli")
+        await live.server.stop()
+        return (live, token)
+    }
+
     /// An approved (or declined, by the amount's trigger) sale of a virtual card over the terminal API.
     func authorise(orderId: String, amount: Int) async throws(GatewayError) -> AuthorisationResponse {
         try await remote.authorize(

@@ -124,46 +124,32 @@ struct HTTPServerClientTests {
     @Test("closeWithoutAnswer closes the connection without a status line: connectionClosed")
     func closeWithoutAnswer() async throws {
         let server = try Self.serve()
-        do throws(HTTPClientError) {
-            _ = try await HTTPClient().send(HTTPClientRequest(url: server.url + "/close"))
-            Issue.record("an answer came")
-        } catch {
-            #expect(error.kind == .connectionClosed)
-            #expect(error.requestMayHaveLeft)
-        }
+        let closed = await clientError { try await HTTPClient().send(HTTPClientRequest(url: server.url + "/close")) }
+        #expect(closed?.kind == .connectionClosed)
+        #expect(closed?.requestMayHaveLeft == true)
         await server.stop()
     }
 
     @Test("stallMidBody: part of the body, then the server's timeout closes it (cut short), or the client's fires first")
     func stall() async throws {
         let server = try Self.serve()
-        do throws(HTTPClientError) {
-            _ = try await HTTPClient().send(HTTPClientRequest(url: server.url + "/stall", timeout: .seconds(10)))
-            Issue.record("an answer came")
-        } catch {
-            #expect(error.kind == .answerCutShort)
-            #expect(error.status == 200)
+        let cut = await clientError { try await HTTPClient().send(HTTPClientRequest(url: server.url + "/stall", timeout: .seconds(10))) }
+        #expect(cut?.kind == .answerCutShort)
+        #expect(cut?.status == 200)
+        let late = await clientError {
+            try await HTTPClient().send(HTTPClientRequest(url: server.url + "/stall", timeout: .milliseconds(300)))
         }
-        do throws(HTTPClientError) {
-            _ = try await HTTPClient().send(HTTPClientRequest(url: server.url + "/stall", timeout: .milliseconds(300)))
-            Issue.record("an answer came")
-        } catch {
-            #expect(error.kind == .timedOut)
-            #expect(error.requestMayHaveLeft)
-        }
+        #expect(late?.kind == .timedOut)
+        #expect(late?.requestMayHaveLeft == true)
         await server.stop()
     }
 
     @Test("nothing listening: couldNotConnect, and the request provably never left")
     func refused() async throws {
         let port = closedPort()
-        do throws(HTTPClientError) {
-            _ = try await HTTPClient().send(HTTPClientRequest(url: "http://127.0.0.1:\(port)/echo"))
-            Issue.record("an answer came")
-        } catch {
-            #expect(error.kind == .couldNotConnect)
-            #expect(!error.requestMayHaveLeft)
-        }
+        let refused = await clientError { try await HTTPClient().send(HTTPClientRequest(url: "http://127.0.0.1:\(port)/echo")) }
+        #expect(refused?.kind == .couldNotConnect)
+        #expect(refused?.requestMayHaveLeft == false)
     }
 
     @Test("a slow client that never finishes its headers is disconnected by the connection timeout")
@@ -221,12 +207,7 @@ struct HTTPServerClientTests {
         let task = Task { try await HTTPClient().send(HTTPClientRequest(url: url + "/slow", timeout: .seconds(20))) }
         await handler.entered.wait()
         task.cancel()
-        do {
-            _ = try await task.value
-            Issue.record("an answer came")
-        } catch let error as HTTPClientError {
-            #expect(error.kind == .cancelled)
-        }
+        #expect(await clientError { try await task.value }?.kind == .cancelled)
         handler.release.fire()
         await server.stop()
     }
@@ -263,4 +244,19 @@ struct HTTPServerClientTests {
         #expect(String(decoding: small.body, as: UTF8.self) == "POST - chunk")
         await server.stop()
     }
+}
+
+/// The ``HTTPClientError`` `send` fails with; an issue at the caller when an answer came
+/// instead, or another error.
+func clientError(sourceLocation: SourceLocation = #_sourceLocation,
+                 _ send: () async throws -> HTTPClientResponse) async -> HTTPClientError? {
+    do {
+        _ = try await send()
+        Issue.record("an answer came", sourceLocation: sourceLocation)
+    } catch let error as HTTPClientError {
+        return error
+    } catch {
+        Issue.record("not an HTTPClientError: \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
 }

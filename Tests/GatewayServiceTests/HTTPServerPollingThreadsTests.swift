@@ -3,6 +3,7 @@ import HTTPClient
 import HTTPServer
 import Synchronization
 import Testing
+import TestSupport
 
 /// The server polls its connections on a few threads (epoll) and suspends a connection while
 /// its handler runs: no thread per connection, and no polling thread waits for a handler.
@@ -14,31 +15,20 @@ struct HTTPServerPollingThreadsTests {
     }
 
     /// A loopback connection that sent `GET /echo` and read its whole answer (kept open after).
-    static func keptConnection(port: UInt16) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(fd >= 0)
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var sin = sockaddr_in()
-        sin.sin_family = sa_family_t(AF_INET)
-        sin.sin_port = port.bigEndian
-        sin.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &sin) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(connected == 0)
-        let request = Array("GET /echo HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
-        try #require(request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == request.count)
+    static func keptConnection(port: UInt16) throws -> RawConnection {
+        let connection = try RawConnection(port: port)
+        try #require(connection.send("GET /echo HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"))
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         // TestHandler answers `GET /echo` with the body "GET - ".
         while !String(decoding: answer, as: UTF8.self).hasSuffix("\r\n\r\nGET - ") {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            try #require(connection.readable(within: 10_000), "no more of the answer within 10 s after \(answer.count) bytes")
+            let n = buffer.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, $0.count, 0) }
             try #require(n > 0, "the answer ended after \(answer.count) bytes")
             answer += buffer[0..<n]
         }
         #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
-        return fd
+        return connection
     }
 
     @Test("128 kept connections, each answered once, hold no thread each (thread per connection held 128 more)")
@@ -48,13 +38,13 @@ struct HTTPServerPollingThreadsTests {
         // One answered request first: the server's own threads have started.
         let first = try Self.keptConnection(port: server.port)
         let before = Self.threadCount()
-        var fds: [Int32] = []
-        defer { for fd in fds + [first] { close(fd) } }
-        for _ in 0..<128 { fds.append(try Self.keptConnection(port: server.port)) }
+        var kept: [RawConnection] = []
+        for _ in 0..<128 { kept.append(try Self.keptConnection(port: server.port)) }
         let during = Self.threadCount()
         #expect(server.connectionCounts.held == 129)
         #expect(during - before < 32, "\(before) threads before, \(during) with 128 more connections held")
         await server.stop()
+        withExtendedLifetime((first, kept)) {}   // held open until the server stopped
     }
 
     @Test("with one polling thread, a handler that waits holds its own connection only: another is answered meanwhile")

@@ -12,30 +12,21 @@ import TestSupport
 /// there; skipped only when neither is (a plain `swift test` on a machine never set up).
 @Suite("MONEI's official SDK against gateway serve", .serialized)
 struct MoneiSDKConformanceTests {
-    static let repository = repositoryRoot
-    static var python: String? { moneiPython }
-
     @Test("conformance.py passes: the SDK's payments.get/refund/cancel/capture/create, errors, webhooks and GraphQL",
-          .enabled(if: python != nil, "run scripts/dev setup (installs MONEI's SDK in .build/monei-venv)"),
+          .enabled(if: moneiPython != nil, "run scripts/dev setup (installs MONEI's SDK in .build/monei-venv)"),
           .timeLimit(.minutes(10)))
     func sdkConformance() throws {
-        let python = try #require(Self.python)
+        let python = try #require(moneiPython)
         #expect(FileManager.default.isExecutableFile(atPath: python), "TAPEMU_MONEI_PYTHON=\(python) is not an executable")
         let report = FileManager.default.temporaryDirectory.appendingPathComponent("monei-sdk-\(UUID().uuidString).xml")
         defer { try? FileManager.default.removeItem(at: report) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [Self.repository.appendingPathComponent("Tests/MoneiSDKConformance/conformance.py").path,
-                             "--tapemu", try tapemuExecutable().path, "--junit", report.path]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let run = try runToEnd(python, [repositoryRoot.appendingPathComponent("Tests/MoneiSDKConformance/conformance.py").path,
+                                        "--tapemu", try tapemuExecutable().path, "--junit", report.path],
+                               mergingStandardError: true)
+        let output = run.stdout
         print(output)
         let closing = output.split(separator: "\n").last { $0.hasPrefix("MONEI SDK conformance") }
-        #expect(process.terminationStatus == 0, "conformance.py failed:\n\(output)")
+        #expect(run.status == 0, "conformance.py failed:\n\(output)")
         #expect(closing?.contains(" 0 failed") == true, "no closing line with 0 failed:\n\(output)")
         // The JUnit report (junitparser) lists every check.
         let xml = try String(contentsOf: report, encoding: .utf8)

@@ -25,9 +25,7 @@ struct PayFailureReasonTests {
 
     @Test("a gateway that stops answering after the token was issued: the reason names the check that failed")
     func unreachableAtPrepare() async throws {
-        let live = try LiveService()
-        let token = try await RemoteGateway(baseURL: live.url).posAuthToken(apiKey: live.service.apiKey, pointOfSaleId: "tapemu-cli")
-        await live.server.stop()
+        let (live, token) = try await LiveService.stoppedAfterIssuingAToken()
         let r = await runCLI(["pay", "--amount", "1250", "--order-id", "gone", "--gateway", live.url,
                               "--token", token, "--data-dir", try temporaryDirectory(), "--json"])
         #expect(r.status == PayCommand.failedNoPayment, "\(r.err)")

@@ -77,9 +77,7 @@ struct PayOverTCPTests {
 
     @Test("a gateway that cannot be reached before the submission point: no payment, not an unclear outcome")
     func unreachable() async throws {
-        let live = try LiveService()
-        let token = try await RemoteGateway(baseURL: live.url).posAuthToken(apiKey: live.service.apiKey, pointOfSaleId: "tapemu-cli")
-        await live.server.stop()
+        let (live, token) = try await LiveService.stoppedAfterIssuingAToken()
         let device = try temporaryDirectory()
         let r = await runCLI(["pay", "--amount", "1250", "--order-id", "tcp-down", "--gateway", live.url, "--api-key", live.service.apiKey,
                               "--token", token, "--data-dir", device, "--json"])

@@ -26,12 +26,19 @@ struct TerminalTokenRaceTests {
         return config
     }
 
-    @Test("two TapToPay terminals on one RemoteGateway, prepared one after the other, then paying at once: each order is its own terminal's")
-    func moneiTerminalsRacing() async throws {
+    /// A served gateway, one `RemoteGateway` on it, and the tokens of the points of sale `a` and `b`.
+    static func sharedGateway(_ a: String, _ b: String) async throws
+        -> (live: LiveService, shared: RemoteGateway, tokenA: String, tokenB: String) {
         let live = try LiveService()
         let shared = RemoteGateway(baseURL: live.url)
-        let tokenA = try await shared.posAuthToken(apiKey: live.service.apiKey, pointOfSaleId: "pos-race-a")
-        let tokenB = try await shared.posAuthToken(apiKey: live.service.apiKey, pointOfSaleId: "pos-race-b")
+        let tokenA = try await shared.posAuthToken(apiKey: live.service.apiKey, pointOfSaleId: a)
+        let tokenB = try await shared.posAuthToken(apiKey: live.service.apiKey, pointOfSaleId: b)
+        return (live, shared, tokenA, tokenB)
+    }
+
+    @Test("two TapToPay terminals on one RemoteGateway, prepared one after the other, then paying at once: each order is its own terminal's")
+    func moneiTerminalsRacing() async throws {
+        let (live, shared, tokenA, tokenB) = try await Self.sharedGateway("pos-race-a", "pos-race-b")
         let a = TapToPay(configuration: try Self.terminal(shared))
         let b = TapToPay(configuration: try Self.terminal(shared))
         // A prepares, then B: with one shared box, A's payments went out with B's token.
@@ -70,10 +77,7 @@ struct TerminalTokenRaceTests {
 
     @Test("two CoreAPI terminals on one configuration's RemoteGateway: sales at once, and each lists its own after the other validated its token")
     func coreTerminalsRacing() async throws {
-        let live = try LiveService()
-        let shared = RemoteGateway(baseURL: live.url)
-        let tokenA = try await shared.posAuthToken(apiKey: live.service.apiKey, pointOfSaleId: "pos-core-a")
-        let tokenB = try await shared.posAuthToken(apiKey: live.service.apiKey, pointOfSaleId: "pos-core-b")
+        let (live, shared, tokenA, tokenB) = try await Self.sharedGateway("pos-core-a", "pos-core-b")
         let listener = Quiet()
         var terminals: [(CoreAPI, CoreTerminal, String)] = []
         for (token, name) in [(tokenA, "a"), (tokenB, "b")] {

@@ -102,21 +102,18 @@ final class WebhookReceiver: Sendable {
     }
 }
 
+/// `tapemu pay --json` of 12.50 for `orderId` against the gateway served at `url` (API key
+/// `key`), its webhook to `callback`, the device's store in `device`.
+func payOverTCP(_ orderId: String, url: String, key: String, callback: String,
+                device: String) async -> (status: Int32, out: String, err: String) {
+    await runCLI(["pay", "--amount", "1250", "--order-id", orderId, "--callback-url", callback, "--gateway", url,
+                  "--api-key", key, "--data-dir", device, "--json"])
+}
+
 /// Runs the built `tapemu` binary (the real CLI) and collects its exit status and output.
 func runBinary(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
-    let p = Process()
-    p.executableURL = try ServeProcess.binary()
-    p.arguments = args
-    let out = Pipe()
-    let err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    p.standardInput = FileHandle.nullDevice
-    try p.run()
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    let r = try runToEnd(try ServeProcess.binary().path, args)
+    return (r.status, r.stdout, r.stderr)
 }
 
 /// The short retry schedule the webhook tests give `gateway serve` (hidden option).
@@ -162,8 +159,7 @@ struct WebhookServeTests {
         let receiver = try WebhookReceiver()
         let serverDir = try temporaryDirectory()
         let (server, url, apiKey) = try await ServeProcess.start(["--data-dir", serverDir] + testSchedule)
-        let pay = await runCLI(["pay", "--amount", "1250", "--order-id", "wh-signed", "--callback-url", receiver.url + "/hook",
-                                "--gateway", url, "--api-key", apiKey, "--data-dir", try temporaryDirectory(), "--json"])
+        let pay = await payOverTCP("wh-signed", url: url, key: apiKey, callback: receiver.url + "/hook", device: try temporaryDirectory())
         #expect(pay.status == 0, "\(pay.err)")
         let got = try await receiver.wait(for: "the webhook of wh-signed") { !WebhookReceiver.of($0, order: "wh-signed").isEmpty }
         let hook = try #require(WebhookReceiver.of(got, order: "wh-signed").first)
@@ -214,8 +210,7 @@ struct WebhookServeTests {
         let receiver = try WebhookReceiver { _, n in n == 1 ? 500 : 200 }
         let serverDir = try temporaryDirectory()
         let (server, url, key) = try await ServeProcess.start(["--data-dir", serverDir] + testSchedule)
-        let pay = await runCLI(["pay", "--amount", "1250", "--order-id", "wh-retry", "--callback-url", receiver.url + "/flaky",
-                                "--gateway", url, "--api-key", key, "--data-dir", try temporaryDirectory(), "--json"])
+        let pay = await payOverTCP("wh-retry", url: url, key: key, callback: receiver.url + "/flaky", device: try temporaryDirectory())
         #expect(pay.status == 0, "\(pay.err)")
         let first = try #require(await server.line(startingWith: "tapemu: webhook 1 (order wh-retry) attempt 1: HTTP 500, next try "))
         _ = try #require(await server.line(startingWith: "tapemu: webhook 1 (order wh-retry) attempt 2: delivered (HTTP 200)"))
@@ -245,8 +240,7 @@ struct WebhookServeTests {
         let serverDir = try temporaryDirectory()
         let (server, url, key) = try await ServeProcess.start(["--data-dir", serverDir, "--fault", "kill-after-commit"]
                                                               + testSchedule)
-        let pay = await runCLI(["pay", "--amount", "1250", "--order-id", "order-1042", "--callback-url", receiver.url + "/hook",
-                                "--gateway", url, "--api-key", key, "--data-dir", try temporaryDirectory(), "--json"])
+        let pay = await payOverTCP("order-1042", url: url, key: key, callback: receiver.url + "/hook", device: try temporaryDirectory())
         #expect(pay.status == PayCommand.outcomeUnknown, "\(pay.err)")
         let exit = await server.waitForExit()
         #expect(exit.signalled && exit.status == SIGKILL)
@@ -282,8 +276,7 @@ struct WebhookServeTests {
                                                             + testSchedule)
         let device = try temporaryDirectory()
         for order in ["resume-1", "resume-2"] {
-            let pay = await runCLI(["pay", "--amount", "1250", "--order-id", order, "--callback-url", receiver.url + "/hook",
-                                    "--gateway", url, "--api-key", key, "--data-dir", device, "--json"])
+            let pay = await payOverTCP(order, url: url, key: key, callback: receiver.url + "/hook", device: device)
             #expect(pay.status == 0, "\(pay.err)")
         }
         await server.stop()
@@ -315,8 +308,7 @@ struct WebhookServeTests {
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let device = try temporaryDirectory()
         func pay(_ order: String) async {
-            let r = await runCLI(["pay", "--amount", "1250", "--order-id", order, "--callback-url", receiver.url + "/hook",
-                                  "--gateway", url, "--api-key", key, "--data-dir", device, "--json"])
+            let r = await payOverTCP(order, url: url, key: key, callback: receiver.url + "/hook", device: device)
             #expect(r.status == 0, "\(r.err)")
         }
         func setFaults(_ list: String) async throws {

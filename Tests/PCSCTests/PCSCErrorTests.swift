@@ -82,16 +82,22 @@ struct PCSCErrorTests {
         (PCSCError.Code(rawValue: 0x7654_3210), .transmitFailed),
     ]
 
+    /// `body` on a channel to "Forced Reader 00 00": establishing the context, connecting, the
+    /// card's status and the reader watch succeed; each call `forced` lists takes its next code.
+    static func withForcedChannel(_ forced: [PCSCFunction: [PCSCError.Code]],
+                                  _ body: (PCSCCardChannel) async throws -> Void) async throws {
+        let succeeding: [PCSCFunction: [PCSCError.Code]] = [
+            .establishContext: [.success], .connect: [.success], .status: [.success], .getStatusChange: [.success],
+        ]
+        try await PCSCTestHook.$forcedResults.withValue(PCSCForcedResults(succeeding.merging(forced) { _, given in given })) {
+            let context = try await PCSCContext.establish()
+            try await body(try await PCSCCardChannel.wrapping(try await context.connect(to: "Forced Reader 00 00")))
+        }
+    }
+
     @Test("a failed SCardTransmit maps to the channel error", arguments: transmitCases)
     func transmitMapping(code: PCSCError.Code, expected: CardChannelError.Code) async throws {
-        let forced = PCSCForcedResults([
-            .establishContext: [.success], .connect: [.success], .status: [.success],
-            .getStatusChange: [.success], .transmit: [code],
-        ])
-        try await PCSCTestHook.$forcedResults.withValue(forced) {
-            let context = try await PCSCContext.establish()
-            let card = try await context.connect(to: "Forced Reader 00 00")
-            let channel = try await PCSCCardChannel.wrapping(card)
+        try await Self.withForcedChannel([.transmit: [code]]) { channel in
             do throws(CardChannelError) {
                 _ = try await channel.transmit(.selectPPSE)
                 Issue.record("transmit succeeded")
@@ -139,13 +145,7 @@ struct PCSCErrorTests {
 
     @Test("forced codes are taken in order, the last one stays")
     func forcedSequence() async throws {
-        let forced = PCSCForcedResults([
-            .establishContext: [.success], .connect: [.success], .status: [.success],
-            .getStatusChange: [.success], .transmit: [.notTransacted, .removedCard],
-        ])
-        try await PCSCTestHook.$forcedResults.withValue(forced) {
-            let context = try await PCSCContext.establish()
-            let channel = try await PCSCCardChannel.wrapping(try await context.connect(to: "Forced Reader 00 00"))
+        try await Self.withForcedChannel([.transmit: [.notTransacted, .removedCard]]) { channel in
             var details: [String?] = []
             for _ in 0..<3 {
                 do throws(CardChannelError) { _ = try await channel.transmit(.selectPPSE) } catch {
@@ -159,28 +159,15 @@ struct PCSCErrorTests {
 
     @Test("a closed channel refuses to transmit")
     func closedChannel() async throws {
-        let forced = PCSCForcedResults([
-            .establishContext: [.success], .connect: [.success], .status: [.success],
-            .getStatusChange: [.success], .disconnect: [.success],
-        ])
-        try await PCSCTestHook.$forcedResults.withValue(forced) {
-            let context = try await PCSCContext.establish()
-            let channel = try await PCSCCardChannel.wrapping(try await context.connect(to: "Forced Reader 00 00"))
+        try await Self.withForcedChannel([.disconnect: [.success]]) { channel in
             channel.close()
-            await #expect(throws: CardChannelError.self) { _ = try await channel.transmit(.selectPPSE) }
-            do throws(CardChannelError) { _ = try await channel.transmit(.selectPPSE) } catch { #expect(error.code == .closed) }
+            await expectThrows(CardChannelError.self, .closed) { _ = try await channel.transmit(.selectPPSE) }
         }
     }
 
     @Test("a command whose fields were set out of range after it was made is a typed error on both paths, not a trap")
     func outOfRangeCommand() async throws {
-        let forced = PCSCForcedResults([
-            .establishContext: [.success], .connect: [.success], .status: [.success],
-            .getStatusChange: [.success], .transmit: [.success, .success, .success, .success],
-        ])
-        try await PCSCTestHook.$forcedResults.withValue(forced) {
-            let context = try await PCSCContext.establish()
-            let channel = try await PCSCCardChannel.wrapping(try await context.connect(to: "Forced Reader 00 00"))
+        try await Self.withForcedChannel([.transmit: [.success, .success, .success, .success]]) { channel in
             var bigLe = CommandAPDU.selectPPSE
             bigLe.expectedResponseLength = 70_000
             var negativeLe = CommandAPDU.selectPPSE
@@ -205,17 +192,9 @@ struct PCSCErrorTests {
 
     @Test("a command needing extended lengths is refused when the ATR does not announce them")
     func extendedLength() async throws {
-        let forced = PCSCForcedResults([
-            .establishContext: [.success], .connect: [.success], .status: [.success],
-            .getStatusChange: [.success], .transmit: [.success],
-        ])
-        try await PCSCTestHook.$forcedResults.withValue(forced) {
-            let context = try await PCSCContext.establish()
-            let channel = try await PCSCCardChannel.wrapping(try await context.connect(to: "Forced Reader 00 00"))
+        try await Self.withForcedChannel([.transmit: [.success]]) { channel in
             let long = CommandAPDU(cla: 0x80, ins: 0xA8, p1: 0, p2: 0, data: [UInt8](repeating: 0, count: 300), le: 0)
-            do throws(CardChannelError) { _ = try await channel.transmit(long) } catch {
-                #expect(error.code == .transmitFailed)
-            }
+            await expectThrows(CardChannelError.self, .transmitFailed) { _ = try await channel.transmit(long) }
         }
     }
 }

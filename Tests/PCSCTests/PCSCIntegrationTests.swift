@@ -54,8 +54,7 @@ struct PCSCIntegrationTests {
     func tearMidRead() async throws {
         guard let context = await RealPCSC.context() else { return }
         let card = EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc")))
-        try await RealPCSC.servingChannel(card, removeAfter: 2, context: context) { channel in
-            let session = CardSession(channel: channel, apduTimeout: .seconds(10))
+        try await RealPCSC.servingSession(card, removeAfter: 2, context: context, apduTimeout: .seconds(10)) { session in
             _ = try await session.send(.selectPPSE)
             _ = try await session.send(.selectPPSE)
             for _ in 0..<2 {
@@ -75,25 +74,16 @@ struct PCSCIntegrationTests {
         #expect(summary.channelError == .cardRemoved)
     }
 
-    @Test("no card: the wait ends with noCard at the deadline (on an injected clock)")
-    func noCardTimeout() async throws {
-        guard let context = await RealPCSC.context() else { return }
-        let reader = VPCDEndpoint.readerName(slot: 0)
-        _ = try await context.waitForEmpty(reader, timeout: RealPCSC.patience)
-        let clock = ManualClock()
-        let wait = Task { () async throws(CardChannelError) -> PCSCCardChannel in
-            try await PCSC.openChannel(reader: reader, wait: .seconds(30), clock: MonotonicClock(clock))
-        }
-        await clock.waitForSleepers(1)
-        clock.advance(by: .seconds(30))
-        switch await wait.result {
-        case .success: Issue.record("a channel opened on an empty slot")
-        case .failure(let error): #expect((error as? CardChannelError)?.code == .noCard, "\(error)")
-        }
+    /// How a wait for a card on an empty slot ends: its deadline comes (on an injected clock),
+    /// or the waiting task is cancelled (and the clock never moves).
+    enum EmptySlotWaitEnd: String, CaseIterable, Sendable {
+        case deadline, cancelled
+        var code: CardChannelError.Code { self == .deadline ? .noCard : .cancelled }
     }
 
-    @Test("a cancelled wait returns cancelled at once (the clock never moves)")
-    func cancelledWait() async throws {
+    @Test("no card: the wait ends with noCard at the deadline (on an injected clock), with cancelled at once when cancelled",
+          arguments: EmptySlotWaitEnd.allCases)
+    func emptySlotWait(_ end: EmptySlotWaitEnd) async throws {
         guard let context = await RealPCSC.context() else { return }
         let reader = VPCDEndpoint.readerName(slot: 0)
         _ = try await context.waitForEmpty(reader, timeout: RealPCSC.patience)
@@ -102,10 +92,13 @@ struct PCSCIntegrationTests {
             try await PCSC.openChannel(reader: reader, wait: .seconds(30), clock: MonotonicClock(clock))
         }
         await clock.waitForSleepers(1)   // the wait is under way: its deadline timer sleeps
-        wait.cancel()
+        switch end {
+        case .deadline: clock.advance(by: .seconds(30))
+        case .cancelled: wait.cancel()
+        }
         switch await wait.result {
         case .success: Issue.record("a channel opened on an empty slot")
-        case .failure(let error): #expect((error as? CardChannelError)?.code == .cancelled, "\(error)")
+        case .failure(let error): #expect((error as? CardChannelError)?.code == end.code, "\(error)")
         }
     }
 
@@ -204,8 +197,7 @@ struct PCSCIntegrationTests {
     @Test("a mute card: the session's deadline ends the exchange though SCardTransmit blocks")
     func muteCard() async throws {
         guard let context = await RealPCSC.context() else { return }
-        try await RealPCSC.servingChannel(MuteCard(), context: context) { channel in
-            let session = CardSession(channel: channel, apduTimeout: .milliseconds(300))
+        try await RealPCSC.servingSession(MuteCard(), context: context, apduTimeout: .milliseconds(300)) { session in
             await expectThrows(CardChannelError.self, .timeout) { _ = try await session.send(.selectPPSE) }
         }
     }
@@ -214,8 +206,7 @@ struct PCSCIntegrationTests {
     func kernelReadFallsMute() async throws {
         guard let context = await RealPCSC.context() else { return }
         let card = MuteAfter(2, EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc"))))
-        try await RealPCSC.servingChannel(card, context: context) { channel in
-            let session = CardSession(channel: channel, apduTimeout: .milliseconds(300))
+        try await RealPCSC.servingSession(card, context: context, apduTimeout: .milliseconds(300)) { session in
             #expect(session.drivesDirectly)
             do throws(KernelError) {
                 _ = try await EMVReader().read(session: session, transaction: Transaction(amount: 1000))
@@ -236,9 +227,8 @@ struct PCSCIntegrationTests {
     func kernelReadCancelledWhileMute() async throws {
         guard let context = await RealPCSC.context() else { return }
         let card = MuteAfter(1, EmulatedCard(profile: try #require(CardProfiles.named("visa-qvsdc"))))
-        try await RealPCSC.servingChannel(card, context: context) { channel in
-            // A deadline far away: only the cancellation can end the wait.
-            let session = CardSession(channel: channel, apduTimeout: .seconds(600))
+        // A deadline far away: only the cancellation can end the wait.
+        try await RealPCSC.servingSession(card, context: context, apduTimeout: .seconds(600)) { session in
             let reading = Task { () -> KernelError? in
                 do throws(KernelError) {
                     _ = try await EMVReader().read(session: session, transaction: Transaction(amount: 1000))

@@ -89,6 +89,17 @@ enum RealPCSC {
             return try await body(channel)
         }
     }
+
+    /// As ``servingChannel(_:removeAfter:context:_:)``, `body` given a card session over the
+    /// channel whose APDU deadline is `apduTimeout`.
+    static func servingSession<T: Sendable>(
+        _ card: any CardResponder, removeAfter: Int? = nil, context: PCSCContext, apduTimeout: Duration,
+        _ body: (CardSession) async throws -> T
+    ) async throws -> T {
+        try await servingChannel(card, removeAfter: removeAfter, context: context) { channel in
+            try await body(CardSession(channel: channel, apduTimeout: apduTimeout))
+        }
+    }
 }
 
 
@@ -143,28 +154,11 @@ struct ReadSummary: Equatable, CustomStringConvertible {
     }
 }
 
-/// Runs a program to its end; its exit status and output.
+/// Runs a program to its end (TestSupport's ``runToEnd``) on a thread of its own; its exit status
+/// and output.
 func runProgram(_ path: String, _ arguments: [String], stdin: String = "",
                 environment: [String: String] = [:]) async throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    var env = ProcessInfo.processInfo.environment
-    for (k, v) in environment { env[k] = v }
-    process.environment = env
-    let input = Pipe(), output = Pipe(), errors = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    input.fileHandleForWriting.write(Data(stdin.utf8))
-    try input.fileHandleForWriting.close()
-    return await onThread {
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
-    }
+    try await onThread { Result { try runToEnd(path, arguments, stdin: stdin, environment: environment) } }.get()
 }
 
 /// The `tapemu` executable built beside this test bundle (`swift build --build-tests` builds it).

@@ -27,35 +27,30 @@ struct AuthorisationTests {
         #expect(r.cryptogram == .verified)
     }
 
-    @Test("the same orderId twice makes one charge and returns the stored answer")
-    func idempotentOnOrderId() async throws {
+    /// An order approved (10.00) or declined (amount ending 51) is decided once: the same orderId
+    /// again, before or after a reopen of the ledger, gets the stored answer — the same payment,
+    /// decision and authorisation code —, and there is one sale and one webhook.
+    @Test("the same orderId twice makes one charge and returns the stored answer; a declined order replays as declined, it is not authorised again",
+          arguments: [(1000, AuthorisationStatus.approved), (1051, .declined)])
+    func idempotentOnOrderId(amount: Int, status: AuthorisationStatus) async throws {
         let dir = TempDir()
         let g = try Fixture.gateway(dir)
-        let request = Fixture.request(orderId: "order-twice", amount: 1000)
+        let orderId = "order-twice-\(amount)"
+        let request = Fixture.request(orderId: orderId, amount: amount)
         let first = try await g.authorize(request)
         let second = try await g.authorize(request)
-        #expect(second.isReplay)
+        #expect(first.status == status && second.status == status)
+        #expect(!first.isReplay && second.isReplay)
         #expect(second.paymentId == first.paymentId)
         #expect(second.uniqueRef == first.uniqueRef)
         #expect(second.authorisationCode == first.authorisationCode)
-        #expect(try g.ledger.saleCount(orderId: "order-twice") == 1)
-        #expect(try g.webhooks(orderId: "order-twice").count == 1)
+        #expect(try g.ledger.saleCount(orderId: orderId) == 1)
+        #expect(try g.webhooks(orderId: orderId).count == 1)
         // Also across a reopen of the ledger.
         let g2 = try Fixture.gateway(dir)
         let third = try await g2.authorize(request)
-        #expect(third.isReplay && third.paymentId == first.paymentId)
-        #expect(try g2.ledger.saleCount(orderId: "order-twice") == 1)
-    }
-
-    @Test("a declined order replays as declined; it is not authorised again")
-    func declinedReplay() async throws {
-        let dir = TempDir()
-        let g = try Fixture.gateway(dir)
-        let request = Fixture.request(orderId: "order-declined", amount: 1051)
-        let first = try await g.authorize(request)
-        let again = try await g.authorize(request)
-        #expect(first.status == .declined && again.status == .declined && again.isReplay)
-        #expect(try g.ledger.saleCount(orderId: "order-declined") == 1)
+        #expect(third.isReplay && third.paymentId == first.paymentId && third.status == status)
+        #expect(try g2.ledger.saleCount(orderId: orderId) == 1)
     }
 
     @Test("the same orderId with another amount, currency or card is a conflict and charges nothing",

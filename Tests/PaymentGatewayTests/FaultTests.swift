@@ -7,79 +7,83 @@ import TestSupport
 
 @Suite("Faults")
 struct FaultTests {
-    /// Starts an authorisation, waits until it sleeps on the clock, advances by `by`, and
-    /// returns the error code it ends with (nil for an answer).
-    private func runWaiting(_ g: EmbeddedGateway, _ clock: ManualClock, _ request: AuthorisationRequest,
-                            options: GatewayRequestOptions = GatewayRequestOptions(),
-                            advance by: Duration) async -> GatewayError.Code? {
+    /// A gateway on `dir` whose waits (timeouts, slow answers) run on a manual clock.
+    private func clockedGateway(_ dir: TempDir, timeout: Duration = .seconds(30)) throws -> (clock: ManualClock, g: EmbeddedGateway) {
+        let clock = ManualClock()
+        return (clock, try Fixture.gateway(dir, clock: clock, timeout: timeout))
+    }
+
+    /// Starts an authorisation in a task of its own and returns it once it sleeps on the clock.
+    private func startWaiting(_ g: EmbeddedGateway, _ clock: ManualClock, _ request: AuthorisationRequest,
+                              options: GatewayRequestOptions = GatewayRequestOptions()) async
+        -> Task<AuthorisationResponse, any Error> {
         let task = Task { () async throws(GatewayError) -> AuthorisationResponse in
             try await g.authorize(request, options: options)
         }
         await clock.waitForSleepers(1)
-        clock.advance(by: by)
+        return task
+    }
+
+    /// The error code `task` ends with (nil for an answer).
+    private func code(_ task: Task<AuthorisationResponse, any Error>) async -> GatewayError.Code? {
         switch await task.result {
         case .success: return nil
         case .failure(let e): return (e as? GatewayError)?.code
         }
     }
 
+    /// Starts an authorisation, waits until it sleeps on the clock, advances by `by`, and
+    /// returns the error code it ends with (nil for an answer).
+    private func runWaiting(_ g: EmbeddedGateway, _ clock: ManualClock, _ request: AuthorisationRequest,
+                            options: GatewayRequestOptions = GatewayRequestOptions(),
+                            advance by: Duration) async -> GatewayError.Code? {
+        let task = await startWaiting(g, clock, request, options: options)
+        clock.advance(by: by)
+        return await code(task)
+    }
+
     @Test("no answer ends with timeout at the caller's timeout on the clock, and records nothing")
     func noAnswer() async throws {
         let dir = TempDir()
-        let clock = ManualClock()
-        let g = try Fixture.gateway(dir, clock: clock, timeout: .seconds(30))
-        let request = Fixture.request(orderId: "no-answer", amount: 1000)
-        let task = Task { () async throws(GatewayError) -> AuthorisationResponse in
-            try await g.authorize(request, options: GatewayRequestOptions(timeout: .seconds(12), fault: .noAnswer))
-        }
-        await clock.waitForSleepers(1)
+        let (clock, g) = try clockedGateway(dir, timeout: .seconds(30))
+        let task = await startWaiting(g, clock, Fixture.request(orderId: "no-answer", amount: 1000),
+                                      options: GatewayRequestOptions(timeout: .seconds(12), fault: .noAnswer))
         clock.advance(by: .seconds(11))
         #expect(clock.sleeperCount == 1)   // still waiting before the deadline
         clock.advance(by: .seconds(1))
-        let code: GatewayError.Code?
-        switch await task.result {
-        case .success: code = nil
-        case .failure(let e): code = (e as? GatewayError)?.code
-        }
-        #expect(code == .timeout)
+        #expect(await code(task) == .timeout)
         #expect(try await g.charges(orderId: "no-answer").isEmpty)
         #expect(try await g.transactionList(orderId: "no-answer").isEmpty)
     }
 
-    @Test("amount ending 91 is no answer: the gateway's default timeout, nothing recorded")
-    func noAnswerTrigger() async throws {
+    /// Amount ending 91 is no answer, 93 a slow answer (5 s by default): past the gateway's
+    /// timeout (20 s, 4 s), both end in the caller's timeout; the no-answer records nothing, the
+    /// slow answer its sale.
+    @Test("amounts ending 91 (no answer) and 93 (slow answer) end at the gateway's default timeout; only the slow one is recorded",
+          arguments: [(1091, Duration.seconds(20), 0), (1093, .seconds(4), 1)])
+    func timedTriggers(amount: Int, timeout: Duration, recorded: Int) async throws {
         let dir = TempDir()
-        let clock = ManualClock()
-        let g = try Fixture.gateway(dir, clock: clock, timeout: .seconds(20))
-        let code = await runWaiting(g, clock, Fixture.request(orderId: "t91", amount: 1091), advance: .seconds(20))
+        let (clock, g) = try clockedGateway(dir, timeout: timeout)
+        let code = await runWaiting(g, clock, Fixture.request(orderId: "t\(amount)", amount: amount), advance: timeout)
         #expect(code == .timeout)
-        #expect(try g.ledger.allPayments().isEmpty)
+        #expect(try g.ledger.allPayments().count == recorded)
+        #expect(try g.ledger.saleCount(orderId: "t\(amount)") == recorded)
     }
 
-    @Test("lost answer: the host approved and recorded it, the caller gets connectionLost")
-    func lostAnswerApproved() async throws {
+    /// Amount ending 92: the host approved and recorded it; 95: it declined (05) and recorded it.
+    @Test("lost answer: the host decided and recorded it, the caller gets connectionLost",
+          arguments: [(1092, TransactionCode.approved, "00", PaymentState.approved), (1095, .declined, "05", .declined)])
+    func lostAnswer(amount: Int, decision: TransactionCode, statusCode: String, state: PaymentState) async throws {
         let dir = TempDir()
         let g = try Fixture.gateway(dir)
         let code = await gatewayErrorCode { () async throws(GatewayError) in
-            try await g.authorize(Fixture.request(orderId: "lost-a", amount: 1092))
+            try await g.authorize(Fixture.request(orderId: "lost-\(amount)", amount: amount))
         }
         #expect(code == .connectionLost)
-        let list = try await g.transactionList(orderId: "lost-a", panLastFour: "0010")
-        #expect(list.map(\.code) == [.approved])
-        #expect(try await g.charges(orderId: "lost-a").first?.state == .approved)
-    }
-
-    @Test("lost answer: the host declined and recorded it, the caller gets connectionLost")
-    func lostAnswerDeclined() async throws {
-        let dir = TempDir()
-        let g = try Fixture.gateway(dir)
-        let code = await gatewayErrorCode { () async throws(GatewayError) in
-            try await g.authorize(Fixture.request(orderId: "lost-d", amount: 1095))
-        }
-        #expect(code == .connectionLost)
-        let list = try await g.transactionList(orderId: "lost-d")
-        #expect(list.map(\.code) == [.declined])
-        #expect(list.first?.statusCode == "05")
+        let list = try await g.transactionList(orderId: "lost-\(amount)", panLastFour: "0010")
+        #expect(list.map(\.code) == [decision])
+        #expect(list.first?.statusCode == statusCode)
+        #expect(try await g.charges(orderId: "lost-\(amount)").first?.state == state)
     }
 
     @Test("a lost answer composes with any decision: per-request fault on a decline amount")
@@ -97,13 +101,9 @@ struct FaultTests {
     @Test("a slow answer within the timeout arrives after its delay on the clock")
     func slowWithinTimeout() async throws {
         let dir = TempDir()
-        let clock = ManualClock()
-        let g = try Fixture.gateway(dir, clock: clock)
-        let request = Fixture.request(orderId: "slow-ok", amount: 1000)
-        let task = Task { () async throws(GatewayError) -> AuthorisationResponse in
-            try await g.authorize(request, options: GatewayRequestOptions(timeout: .seconds(10), fault: .slow(.seconds(3))))
-        }
-        await clock.waitForSleepers(1)
+        let (clock, g) = try clockedGateway(dir)
+        let task = await startWaiting(g, clock, Fixture.request(orderId: "slow-ok", amount: 1000),
+                                      options: GatewayRequestOptions(timeout: .seconds(10), fault: .slow(.seconds(3))))
         // Recorded at once, before the answer.
         #expect(try g.ledger.saleCount(orderId: "slow-ok") == 1)
         clock.advance(by: .seconds(3))
@@ -114,24 +114,12 @@ struct FaultTests {
     @Test("a slow answer past the timeout is a timeout, and the sale stays recorded")
     func slowPastTimeout() async throws {
         let dir = TempDir()
-        let clock = ManualClock()
-        let g = try Fixture.gateway(dir, clock: clock)
+        let (clock, g) = try clockedGateway(dir)
         let code = await runWaiting(g, clock, Fixture.request(orderId: "slow-late", amount: 1000),
                                     options: GatewayRequestOptions(timeout: .seconds(5), fault: .slow(.seconds(60))),
                                     advance: .seconds(5))
         #expect(code == .timeout)
         #expect(try await g.transactionList(orderId: "slow-late").map(\.code) == [.approved])
-    }
-
-    @Test("amount ending 93 answers after the configured slow delay")
-    func slowTrigger() async throws {
-        let dir = TempDir()
-        let clock = ManualClock()
-        let g = try Fixture.gateway(dir, clock: clock, timeout: .seconds(4))
-        // The default slow delay (5 s) is past this gateway's 4 s timeout.
-        let code = await runWaiting(g, clock, Fixture.request(orderId: "t93", amount: 1093), advance: .seconds(4))
-        #expect(code == .timeout)
-        #expect(try g.ledger.saleCount(orderId: "t93") == 1)
     }
 
     @Test("server error: 5xx at once, nothing recorded", arguments: [true, false])
@@ -201,20 +189,11 @@ struct FaultTests {
     @Test("cancelling the caller while it waits for no answer ends with cancelled, nothing recorded")
     func cancelDuringWait() async throws {
         let dir = TempDir()
-        let clock = ManualClock()
-        let g = try Fixture.gateway(dir, clock: clock)
-        let request = Fixture.request(orderId: "cancel", amount: 1000)
-        let task = Task { () async throws(GatewayError) -> AuthorisationResponse in
-            try await g.authorize(request, options: GatewayRequestOptions(fault: .noAnswer))
-        }
-        await clock.waitForSleepers(1)
+        let (clock, g) = try clockedGateway(dir)
+        let task = await startWaiting(g, clock, Fixture.request(orderId: "cancel", amount: 1000),
+                                      options: GatewayRequestOptions(fault: .noAnswer))
         task.cancel()
-        let code: GatewayError.Code?
-        switch await task.result {
-        case .success: code = nil
-        case .failure(let e): code = (e as? GatewayError)?.code
-        }
-        #expect(code == .cancelled)
+        #expect(await code(task) == .cancelled)
         #expect(try g.ledger.allPayments().isEmpty)
     }
 

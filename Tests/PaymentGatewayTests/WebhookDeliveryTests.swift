@@ -74,11 +74,34 @@ final class SlowTransport: WebhookTransport {
                          random: Self.middle)
     }
 
+    /// A gateway on `dir` (its clock `now`) that approved a sale of 10.00 for each of `orderIds`:
+    /// each has one webhook in the outbox, due at once.
+    func gateway(_ dir: TempDir, now: WallClock, sales orderIds: [String]) async throws -> EmbeddedGateway {
+        let g = try Fixture.gateway(dir, now: now)
+        for orderId in orderIds { _ = try await g.authorize(Fixture.request(orderId: orderId, amount: 1000)) }
+        return g
+    }
+
+    /// Makes the ledger in `dir` a version-1 file (one approved sale, `orderId`, in it): drops what
+    /// versions 2 and 3 added. The connection that did it, still open.
+    static func versionOneLedger(_ dir: TempDir, orderId: String) async throws -> SQLiteConnection {
+        _ = try await Fixture.gateway(dir).authorize(Fixture.request(orderId: orderId, amount: 1000))
+        let c = try SQLiteConnection(path: dir.sub("data") + "/" + Ledger.fileName, busyTimeout: .seconds(1), mode: .readWrite)
+        try c.execute("""
+            DROP TABLE webhook_attempts;
+            ALTER TABLE webhooks DROP COLUMN next_attempt_at; ALTER TABLE webhooks DROP COLUMN last_attempt_at;
+            ALTER TABLE webhooks DROP COLUMN last_status; ALTER TABLE webhooks DROP COLUMN lease_owner;
+            ALTER TABLE webhooks DROP COLUMN lease_until; ALTER TABLE webhooks DROP COLUMN gave_up_at;
+            \(LedgerMigrationV3Tests.dropVersion3)
+            PRAGMA user_version = 1;
+            """)
+        return c
+    }
+
     @Test("a webhook is POSTed to its callbackUrl with the stored signature over the exact stored bytes")
     func delivers() async throws {
         let dir = TempDir(), now = WallClock()
-        let g = try Fixture.gateway(dir, now: now)
-        _ = try await g.authorize(Fixture.request(orderId: "order-d1", amount: 1000))
+        let g = try await gateway(dir, now: now, sales: ["order-d1"])
         let t = FakeTransport()
         let pass = try await deliverer(g, t, now).deliverDue()
         #expect(pass.delivered.count == 1)
@@ -99,8 +122,7 @@ final class SlowTransport: WebhookTransport {
     @Test("non-2xx and transport errors are retried on the backoff schedule, then delivered")
     func retries() async throws {
         let dir = TempDir(), now = WallClock()
-        let g = try Fixture.gateway(dir, now: now)
-        _ = try await g.authorize(Fixture.request(orderId: "order-r1", amount: 1000))
+        let g = try await gateway(dir, now: now, sales: ["order-r1"])
         let t = FakeTransport([.status(500), .fail("connection refused"), .status(302)])
         let d = deliverer(g, t, now)
         #expect(try await d.deliverDue().failed.count == 1)
@@ -129,8 +151,7 @@ final class SlowTransport: WebhookTransport {
     @Test("a retry after the receiver was down for an hour is signed at its own time: the default tolerance accepts it")
     func retrySignedAtAttemptTime() async throws {
         let dir = TempDir(), now = WallClock()
-        let g = try Fixture.gateway(dir, now: now)
-        _ = try await g.authorize(Fixture.request(orderId: "order-late", amount: 1000))
+        let g = try await gateway(dir, now: now, sales: ["order-late"])
         let t = FakeTransport([.fail("connection refused")])
         let d = deliverer(g, t, now)
         #expect(try await d.deliverDue().failed.count == 1)
@@ -157,8 +178,7 @@ final class SlowTransport: WebhookTransport {
     @Test("after maxAttempts the webhook is failed, kept, and not sent again")
     func givesUp() async throws {
         let dir = TempDir(), now = WallClock()
-        let g = try Fixture.gateway(dir, now: now)
-        _ = try await g.authorize(Fixture.request(orderId: "order-g1", amount: 1000))
+        let g = try await gateway(dir, now: now, sales: ["order-g1"])
         let t = FakeTransport(otherwise: .status(503))
         let d = deliverer(g, t, now, policy: WebhookRetryPolicy(initialDelay: .seconds(1), maxAttempts: 3))
         for _ in 0..<5 {
@@ -190,8 +210,7 @@ final class SlowTransport: WebhookTransport {
     @Test("a deliverer that died holding a lease: the webhook is sent again when the lease runs out")
     func leaseExpiry() async throws {
         let dir = TempDir(), now = WallClock()
-        let g = try Fixture.gateway(dir, now: now)
-        _ = try await g.authorize(Fixture.request(orderId: "order-l1", amount: 1000))
+        let g = try await gateway(dir, now: now, sales: ["order-l1"])
         // Claimed, then nothing recorded (the process died mid-POST).
         #expect(try g.ledger.claimDueWebhooks(now: now.now, owner: "dead", lease: .seconds(35), limit: 10).count == 1)
         let t = FakeTransport()
@@ -204,8 +223,7 @@ final class SlowTransport: WebhookTransport {
     @Test("two deliverers on one directory (two processes) never send one webhook at once")
     func twoDeliverers() async throws {
         let dir = TempDir(), now = WallClock()
-        let g = try Fixture.gateway(dir, now: now)
-        for k in 0..<20 { _ = try await g.authorize(Fixture.request(orderId: "order-p\(k)", amount: 1000)) }
+        let g = try await gateway(dir, now: now, sales: (0..<20).map { "order-p\($0)" })
         let other = try Fixture.gateway(dir, now: now)
         let t = FakeTransport()
         let a = deliverer(g, t, now), b = deliverer(other, t, now)
@@ -225,8 +243,7 @@ final class SlowTransport: WebhookTransport {
     @Test("a pass that outlasts its lease: a webhook another deliverer took over is not sent again, one in flight is not taken over")
     func passOutlastsLease() async throws {
         let dir = TempDir(), now = WallClock()
-        let g = try Fixture.gateway(dir, now: now)
-        for k in 0..<5 { _ = try await g.authorize(Fixture.request(orderId: "order-slow\(k)", amount: 1000)) }
+        let g = try await gateway(dir, now: now, sales: (0..<5).map { "order-slow\($0)" })
         let other = try Fixture.gateway(dir, now: now)
         // Each POST takes the whole 10 s timeout; the pass claims all five under one 35 s lease.
         let t = SlowTransport(now: now, seconds: 10)
@@ -246,8 +263,7 @@ final class SlowTransport: WebhookTransport {
     @Test("a pass cancelled (the server stopping) records no attempt it did not make and gives the rest back at once")
     func cancelledPass() async throws {
         let dir = TempDir(), now = WallClock()
-        let g = try Fixture.gateway(dir, now: now)
-        for k in 0..<3 { _ = try await g.authorize(Fixture.request(orderId: "order-stop\(k)", amount: 1000)) }
+        let g = try await gateway(dir, now: now, sales: (0..<3).map { "order-stop\($0)" })
         // The stop arrives during the first POST; a POST of a cancelled task gets no answer.
         let t = SlowTransport(now: now, seconds: 0)
         t.setDuring { n in if n == 1 { withUnsafeCurrentTask { $0?.cancel() } } }
@@ -264,8 +280,7 @@ final class SlowTransport: WebhookTransport {
     @Test("fault: duplicate delivery sends the same bytes and header twice and counts one attempt")
     func duplicate() async throws {
         let dir = TempDir(), now = WallClock()
-        let g = try Fixture.gateway(dir, now: now)
-        _ = try await g.authorize(Fixture.request(orderId: "order-f1", amount: 1000))
+        let g = try await gateway(dir, now: now, sales: ["order-f1"])
         let t = FakeTransport()
         try await deliverer(g, t, now, faults: WebhookFaults(duplicate: true)).deliverDue()
         #expect(t.received.count == 2)
@@ -292,8 +307,7 @@ final class SlowTransport: WebhookTransport {
     @Test("fault: delay holds the first attempt past a client's timeout")
     func delay() async throws {
         let dir = TempDir(), now = WallClock()
-        let g = try Fixture.gateway(dir, now: now)
-        _ = try await g.authorize(Fixture.request(orderId: "order-f3", amount: 1000))
+        let g = try await gateway(dir, now: now, sales: ["order-f3"])
         let t = FakeTransport()
         let d = deliverer(g, t, now, faults: WebhookFaults(delay: .seconds(60)))
         #expect(try await d.deliverDue().delivered.isEmpty)
@@ -305,9 +319,7 @@ final class SlowTransport: WebhookTransport {
     @Test("fault: a stale t verifies only with a wide tolerance; an extra v0 is ignored by a verifier")
     func staleAndV0() async throws {
         let dir = TempDir(), now = WallClock()
-        let g = try Fixture.gateway(dir, now: now)
-        _ = try await g.authorize(Fixture.request(orderId: "order-f4", amount: 1000))
-        _ = try await g.authorize(Fixture.request(orderId: "order-f5", amount: 1000))
+        let g = try await gateway(dir, now: now, sales: ["order-f4", "order-f5"])
         let t = FakeTransport()
         let d = deliverer(g, t, now, faults: WebhookFaults(staleBy: .seconds(600)))
         try await d.deliverDue(limit: 1)
@@ -339,8 +351,7 @@ final class SlowTransport: WebhookTransport {
     func runLoop() async throws {
         let dir = TempDir(), now = WallClock()
         let clock = ManualClock()
-        let g = try Fixture.gateway(dir, now: now)
-        _ = try await g.authorize(Fixture.request(orderId: "order-run", amount: 1000))
+        let g = try await gateway(dir, now: now, sales: ["order-run"])
         let t = FakeTransport([.status(500)])
         let d = WebhookDeliverer(ledger: g.ledger, transport: t, clock: clock, now: now.provider,
                                  pollInterval: .seconds(5), random: Self.middle)
@@ -363,22 +374,7 @@ final class SlowTransport: WebhookTransport {
     @Test("a version-1 ledger is migrated once, keeping its outbox; read-only it is read as it is")
     func migration() async throws {
         let dir = TempDir()
-        do {
-            let g = try Fixture.gateway(dir)
-            _ = try await g.authorize(Fixture.request(orderId: "order-m1", amount: 1000))
-        }
-        // Make it a version-1 file again: drop what version 2 added.
-        do {
-            let c = try SQLiteConnection(path: dir.sub("data") + "/" + Ledger.fileName, busyTimeout: .seconds(1), mode: .readWrite)
-            try c.execute("""
-                DROP TABLE webhook_attempts;
-                ALTER TABLE webhooks DROP COLUMN next_attempt_at; ALTER TABLE webhooks DROP COLUMN last_attempt_at;
-                ALTER TABLE webhooks DROP COLUMN last_status; ALTER TABLE webhooks DROP COLUMN lease_owner;
-                ALTER TABLE webhooks DROP COLUMN lease_until; ALTER TABLE webhooks DROP COLUMN gave_up_at;
-                \(LedgerMigrationV3Tests.dropVersion3)
-                PRAGMA user_version = 1;
-                """)
-        }
+        _ = try await Self.versionOneLedger(dir, orderId: "order-m1")   // its connection closed at once
         let old = try Ledger(directory: dir.sub("data"), access: .readOnly)
         #expect(try old.webhooks(orderId: "order-m1").count == 1)
         #expect(throws: GatewayError.self) { try old.webhookDeliveries() }
@@ -391,8 +387,7 @@ final class SlowTransport: WebhookTransport {
     @Test("two processes record attempts of one webhook at once: a delivery is never undone by a late failure")
     func concurrentRecords() async throws {
         let dir = TempDir(), now = WallClock()
-        let g = try Fixture.gateway(dir, now: now)
-        _ = try await g.authorize(Fixture.request(orderId: "order-c1", amount: 1000))
+        let g = try await gateway(dir, now: now, sales: ["order-c1"])
         let other = try Fixture.gateway(dir, now: now)
         let id = try #require(try g.ledger.webhooks().first?.id)
         let ok = WebhookAttemptRecord(webhookId: id, owner: "a", startedAt: now.now, finishedAt: now.now, status: 200,
@@ -413,19 +408,7 @@ final class SlowTransport: WebhookTransport {
     @Test("two processes open a version-1 ledger at once: one migrates, both work")
     func concurrentMigration() async throws {
         let dir = TempDir()
-        do {
-            let g = try Fixture.gateway(dir)
-            _ = try await g.authorize(Fixture.request(orderId: "order-cm", amount: 1000))
-        }
-        let c = try SQLiteConnection(path: dir.sub("data") + "/" + Ledger.fileName, busyTimeout: .seconds(1), mode: .readWrite)
-        try c.execute("""
-            DROP TABLE webhook_attempts;
-            ALTER TABLE webhooks DROP COLUMN next_attempt_at; ALTER TABLE webhooks DROP COLUMN last_attempt_at;
-            ALTER TABLE webhooks DROP COLUMN last_status; ALTER TABLE webhooks DROP COLUMN lease_owner;
-            ALTER TABLE webhooks DROP COLUMN lease_until; ALTER TABLE webhooks DROP COLUMN gave_up_at;
-            \(LedgerMigrationV3Tests.dropVersion3)
-            PRAGMA user_version = 1;
-            """)
+        let c = try await Self.versionOneLedger(dir, orderId: "order-cm")
         let path = dir.sub("data")
         async let a = Task { try Ledger(directory: path) }.value
         async let b = Task { try Ledger(directory: path) }.value

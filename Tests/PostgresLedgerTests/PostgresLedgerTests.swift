@@ -21,12 +21,18 @@ struct PostgresLedgerTests {
         #expect(try c.query("SELECT version FROM tapemu_schema_migrations ORDER BY version").rows.map { $0[0] } == ["1", "2", "3", "4"])
     }
 
+    /// A fresh database whose gateway approved a sale for `orderId`, and a connection to it (to
+    /// make it an earlier version's).
+    static func databaseWithASale(_ orderId: String) async throws
+        -> (url: String, sale: AuthorisationResponse, connection: PostgresConnection) {
+        let url = try TestPostgres.freshDatabase()
+        let sale = try await EmbeddedGateway.shared(ledgerURL: url).authorize(Card.request(orderId))
+        return (url, sale, try PostgresConnection(url: url))
+    }
+
     @Test("a version-1 database (an earlier tapemu's) is migrated to version 2 once: its sale unchanged, its webhook key the merchant API key, reasons kept from then on")
     func versionOneMigrates() async throws {
-        let url = try TestPostgres.freshDatabase()
-        let g = try EmbeddedGateway.shared(ledgerURL: url)
-        let sale = try await g.authorize(Card.request("o-v1"))
-        let c = try PostgresConnection(url: url)
+        let (url, sale, c) = try await Self.databaseWithASale("o-v1")
         try c.query("ALTER TABLE payments DROP COLUMN captured")
         for column in ["last_refund_amount", "last_refund_reason", "cancellation_reason"] {
             try c.query("ALTER TABLE payments DROP COLUMN \(column)")
@@ -48,10 +54,7 @@ struct PostgresLedgerTests {
 
     @Test("a version-3 database (before the request log) is migrated to version 4 once: the request log is there and written")
     func versionThreeMigrates() async throws {
-        let url = try TestPostgres.freshDatabase()
-        let g = try EmbeddedGateway.shared(ledgerURL: url)
-        let sale = try await g.authorize(Card.request("o-v3"))
-        let c = try PostgresConnection(url: url)
+        let (url, sale, c) = try await Self.databaseWithASale("o-v3")
         try c.query("DROP TABLE request_log")
         try c.query("DELETE FROM tapemu_schema_migrations WHERE version >= 4")
         let a = try PostgresLedger(url: url, connections: 1)

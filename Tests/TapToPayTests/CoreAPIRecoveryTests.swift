@@ -129,10 +129,7 @@ import TestSupport
         default:
             #expect(rows.isEmpty)
             // Step 5: the sale may run again, and this time it goes through.
-            guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
-                Issue.record("the sale did not run again: \(rig.sales.events)")
-                return
-            }
+            let r = try await rig.answeredSale(orderId: orderId)
             #expect(r.code == "A")
         }
 
@@ -252,10 +249,7 @@ import TestSupport
         let dir = TempDir()
         let orderId = coreOrderId()
         let rig = try await CoreRig.make(dir)
-        guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
-            Issue.record("the first sale failed")
-            return
-        }
+        let r = try await rig.answeredSale(orderId: orderId)
         #expect(r.code == "A")
         let outcome = await rig.core.processSale(CoreSale(amount: 2000, orderId: orderId))
         #expect(coreErrorCode(outcome) == .invalidParameters, "\(outcome)")
@@ -276,10 +270,7 @@ import TestSupport
         let orderId = coreOrderId()
         do {
             let rig = try await CoreRig.make(dir)
-            guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
-                Issue.record("the first sale failed")
-                return
-            }
+            let r = try await rig.answeredSale(orderId: orderId)
             #expect(r.code == "A")
             // The same orderId again, another amount, killed after its request left: what the
             // process leaves is its record.
@@ -319,13 +310,7 @@ import TestSupport
     @Test func seed003RefusesATransactionOfAnotherCard() async throws {
         let dir = TempDir()
         let orderId = coreOrderId()
-        do {
-            let rig = try await CoreRig.make(dir)
-            guard case .response = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
-                Issue.record("the first sale failed")
-                return
-            }
-        }
+        _ = try await CoreRig.make(dir).answeredSale(orderId: orderId)   // that rig goes away with it
         do {
             // The same order on another card: refused by the gateway (onError, nothing kept) …
             let rig = try await CoreRig.make(dir, source: CoreRig.card("mastercard-mchip"))
@@ -415,10 +400,7 @@ import TestSupport
         let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         let orderId = coreOrderId()
-        guard case .response(let sale) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
-            Issue.record("the sale failed")
-            return
-        }
+        let sale = try await rig.answeredSale(orderId: orderId)
         var reversal = CoreReversal()
         reversal.deviceType = "AppleTTP"
         reversal.uniqueRef = sale.uniqueRef
@@ -452,10 +434,7 @@ import TestSupport
     @Test func restConnectorRefusals() async throws {
         let dir = TempDir()
         let rig = try await CoreRig.make(dir)
-        guard case .response(let declined) = await rig.core.processSale(CoreSale(amount: 1054, orderId: coreOrderId())) else {
-            Issue.record("no answer")
-            return
-        }
+        let declined = try await rig.answeredSale(amount: 1054)
         #expect(declined.code == "D")
         func reversalError(_ r: CoreReversal, isRefund: Bool = false) async -> CoreError? {
             do {
@@ -494,10 +473,7 @@ import TestSupport
         let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         let orderId = coreOrderId()
-        guard case .response(let sale) = await rig.core.processSale(CoreSale(amount: 1056, orderId: orderId)) else {
-            Issue.record("no answer")
-            return
-        }
+        let sale = try await rig.answeredSale(amount: 1056, orderId: orderId)
         let byOrder = try await RestConnector.requestTransactionList(CoreTransactionFilter(orderId: orderId), with: rig.terminal)
         #expect(byOrder.transactionSummary.count == 1)
         let t = try #require(byOrder.transactionSummary.first)

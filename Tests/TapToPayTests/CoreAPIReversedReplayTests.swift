@@ -16,17 +16,11 @@ struct CoreAPIReversedReplayTests {
         let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         let orderId = coreOrderId("reversed")
-        guard case .response(let first) = await rig.core.processSale(CoreSale(amount: 1250, orderId: orderId)) else {
-            Issue.record("not a response: \(rig.sales.events)")
-            return
-        }
+        let first = try await rig.answeredSale(amount: 1250, orderId: orderId)
         #expect(first.code == "A")
         _ = try await rig.gateway.reverse(uniqueRef: first.uniqueRef, options: GatewayRequestOptions(fault: GatewayFault.none))
 
-        guard case .response(let again) = await rig.core.processSale(CoreSale(amount: 1250, orderId: orderId)) else {
-            Issue.record("not a response: \(rig.sales.events)")
-            return
-        }
+        let again = try await rig.answeredSale(amount: 1250, orderId: orderId)
         #expect(again.code == TransactionCode.cancelled.rawValue)
         #expect(!again.isApproved)
         #expect(again.uniqueRef == first.uniqueRef)

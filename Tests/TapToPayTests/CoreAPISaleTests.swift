@@ -223,10 +223,7 @@ import Storage
         source.fail(with: .readerRemoved)
         #expect(coreErrorCode(await rig.core.processSale(CoreSale(amount: 100, orderId: coreOrderId()))) == .cardReadFailed)
         source.fail(with: nil)
-        guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 100, orderId: coreOrderId())) else {
-            Issue.record("no response")
-            return
-        }
+        let r = try await rig.answeredSale(amount: 100)
         #expect(r.code == "A")
         let kinds = rig.device.events.map { e -> String in
             switch e {
@@ -397,10 +394,7 @@ import Storage
     @Test func aReferencedRefund() async throws {
         let dir = TempDir()
         let rig = try await CoreRig.make(dir)
-        guard case .response(let sale) = await rig.core.processSale(CoreSale(amount: 1000, orderId: coreOrderId())) else {
-            Issue.record("the sale failed")
-            return
-        }
+        let sale = try await rig.answeredSale()
         guard case .response(let r) = await rig.core.processRefund(CoreRefund(uniqueRef: sale.uniqueRef, amount: 400)) else {
             Issue.record("the refund failed: \(rig.refunds.events)")
             return
@@ -421,10 +415,7 @@ import Storage
     @Test func aDeclinedSaleCannotBeRefunded() async throws {
         let dir = TempDir()
         let rig = try await CoreRig.make(dir)
-        guard case .response(let sale) = await rig.core.processSale(CoreSale(amount: 1051, orderId: coreOrderId())) else {
-            Issue.record("no answer")
-            return
-        }
+        let sale = try await rig.answeredSale(amount: 1051)
         #expect(await refundError(rig, CoreRefund(uniqueRef: sale.uniqueRef)) == .refundNotAllowed)
     }
 
@@ -434,10 +425,7 @@ import Storage
         let dir = TempDir()
         let rig = try await CoreRig.make(dir)
         let orderId = coreOrderId()
-        guard case .response(let sale) = await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId)) else {
-            Issue.record("the sale failed")
-            return
-        }
+        let sale = try await rig.answeredSale(orderId: orderId)
         rig.gateway.armFault(fault, for: .refund)
         #expect(await refundError(rig, CoreRefund(uniqueRef: sale.uniqueRef)) == .networkError)
         // The refund listener has no comm-error callback: onError, and the refund may exist.

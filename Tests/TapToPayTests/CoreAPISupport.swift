@@ -102,53 +102,22 @@ final class CoreDeviceRecorder: CoreAPIDeviceListener {
 /// Freezes the payment flow at one checkpoint until released, and tells when it got there.
 final class CoreCheckpointGate: Sendable {
     let point: FlowCheckpoint
-    private struct State {
-        var reached = false
-        var released = false
-        var reachedWaiters: [CheckedContinuation<Void, Never>] = []
-        var held: [CheckedContinuation<Void, Never>] = []
-    }
-    private let state = Mutex(State())
+    private let reached = OneShotEvent()
+    private let released = OneShotEvent()
 
     init(at point: FlowCheckpoint) { self.point = point }
 
     var hook: @Sendable (FlowCheckpoint) async -> Void {
         { p in
             guard p == self.point else { return }
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let (waiters, go) = self.state.withLock { s -> ([CheckedContinuation<Void, Never>], Bool) in
-                    s.reached = true
-                    let w = s.reachedWaiters
-                    s.reachedWaiters = []
-                    if s.released { return (w, true) }
-                    s.held.append(c)
-                    return (w, false)
-                }
-                for w in waiters { w.resume() }
-                if go { c.resume() }
-            }
+            self.reached.fire()
+            await self.released.wait()
         }
     }
 
-    func waitUntilReached() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { s -> Bool in
-                if s.reached { return true }
-                s.reachedWaiters.append(c)
-                return false
-            }
-            if now { c.resume() }
-        }
-    }
+    func waitUntilReached() async { await reached.wait() }
 
-    func release() {
-        let held = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            s.released = true
-            defer { s.held = [] }
-            return s.held
-        }
-        for c in held { c.resume() }
-    }
+    func release() { released.fire() }
 }
 
 /// A card source that fails as a reader would: the PC/SC faults on demand.
@@ -292,6 +261,32 @@ struct CoreRig {
                        sales: rig.sales, refunds: rig.refunds, device: rig.device)
     }
 
+    /// An approved sale of `amount` for `orderId` on `dir` whose response the app was given but
+    /// not acknowledged (`resultHandOver = .acknowledged`): its record keeps the answer until
+    /// then — or, if the rig goes away first (as a process that died after the response), until
+    /// a recovery reports it. The rig and the response.
+    static func approvedNotAcknowledged(_ dir: TempDir, orderId: String,
+                                        amount: Int = 1000) async throws -> (rig: CoreRig, response: CoreSaleResponse) {
+        let rig = try await make(dir) { $0.resultHandOver = .acknowledged }
+        let r = try await rig.answeredSale(amount: amount, orderId: orderId)
+        #expect(r.code == "A")
+        return (rig, r)
+    }
+
+    /// The response to this rig's sale of `amount` for `orderId` (approved or declined, as the
+    /// amount's trigger decides); throws ``SaleDidNotAnswer`` when the sale ended otherwise.
+    func answeredSale(amount: Int = 1000, orderId: String = coreOrderId()) async throws -> CoreSaleResponse {
+        let outcome = await core.processSale(CoreSale(amount: amount, orderId: orderId))
+        guard case .response(let r) = outcome else { throw SaleDidNotAnswer(outcome: "\(outcome)", events: "\(sales.events)") }
+        return r
+    }
+
+    struct SaleDidNotAnswer: Error, CustomStringConvertible {
+        let outcome: String
+        let events: String
+        var description: String { "the sale did not answer: \(outcome); events \(events)" }
+    }
+
     private init(dir: TempDir, gateway: EmbeddedGateway, store: PendingPaymentStore, core: CoreAPI,
                  terminal: CoreTerminal, initialised: Bool, sales: CoreSaleRecorder = CoreSaleRecorder(),
                  refunds: CoreRefundRecorder = CoreRefundRecorder(), device: CoreDeviceRecorder = CoreDeviceRecorder()) {
@@ -330,3 +325,26 @@ func coreCommError(_ outcome: CoreSaleOutcome) -> (CoreSale, CoreError)? {
 
 /// A unique order id.
 func coreOrderId(_ prefix: String = "order") -> String { "\(prefix)-\(UUID().uuidString.prefix(8))" }
+
+/// Another process on a data directory: its own gateway and store (its file locks exclude this
+/// process's as another process's would: flock locks belong to the open file).
+struct OtherProcess {
+    let gateway: EmbeddedGateway
+    let store: PendingPaymentStore
+
+    init(_ data: String) throws {
+        gateway = try EmbeddedGateway(dataDirectory: data, access: .existing)
+        store = try PendingPaymentStore(dataDirectory: data, access: .existing)
+    }
+
+    /// That process's MONEI-style API (a visa-qvsdc card), for its recovery.
+    var tapToPay: TapToPay {
+        TapToPay(configuration: .init(cardSource: virtualCard("visa-qvsdc"), gateway: gateway, pendingStore: store))
+    }
+
+    /// That process's CoreAPI recovery.
+    func resolver(_ variant: SeedVariant = .seed002) -> PendingSaleResolver {
+        PendingSaleResolver(terminal: CoreTerminal(gateway: gateway, token: gateway.issueToken(accountId: "acct_other")),
+                            store: store, variant: variant)
+    }
+}

@@ -301,10 +301,7 @@ struct BusyTests {
     /// While the first waits for a card: `busy`; once it ended, the next payment runs.
     @Test func busyWhileWaitingForACardThenFreeAgain() async throws {
         let h = try Harness()
-        let reader = EmptyReaderSource()
-        let tapToPay = try await h.prepared(h.configuration(source: reader))
-        let first = startPayment(tapToPay, orderId: "busy-3")
-        await reader.waiting.wait()
+        let (tapToPay, first) = try await h.paymentWaiting(.forACard, orderId: "busy-3")
         expectFailure(await pay(tapToPay, orderId: "busy-4"), .busy)
         tapToPay.cancel()
         expectFailure(await first.value, .cancelled)
@@ -323,25 +320,21 @@ struct BusyTests {
 /// (``UnclearBeforeSubmissionTests``).
 @Suite("Seed error table: cancelled")
 struct CancelledTests {
-    @Test func explicitCancelWhileWaitingForACard() async throws {
+    /// The user's cancel while the reader waits for a card, or while the terms are shown.
+    @Test(arguments: Harness.WaitBeforeTheCard.allCases)
+    func explicitCancelBeforeACard(_ point: Harness.WaitBeforeTheCard) async throws {
         let h = try Harness()
-        let reader = EmptyReaderSource()
-        let tapToPay = try await h.prepared(h.configuration(source: reader))
-        let task = startPayment(tapToPay, orderId: "cx-2")
-        await reader.waiting.wait()
+        let (tapToPay, task) = try await h.paymentWaiting(point, orderId: "cx-\(point)")
         tapToPay.cancel()
         expectFailure(await task.value, .cancelled)
-        try await h.expectNoPayment("cx-2")
+        try await h.expectNoPayment("cx-\(point)")
     }
 
     /// The user cancels before a card was presented — before the location fix or while the reader
     /// waits — then "Can I try again after cancelled? Yes.": the same order is paid once.
     @Test func tryAgainAfterCancelled() async throws {
         let h = try Harness()
-        let reader = EmptyReaderSource()
-        let tapToPay = try await h.prepared(h.configuration(source: reader))
-        let task = startPayment(tapToPay, orderId: "cx-3")
-        await reader.waiting.wait()
+        let (tapToPay, task) = try await h.paymentWaiting(.forACard, orderId: "cx-3")
         tapToPay.cancel()
         expectFailure(await task.value, .cancelled)
         try await h.expectNoPayment("cx-3")
@@ -349,17 +342,6 @@ struct CancelledTests {
         try await again.prepare(token: h.token())
         #expect(try #require(await pay(again, orderId: "cx-3").result).status == .approved)
         #expect(try await h.charges("cx-3").count == 1)
-    }
-
-    @Test func cancelledWhileTheTermsAreShown() async throws {
-        let h = try Harness()
-        let terms = SilentTermsProvider()
-        let tapToPay = try await h.prepared(h.configuration(terms: terms))
-        let task = startPayment(tapToPay, orderId: "cx-terms")
-        await terms.asked.wait()
-        tapToPay.cancel()
-        expectFailure(await task.value, .cancelled)
-        try await h.expectNoPayment("cx-terms")
     }
 }
 

@@ -33,9 +33,7 @@ struct ReaderNotReadyTests {
     /// No card within the presentation timeout (30 s by default) on the flow's clock.
     @Test func noCardInTime() async throws {
         let h = try Harness()
-        let reader = EmptyReaderSource()
-        let tapToPay = try await h.prepared(h.configuration(source: reader))
-        let task = startPayment(tapToPay, orderId: "nocard-1")
+        let (tapToPay, task) = try await h.paymentWaiting(.forACard, orderId: "nocard-1")
         await h.flowClock.waitForSleepers(1)
         h.flowClock.advance(by: .seconds(29))
         // The source's own wait and the flow's guard deadline sleep; both end when either fires.
@@ -67,15 +65,21 @@ struct LocationTimeoutTests {
         }
     }
 
+    /// An API whose `prepare` (started in a task of its own) waits for a location fix that never
+    /// comes, once the fix's timeout sleeps on the flow's clock.
+    static func prepareAwaitingAFix(_ h: Harness) async -> (tapToPay: TapToPay, prepare: Task<TapToPayError?, Never>) {
+        let location = SilentLocationProvider()
+        let tapToPay = TapToPay(configuration: h.configuration(location: location))
+        let task = startPrepare(tapToPay, token: h.token())
+        await location.asked.wait()
+        await h.flowClock.waitForSleepers(1)
+        return (tapToPay, task)
+    }
+
     /// No fix within 15 s (the seed's figure, the default) on the flow's clock.
     @Test func prepareGetsNoFixIn15Seconds() async throws {
         let h = try Harness()
-        let location = SilentLocationProvider()
-        let tapToPay = TapToPay(configuration: h.configuration(location: location))
-        let token = h.token()
-        let task = Self.startPrepare(tapToPay, token: token)
-        await location.asked.wait()
-        await h.flowClock.waitForSleepers(1)
+        let (tapToPay, task) = await Self.prepareAwaitingAFix(h)
         h.flowClock.advance(by: .seconds(14))
         #expect(h.flowClock.sleeperCount == 1, "the location timeout must not run out before 15 s")
         h.flowClock.advance(by: .seconds(1))
@@ -88,12 +92,7 @@ struct LocationTimeoutTests {
     /// no-fix`): that is `cancelled`, not `locationTimeout`.
     @Test func cancellingWhileTheFixIsAwaitedIsCancelled() async throws {
         let h = try Harness()
-        let location = SilentLocationProvider()
-        let tapToPay = TapToPay(configuration: h.configuration(location: location))
-        let token = h.token()
-        let task = Self.startPrepare(tapToPay, token: token)
-        await location.asked.wait()
-        await h.flowClock.waitForSleepers(1)
+        let (_, task) = await Self.prepareAwaitingAFix(h)
         h.flowClock.advance(by: .seconds(1))
         task.cancel()
         #expect(await task.value == .cancelled)

@@ -1,37 +1,48 @@
 import CardChannel
 import Synchronization
 import PaymentFlow
+import TapToPay
 import Testing
 import VirtualCard
 
 @Suite("PaymentEvent.failed: the cause the seed's error cannot carry")
 struct FailureReasonEventTests {
-    @Test("a lost answer is outcomeUnknown, and the event says the connection dropped")
-    func lostAnswer() async throws {
-        let h = try Harness()
-        let events = Mutex<[PaymentEvent]>([])
-        let tapToPay = try await h.prepared(h.configuration(fault: .lostAnswer, onEvent: { e in events.withLock { $0.append(e) } }))
-        expectFailure(await pay(tapToPay, orderId: "reason-1"), .outcomeUnknown(orderId: "reason-1"))
-        let reasons = events.withLock { $0 }.compactMap { e -> String? in
-            if case .failed(let reason) = e { return reason } else { return nil }
+    /// An unclear outcome, and what the `failed` event says of its cause.
+    enum UnclearCause: String, CaseIterable, Sendable {
+        /// The gateway's answer is lost: the connection dropped.
+        case lostAnswer = "lost-answer"
+        /// The card is torn before the submission point: it was removed.
+        case tornBeforeSubmission = "torn"
+
+        var said: String {
+            switch self {
+            case .lostAnswer: "connectionLost"
+            case .tornBeforeSubmission: "the card was removed from the field"
+            }
         }
-        #expect(reasons.count == 1)
-        #expect(reasons.first?.contains("connectionLost") == true)
+
+        func configuration(_ h: Harness, onEvent: @escaping @Sendable (PaymentEvent) -> Void) -> TapToPay.Configuration {
+            switch self {
+            case .lostAnswer: h.configuration(fault: .lostAnswer, onEvent: onEvent)
+            case .tornBeforeSubmission:
+                h.configuration(source: virtualCard(CardProfiles.named("visa-qvsdc")!.withTear(afterExchange: 1)), onEvent: onEvent)
+            }
+        }
     }
 
-    @Test("a card torn before the submission point is outcomeUnknown, and the event says it was removed")
-    func tornBeforeSubmission() async throws {
+    @Test("an unclear payment is outcomeUnknown, and the event says its cause: a lost answer that the connection dropped, a card torn before the submission point that it was removed",
+          arguments: UnclearCause.allCases)
+    func unclearCauseIsSaid(_ cause: UnclearCause) async throws {
         let h = try Harness()
         let events = Mutex<[PaymentEvent]>([])
-        let card = virtualCard(CardProfiles.named("visa-qvsdc")!.withTear(afterExchange: 1))
-        let tapToPay = try await h.prepared(h.configuration(source: card, onEvent: { e in events.withLock { $0.append(e) } }))
-        expectFailure(await pay(tapToPay, orderId: "reason-2"), .outcomeUnknown(orderId: "reason-2"))
+        let tapToPay = try await h.prepared(cause.configuration(h) { e in events.withLock { $0.append(e) } })
+        let orderId = "reason-\(cause.rawValue)"
+        expectFailure(await pay(tapToPay, orderId: orderId), .outcomeUnknown(orderId: orderId))
         let reasons = events.withLock { $0 }.compactMap { e -> String? in
             if case .failed(let reason) = e { return reason } else { return nil }
         }
         #expect(reasons.count == 1)
-        // The message says the card was removed.
-        #expect(reasons.first?.contains("the card was removed from the field") == true)
+        #expect(reasons.first?.contains(cause.said) == true, "\(reasons)")
     }
 
     @Test("a decline or a cancel says nothing more")

@@ -1,3 +1,4 @@
+import CodedErrors
 import DeviceStore
 import Foundation
 import PaymentGateway
@@ -19,16 +20,8 @@ import Storage
 // the same directory stands for another process: its file locks exclude this one's as another
 // process's would (flock locks belong to the open file).
 
-private func gatewayCode(_ body: () throws(GatewayError) -> Void) -> GatewayError.Code? {
-    do {
-        try body()
-        return nil
-    } catch {
-        return error.code
-    }
-}
-
-private func storeCode(_ body: () throws(DeviceStoreError) -> Void) -> DeviceStoreError.Code? {
+/// The code of the typed error `body` threw; nil when it returned.
+private func thrownCode<E: CodedError>(_ body: () throws(E) -> Void) -> E.Code? {
     do {
         try body()
         return nil
@@ -40,29 +33,9 @@ private func storeCode(_ body: () throws(DeviceStoreError) -> Void) -> DeviceSto
 /// The name of the code a ledger or a device store fails to open with (nil: it opens).
 private func openCode(_ file: String, _ directory: String) -> String? {
     if file == Ledger.fileName {
-        return gatewayCode { () throws(GatewayError) in _ = try Ledger(directory: directory) }.map { "\($0)" }
+        return thrownCode { () throws(GatewayError) in _ = try Ledger(directory: directory) }.map { "\($0)" }
     }
-    return storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: directory) }.map { "\($0)" }
-}
-
-/// Another process's view of a data directory: its own gateway and store.
-private struct OtherProcess {
-    let gateway: EmbeddedGateway
-    let store: PendingPaymentStore
-
-    init(_ dir: String) throws {
-        gateway = try EmbeddedGateway(dataDirectory: dir, access: .existing)
-        store = try PendingPaymentStore(dataDirectory: dir, access: .existing)
-    }
-
-    var tapToPay: TapToPay {
-        TapToPay(configuration: .init(cardSource: virtualCard("visa-qvsdc"), gateway: gateway, pendingStore: store))
-    }
-
-    func coreResolver(variant: SeedVariant = .seed002) -> PendingSaleResolver {
-        PendingSaleResolver(terminal: CoreTerminal(gateway: gateway, token: gateway.issueToken(accountId: "acct_other")),
-                            store: store, variant: variant)
-    }
+    return thrownCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: directory) }.map { "\($0)" }
 }
 
 @Suite("Recovery beside a live sale")
@@ -79,7 +52,7 @@ struct RecoveryBesideALiveSaleTests {
         await gate.waitUntilReached()
 
         let other = try OtherProcess(dir.path + "/data")
-        let reports = try await other.coreResolver().resolvePending()
+        let reports = try await other.resolver().resolvePending()
         #expect(reports.map(\.outcome) == [.inProgress])
         #expect(reports.first?.sale.orderId == orderId)
         #expect(try other.store.all().count == 1, "the recovery took the record of a live sale")
@@ -91,22 +64,16 @@ struct RecoveryBesideALiveSaleTests {
         #expect(try rig.ledgerRows(orderId: orderId).first?.state == .approved)
         #expect(try rig.store.all().isEmpty)
         // Nothing left for a later recovery either.
-        #expect(try await other.coreResolver().resolvePending().isEmpty)
+        #expect(try await other.resolver().resolvePending().isEmpty)
     }
 
     @Test func aMONEIRecoveryLeavesAPaymentInFlightAlone() async throws {
         let h = try Harness()
-        let reached = OneShotEvent()
-        let go = OneShotEvent()
-        let tapToPay = try await h.prepared(h.configuration(checkpoint: { p in
-            if p == .submitted { reached.fire(); await go.wait() }
-        }))
-        let payment = startPayment(tapToPay, amount: 1250, orderId: "live-monei")
-        await reached.wait()
+        let (_, payment, gate) = try await h.paymentHeld(at: .submitted, amount: 1250, orderId: "live-monei")
         let reports = try await OtherProcess(h.directory).tapToPay.resolveUnclearOutcomes()
         #expect(reports.count == 1)
         guard case .inProgress = reports.first?.finding else { Issue.record("\(String(describing: reports.first?.finding))"); return }
-        go.fire()
+        gate.release()
         #expect(await payment.value.result?.status == .approved)
         #expect(try h.store.all().isEmpty)
     }
@@ -125,7 +92,7 @@ struct RecoveryBesideALiveSaleTests {
         let data = dir.path + "/data"
         let runs = try await withThrowingTaskGroup(of: [PendingSaleReport].self) { group in
             for _ in 0..<3 {
-                group.addTask { try await OtherProcess(data).coreResolver().resolvePending() }
+                group.addTask { try await OtherProcess(data).resolver().resolvePending() }
             }
             var all: [[PendingSaleReport]] = []
             for try await r in group { all.append(r) }
@@ -145,9 +112,7 @@ struct RecordOutlivesResultTests {
     /// hand-over it stays, holding the answer, until the caller says it has the result.
     @Test func anAcknowledgedHandOverKeepsTheAnswerUntilAcknowledged() async throws {
         let h = try Harness()
-        var config = h.configuration()
-        config.resultHandOver = .acknowledged
-        let tapToPay = try await h.prepared(config)
+        let tapToPay = try await h.preparedAcknowledging()
         let result = try #require(await pay(tapToPay, amount: 1250, orderId: "handover-1").result)
         let record = try #require(try h.store.get(orderId: "handover-1"))
         #expect(record.state == .answered)
@@ -163,10 +128,8 @@ struct RecordOutlivesResultTests {
     /// and removes the record, without a gateway call (the gateway is unreachable here).
     @Test func aResultNeverHandedOverIsReportedFromTheRecord() async throws {
         let h = try Harness()
-        var config = h.configuration()
-        config.resultHandOver = .acknowledged
         do {
-            let tapToPay = try await h.prepared(config)
+            let tapToPay = try await h.preparedAcknowledging()
             #expect(await pay(tapToPay, amount: 1251, orderId: "handover-2").result?.status == .declined)
             // `tapToPay` goes away without acknowledging: a process that died after the answer.
         }
@@ -190,16 +153,11 @@ struct RecordOutlivesResultTests {
         let dir = TempDir()
         let orderId = coreOrderId("ack")
         do {
-            let rig = try await CoreRig.make(dir) { $0.resultHandOver = .acknowledged }
-            guard case .response(let r) = await rig.core.processSale(CoreSale(amount: 1250, orderId: orderId)) else {
-                Issue.record("no response")
-                return
-            }
-            #expect(r.code == "A")
+            let (rig, _) = try await CoreRig.approvedNotAcknowledged(dir, orderId: orderId, amount: 1250)
             #expect(try rig.store.get(orderId: orderId)?.state == .answered)
         }
         let other = try OtherProcess(dir.path + "/data")
-        let reports = try await other.coreResolver().resolvePending()
+        let reports = try await other.resolver().resolvePending()
         guard case .answered(let a) = reports.first?.outcome else { Issue.record("\(reports)"); return }
         #expect(a.transactionCode == "A")
         #expect(reports.first?.removedFromStore == true)
@@ -214,11 +172,7 @@ extension RecordOutlivesResultTests {
     @Test func aSaleOfAnOrderWhoseAnswerIsNotAcknowledgedYetIsRefused() async throws {
         let dir = TempDir()
         let orderId = coreOrderId("ack-again")
-        let rig = try await CoreRig.make(dir) { $0.resultHandOver = .acknowledged }
-        guard case .response(let first) = await rig.core.processSale(CoreSale(amount: 1250, orderId: orderId)) else {
-            Issue.record("no response")
-            return
-        }
+        let (rig, first) = try await CoreRig.approvedNotAcknowledged(dir, orderId: orderId, amount: 1250)
         let again = await rig.core.processSale(CoreSale(amount: 1250, orderId: orderId))
         #expect(coreErrorCode(again) == .transactionInProgress, "\(again)")
         #expect("\(again)".contains("not acknowledged yet"), "\(again)")
@@ -281,15 +235,15 @@ struct DataDirectoryIntegrityTests {
             for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: b.directory + "/" + file + suffix) }
             try FileManager.default.copyItem(atPath: a.directory + "/" + file, toPath: b.directory + "/" + file)
         }
-        #expect(gatewayCode { () throws(GatewayError) in _ = try Ledger(directory: b.directory) } == .storeMissing)
-        #expect(storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: b.directory) } == .storeMissing)
+        #expect(thrownCode { () throws(GatewayError) in _ = try Ledger(directory: b.directory) } == .storeMissing)
+        #expect(thrownCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: b.directory) } == .storeMissing)
     }
 
     @Test func aLostManifestIsAnError() async throws {
         let h = try await Self.directoryWithAPayment()
         try FileManager.default.removeItem(atPath: h.directory + "/" + DataDirectoryLayout.manifestName)
-        #expect(gatewayCode { () throws(GatewayError) in _ = try Ledger(directory: h.directory) } == .storeMissing)
-        #expect(storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: h.directory) } == .storeMissing)
+        #expect(thrownCode { () throws(GatewayError) in _ = try Ledger(directory: h.directory) } == .storeMissing)
+        #expect(thrownCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: h.directory) } == .storeMissing)
     }
 
     /// Defect 4: a dropped table or a damaged page went unnoticed.
@@ -301,8 +255,8 @@ struct DataDirectoryIntegrityTests {
             let d = try SQLiteConnection(path: h.directory + "/" + PendingPaymentStore.fileName, busyTimeout: .seconds(1))
             try d.execute("DROP TABLE attempts")
         }
-        #expect(gatewayCode { () throws(GatewayError) in _ = try Ledger(directory: h.directory) } == .corruptLedger)
-        #expect(storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: h.directory) } == .corruptStore)
+        #expect(thrownCode { () throws(GatewayError) in _ = try Ledger(directory: h.directory) } == .corruptLedger)
+        #expect(thrownCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: h.directory) } == .corruptStore)
     }
 
     @Test(arguments: [Ledger.fileName, PendingPaymentStore.fileName])
@@ -340,16 +294,16 @@ struct DataDirectoryIntegrityTests {
         #expect(records.first.map { !$0.attemptId.isEmpty } == true)
         // Adopted: it is in the manifest now, so losing it is an error.
         try FileManager.default.removeItem(atPath: dir.path + "/" + PendingPaymentStore.fileName)
-        #expect(storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: dir.path) } == .storeMissing)
+        #expect(thrownCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: dir.path) } == .storeMissing)
     }
 
     @Test func aMissingDirectoryIsNotCreatedByReadersOrRecoveries() {
         let dir = TempDir()
         let missing = dir.path + "/typo"
         for access in [DataDirectoryLayout.Access.existing, .readOnly] {
-            #expect(storeCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: missing, access: access) }
+            #expect(thrownCode { () throws(DeviceStoreError) in _ = try PendingPaymentStore(dataDirectory: missing, access: access) }
                     == .noDataDirectory)
-            #expect(gatewayCode { () throws(GatewayError) in _ = try Ledger(directory: missing, access: access) } == .noDataDirectory)
+            #expect(thrownCode { () throws(GatewayError) in _ = try Ledger(directory: missing, access: access) } == .noDataDirectory)
         }
         #expect(!FileManager.default.fileExists(atPath: missing))
     }
@@ -357,16 +311,25 @@ struct DataDirectoryIntegrityTests {
 
 @Suite("Damage is contained")
 struct DamageContainmentTests {
-    /// Defect 4: one malformed record blocked every recovery. Now it is named and the others resolve.
-    @Test func anUnreadableRecordIsReportedAndTheOthersResolve() async throws {
+    /// A CoreAPI sale in a new directory, approved and its answer lost (a communication error):
+    /// its record stays on the device. The directory, the rig and the order id.
+    static func answerLostSale(_ name: String) async throws -> (dir: TempDir, rig: CoreRig, orderId: String) {
         let dir = TempDir()
         let rig = try await CoreRig.make(dir) { $0.gatewayFault = .lostAnswer }
-        let orderId = coreOrderId("good")
+        let orderId = coreOrderId(name)
         #expect(coreCommError(await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId))) != nil)
-        do {
-            let c = try SQLiteConnection(path: rig.store.path, busyTimeout: .seconds(1))
-            try c.run("INSERT INTO attempts (attempt_id, order_id, state, body, created_at) VALUES ('00000000-0000-0000-0000-000000000001', 'bad-1', 'pending', '{not json', 0)")
-        }
+        return (dir, rig, orderId)
+    }
+
+    /// Runs `sql` on the device store's file, as damage from outside would.
+    static func execute(_ sql: String, on store: PendingPaymentStore) throws {
+        try SQLiteConnection(path: store.path, busyTimeout: .seconds(1)).execute(sql)
+    }
+
+    /// Defect 4: one malformed record blocked every recovery. Now it is named and the others resolve.
+    @Test func anUnreadableRecordIsReportedAndTheOthersResolve() async throws {
+        let (dir, rig, orderId) = try await Self.answerLostSale("good")
+        try Self.execute("INSERT INTO attempts (attempt_id, order_id, state, body, created_at) VALUES ('00000000-0000-0000-0000-000000000001', 'bad-1', 'pending', '{not json', 0)", on: rig.store)
         let scan = try rig.store.scan()
         #expect(scan.unreadable.map(\.orderId) == ["bad-1"])
         #expect(scan.records.map(\.orderId) == [orderId])
@@ -380,14 +343,8 @@ struct DamageContainmentTests {
 
     /// A removal that fails is an error the report carries, never ignored: the record stays.
     @Test func aFailedRemovalIsReportedAndTheRecordStays() async throws {
-        let dir = TempDir()
-        let rig = try await CoreRig.make(dir) { $0.gatewayFault = .lostAnswer }
-        let orderId = coreOrderId("stuck")
-        #expect(coreCommError(await rig.core.processSale(CoreSale(amount: 1000, orderId: orderId))) != nil)
-        do {
-            let c = try SQLiteConnection(path: rig.store.path, busyTimeout: .seconds(1))
-            try c.execute("CREATE TRIGGER refuse BEFORE DELETE ON attempts BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END;")
-        }
+        let (_, rig, orderId) = try await Self.answerLostSale("stuck")
+        try Self.execute("CREATE TRIGGER refuse BEFORE DELETE ON attempts BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END;", on: rig.store)
         let reports = try await rig.core.resolvePendingSales()
         #expect(reports.count == 1)
         #expect(reports.first?.removedFromStore == false)
@@ -430,15 +387,8 @@ struct AttemptMatchingTests {
     @Test func twoAttemptsOnOneOrderKeepTwoRecords() async throws {
         let h = try Harness()
         let t = try await h.prepared(h.configuration(fault: .noAnswer))
-        let first = startPayment(t, amount: 1000, orderId: "twice")
-        // No answer: the gateway's clock runs the timeout.
-        await h.gatewayClock.waitForSleepers(1)
-        h.gatewayClock.advance(by: .seconds(31))
-        expectFailure(await first.value, .outcomeUnknown(orderId: "twice"))
-        let second = startPayment(t, amount: 1000, orderId: "twice")
-        await h.gatewayClock.waitForSleepers(1)
-        h.gatewayClock.advance(by: .seconds(31))
-        expectFailure(await second.value, .outcomeUnknown(orderId: "twice"))
+        await h.payWithoutAnAnswer(t, orderId: "twice")
+        await h.payWithoutAnAnswer(t, orderId: "twice")
         let records = try h.store.records(orderId: "twice")
         #expect(records.count == 2)
         #expect(Set(records.map(\.attemptId)).count == 2)
@@ -465,15 +415,12 @@ struct ClosingRecordsTests {
     @Test func aRecordWithoutAnAnswerIsClosedOnTheRecord() async throws {
         let h = try Harness()
         let t = try await h.prepared(h.configuration(fault: .noAnswer))
-        let p = startPayment(t, amount: 1000, orderId: "ticket")
-        await h.gatewayClock.waitForSleepers(1)
-        h.gatewayClock.advance(by: .seconds(31))
-        expectFailure(await p.value, .outcomeUnknown(orderId: "ticket"))
+        await h.payWithoutAnAnswer(t, orderId: "ticket")
         let reports = try await t.resolveUnclearOutcomes()
         guard case .notFound = reports.first?.finding else { Issue.record("\(reports)"); return }
 
-        #expect(storeCode { () throws(DeviceStoreError) in _ = try h.store.close(orderId: "ticket", reason: "  ") } == .invalidRequest)
-        #expect(storeCode { () throws(DeviceStoreError) in _ = try h.store.close(orderId: "nope", reason: "x") } == .notFound)
+        #expect(thrownCode { () throws(DeviceStoreError) in _ = try h.store.close(orderId: "ticket", reason: "  ") } == .invalidRequest)
+        #expect(thrownCode { () throws(DeviceStoreError) in _ = try h.store.close(orderId: "nope", reason: "x") } == .notFound)
         let closed = try h.store.close(orderId: "ticket", reason: "support ticket 4711: not charged")
         #expect(closed.state == .closed)
         #expect(try h.store.all().isEmpty)
@@ -485,16 +432,10 @@ struct ClosingRecordsTests {
 
     @Test func aRecordOwnedByALivePaymentCannotBeClosed() async throws {
         let h = try Harness()
-        let reached = OneShotEvent()
-        let go = OneShotEvent()
-        let t = try await h.prepared(h.configuration(checkpoint: { p in
-            if p == .pendingWritten { reached.fire(); await go.wait() }
-        }))
-        let payment = startPayment(t, amount: 1000, orderId: "owned")
-        await reached.wait()
+        let (_, payment, gate) = try await h.paymentHeld(at: .pendingWritten, orderId: "owned")
         let other = try PendingPaymentStore(dataDirectory: h.directory)
-        #expect(storeCode { () throws(DeviceStoreError) in _ = try other.close(orderId: "owned", reason: "x") } == .busy)
-        go.fire()
+        #expect(thrownCode { () throws(DeviceStoreError) in _ = try other.close(orderId: "owned", reason: "x") } == .busy)
+        gate.release()
         #expect(await payment.value.result?.status == .approved)
     }
 }

@@ -39,33 +39,13 @@ enum Outcome: Sendable, CustomStringConvertible {
 
 /// Suspends the calling task until it is cancelled (returns then, without throwing).
 func suspendUntilCancelled() async {
-    final class Parking: Sendable {
-        private let state = Mutex<(cancelled: Bool, continuation: CheckedContinuation<Void, Never>?)>((false, nil))
-        func park(_ c: CheckedContinuation<Void, Never>) {
-            let now = state.withLock { s -> Bool in
-                if s.cancelled { return true }
-                s.continuation = c
-                return false
-            }
-            if now { c.resume() }
-        }
-        func cancel() {
-            let c = state.withLock { s -> CheckedContinuation<Void, Never>? in
-                s.cancelled = true
-                defer { s.continuation = nil }
-                return s.continuation
-            }
-            c?.resume()
-        }
-    }
-    let parking = Parking()
+    let cancelled = OneShotEvent()
     await withTaskCancellationHandler {
-        await withCheckedContinuation { parking.park($0) }
+        await cancelled.wait()
     } onCancel: {
-        parking.cancel()
+        cancelled.fire()
     }
 }
-
 
 // MARK: - Providers
 
@@ -263,6 +243,53 @@ final class Harness: Sendable {
         let tapToPay = TapToPay(configuration: configuration)
         try await tapToPay.prepare(token: token())
         return tapToPay
+    }
+
+    /// Where a payment waits before a card is read.
+    enum WaitBeforeTheCard: String, CaseIterable, Sendable {
+        /// The reader waits for a card, and none is presented.
+        case forACard
+        /// The terms are shown, and never answered.
+        case onTheTerms
+    }
+
+    /// A prepared API and its payment of `orderId` (started in a task of its own), once the
+    /// payment waits at `point`.
+    func paymentWaiting(_ point: WaitBeforeTheCard = .forACard,
+                        orderId: String) async throws -> (tapToPay: TapToPay, payment: Task<Outcome, Never>) {
+        let reader = EmptyReaderSource(), terms = SilentTermsProvider()
+        let tapToPay = try await prepared(point == .forACard ? configuration(source: reader) : configuration(terms: terms))
+        let payment = startPayment(tapToPay, orderId: orderId)
+        await (point == .forACard ? reader.waiting : terms.asked).wait()
+        return (tapToPay, payment)
+    }
+
+    /// A prepared API and its payment of `amount` for `orderId` (started in a task of its own),
+    /// once the payment is held at `point`: it goes on at `gate.release()`.
+    func paymentHeld(at point: FlowCheckpoint, amount: Int = 1000, orderId: String) async throws
+        -> (tapToPay: TapToPay, payment: Task<Outcome, Never>, gate: CoreCheckpointGate) {
+        let gate = CoreCheckpointGate(at: point)
+        let tapToPay = try await prepared(configuration(checkpoint: gate.hook))
+        let payment = startPayment(tapToPay, amount: amount, orderId: orderId)
+        await gate.waitUntilReached()
+        return (tapToPay, payment, gate)
+    }
+
+    /// A prepared API whose results are handed over only when acknowledged
+    /// (`resultHandOver = .acknowledged`): until then each record keeps its answer.
+    func preparedAcknowledging() async throws -> TapToPay {
+        var config = configuration()
+        config.resultHandOver = .acknowledged
+        return try await prepared(config)
+    }
+
+    /// Pays 10.00 for `orderId` through `tapToPay`, whose gateway never answers (`fault: .noAnswer`):
+    /// the gateway's clock runs the request's timeout out, and the payment is `outcomeUnknown`.
+    func payWithoutAnAnswer(_ tapToPay: TapToPay, orderId: String, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let payment = startPayment(tapToPay, amount: 1000, orderId: orderId)
+        await gatewayClock.waitForSleepers(1)
+        gatewayClock.advance(by: Self.gatewayTimeout + .seconds(1))
+        expectFailure(await payment.value, .outcomeUnknown(orderId: orderId), sourceLocation: sourceLocation)
     }
 
     /// What the gateway holds for an order (the seed's step 3, `charges` by orderId).

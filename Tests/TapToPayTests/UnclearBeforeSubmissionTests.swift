@@ -112,10 +112,7 @@ struct UnclearBeforeSubmissionTests {
     /// for a card, while the terms are shown — not `cancelled` (which is the user's cancel).
     @Test func aCancelledTaskWhileWaitingForACard() async throws {
         let h = try Harness()
-        let reader = EmptyReaderSource()
-        let tapToPay = try await h.prepared(h.configuration(source: reader))
-        let task = startPayment(tapToPay, orderId: "cx-task-1")
-        await reader.waiting.wait()
+        let (tapToPay, task) = try await h.paymentWaiting(.forACard, orderId: "cx-task-1")
         task.cancel()
         try await h.expectUnclearNotSubmitted(tapToPay, await task.value, orderId: "cx-task-1")
         let d = try #require(tapToPay.lastAttempt)

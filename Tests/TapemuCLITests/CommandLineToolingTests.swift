@@ -12,20 +12,8 @@ func runCLI(_ args: [String], environment: [String: String]) async -> (status: I
 
 /// Runs a program to its end with `environment` added; its status and stdout + stderr.
 func runTool(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, out: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    var env = ProcessInfo.processInfo.environment
-    for (k, v) in environment { env[k] = v }
-    process.environment = env
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let out = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: out, as: UTF8.self))
+    let r = try runToEnd(path, arguments, environment: environment, mergingStandardError: true)
+    return (r.status, r.stdout)
 }
 
 /// Issue 36, item 2: TAPEMU_GATEWAY, TAPEMU_DATA_DIR (and TAPEMU_API_KEY where the merchant

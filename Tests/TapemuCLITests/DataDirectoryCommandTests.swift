@@ -77,7 +77,7 @@ struct DataDirectoryCommandTests {
         #expect(closed.out.contains("closed order c-1"))
         #expect(await runCLI(["charges", "--pending", "--data-dir", dir]).status == 0)
         let listed = await runCLI(["pending", "--all", "--json", "--data-dir", dir])
-        let items = try #require(try JSONSerialization.jsonObject(with: Data(listed.out.utf8)) as? [[String: Any]])
+        let items = try jsonRows(listed.out)
         #expect(items.count == 1)
         #expect(items.first?["state"] as? String == "closed")
         #expect((items.first?["closed"] as? [String: Any])?["reason"] as? String == "ticket 4711: not charged")
@@ -94,7 +94,7 @@ struct DataDirectoryCommandTests {
         #expect(status == 0)
         let recovered = await runCLI(["charges", "--pending", "--json", "--data-dir", dir])
         #expect(recovered.status == 0)
-        let rows = try #require(try JSONSerialization.jsonObject(with: Data(recovered.out.utf8)) as? [[String: Any]])
+        let rows = try jsonRows(recovered.out)
         #expect(rows.count == 1)
         #expect(rows.first?["finding"] as? String == "approved")
         #expect(rows.first?["removedFromDevice"] as? Bool == true)
@@ -116,14 +116,14 @@ struct RecoveryHandOverCommandTests {
         let status = await TapemuCLI.main(["tapemu"] + args + ["--data-dir", dir, "--json"], console: dead)
         #expect(status == 74)
         let pending = await runCLI(["pending", "--all", "--json", "--data-dir", dir])
-        let orders = try #require(try JSONSerialization.jsonObject(with: Data(pending.out.utf8)) as? [[String: Any]])
+        let orders = try jsonRows(pending.out)
             .compactMap { $0["orderId"] as? String }
         #expect(Set(orders) == ["h-1", "h-2"])
         // Written this time: the resolved records leave.
         let again = await runCLI(args + ["--data-dir", dir, "--json"])
         #expect(again.status == 0, "\(again.err)")
         let left = await runCLI(["pending", "--all", "--json", "--data-dir", dir])
-        let remaining = try #require(try JSONSerialization.jsonObject(with: Data(left.out.utf8)) as? [[String: Any]])
+        let remaining = try jsonRows(left.out)
             .compactMap { $0["orderId"] as? String }
         #expect(remaining == [args == ["resolve"] ? "h-1" : "h-2"])
     }

@@ -1,7 +1,6 @@
 import Foundation
 import PaymentGateway
 import Testing
-@testable import tapemu
 import TestSupport
 
 @Suite("tapemu gateway", .temporaryDirectories)
@@ -10,21 +9,14 @@ struct GatewayCommandTests {
     func triggers() async throws {
         let r = await runCLI(["gateway", "triggers", "--json"])
         #expect(r.status == 0)
-        let rows = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [[String: Any]])
+        let rows = try jsonRows(r.out)
         #expect(rows.count == EmbeddedGateway.triggers.count)
         #expect(rows.contains { ($0["match"] as? String) == "amount ending 51" && ($0["result"] as? String) == "decline" })
     }
 
     @Test("a paid order's webhook is in the outbox, signed so that receivers can verify it")
     func webhookAfterPay() async throws {
-        let dir = try temporaryDirectory()
-        let pay = await runCLI(["pay", "--amount", "1000", "--order-id", "hook-1", "--callback-url",
-                                "https://merchant.test/hooks", "--data-dir", dir])
-        #expect(pay.status == 0)
-        let r = await runCLI(["gateway", "webhooks", "--order-id", "hook-1", "--data-dir", dir, "--json"])
-        #expect(r.status == 0)
-        let rows = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [[String: Any]])
-        let hook = try #require(rows.first)
+        let (dir, hook) = try await paidOrder("hook-1")
         #expect(hook["url"] as? String == "https://merchant.test/hooks")
         let body = try #require(hook["body"] as? String)
         let header = try #require(hook["signature"] as? String)

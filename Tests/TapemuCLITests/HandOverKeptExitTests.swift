@@ -2,7 +2,6 @@ import DeviceStore
 import Foundation
 import PaymentGateway
 import Testing
-@testable import tapemu
 import TestSupport
 
 @Suite("A recovery whose hand-over is kept for later exits 75", .temporaryDirectories)

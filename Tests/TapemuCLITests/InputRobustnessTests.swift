@@ -98,7 +98,7 @@ struct HostileTLVValueTests {
 
         let four = await runCLI(["tlv", "decode", "--json", "81040000 00FF 5F2A0A10000000000000000000"])
         #expect(four.status == ExitCode.success)
-        let nodes = try #require(try JSONSerialization.jsonObject(with: Data(four.out.utf8)) as? [[String: Any]])
+        let nodes = try jsonRows(four.out)
         let decoded = try #require(nodes.first?["decoded"] as? [String: Any])
         #expect(decoded["text"] as? String == "2.55 (currency code 5F2A malformed; 2 decimals assumed)")
         #expect((decoded["fields"] as? [String: Any])?["currencyMalformed"] as? Bool == true)

@@ -23,7 +23,7 @@ struct MoneiStatusCodeTests {
     func triggersShowBoth() async throws {
         let r = await runCLI(["gateway", "triggers", "--json"])
         #expect(r.status == 0)
-        let rows = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [[String: Any]])
+        let rows = try jsonRows(r.out)
         let funds = try #require(rows.first { $0["match"] as? String == "amount ending 51" })
         #expect(funds["statusCode"] as? String == "51" && funds["moneiStatusCode"] as? String == "E221")
         let noAnswer = try #require(rows.first { $0["match"] as? String == "amount ending 91" })

@@ -4,13 +4,23 @@ import Foundation
 import ISO7816
 import Testing
 import VirtualCard
-@testable import tapemu
 import TestSupport
 
 /// `read` and `replay` with offline data authentication: the ODA line, JSON "oda", --ca-keys and
 /// --crl (README "Offline data authentication").
 @Suite("ODA on the command line", .temporaryDirectories)
 struct ODACommandTests {
+    /// `tapemu read` with `readArguments`, recorded to a trace in a temporary directory, then
+    /// `tapemu replay --json` of that trace: the trace's path and the ODA line replay reports.
+    static func recordAndReplay(_ readArguments: [String]) async throws -> (trace: String, odaLine: String?) {
+        let trace = try temporaryDirectory() + "/read.apdu"
+        #expect(await runCLI(["read"] + readArguments + ["--record", trace]).status == 0)
+        let replay = await runCLI(["replay", trace, "--json"])
+        #expect(replay.status == 0)
+        let traces = try #require(try jsonObject(replay.out)["traces"] as? [[String: Any]])
+        return (trace, traces.first?["oda"] as? String)
+    }
+
     @Test("read prints one ODA line; --json reports oda with the method, the CA key and each step")
     func readLineAndJSON() async throws {
         let text = await runCLI(["read", "--card", "visa-qvsdc"])
@@ -73,13 +83,8 @@ struct ODACommandTests {
 
     @Test("replay of a recorded ODA card authenticates it with the trace's own unpredictable number and amounts")
     func replayAuthenticates() async throws {
-        let dir = try temporaryDirectory()
-        let trace = dir + "/visa.apdu"
-        #expect(await runCLI(["read", "--card", "visa-qvsdc", "--amount", "777", "--record", trace]).status == 0)
-        let replay = await runCLI(["replay", trace, "--json"])
-        #expect(replay.status == 0)
-        let traces = try #require(try jsonObject(replay.out)["traces"] as? [[String: Any]])
-        #expect(traces.first?["oda"] as? String == "ODA fDDA with CA A000000003/E7: verified")
+        let (trace, odaLine) = try await Self.recordAndReplay(["--card", "visa-qvsdc", "--amount", "777"])
+        #expect(odaLine == "ODA fDDA with CA A000000003/E7: verified")
         let read = await runCLI(["read", "--trace", trace, "--json"])
         let oda = try #require(try jsonObject(read.out)["oda"] as? [String: Any])
         #expect(oda["signature"] as? String == "verified")
@@ -105,13 +110,8 @@ struct ODACommandTests {
         #expect(bad.status == 64)
         #expect(bad.err.contains("--oda-methods"))
         // The recorded reader's INTERNAL AUTHENTICATE says it did DDA: replay runs it again.
-        let dir = try temporaryDirectory()
-        let trace = dir + "/dda.apdu"
-        #expect(await runCLI(["read", "--card", "mastercard-mchip-dda", "--oda-methods", "DDA,CDA", "--record", trace]).status == 0)
-        let replay = await runCLI(["replay", trace, "--json"])
-        #expect(replay.status == 0)
-        let traces = try #require(try jsonObject(replay.out)["traces"] as? [[String: Any]])
-        #expect(traces.first?["oda"] as? String == "ODA DDA with CA A000000004/E7: verified")
+        let (_, odaLine) = try await Self.recordAndReplay(["--card", "mastercard-mchip-dda", "--oda-methods", "DDA,CDA"])
+        #expect(odaLine == "ODA DDA with CA A000000004/E7: verified")
     }
 
     @Test("the real card of apdu-traces/real/ (not redacted: its certificates sign its PAN) authenticates with the live key, and its full PAN appears in no output: read, replay, trace show, text and JSON")

@@ -17,6 +17,12 @@ func jsonObject(_ text: String) throws -> [String: Any] {
     return try #require(object as? [String: Any])
 }
 
+/// `text` as a JSON array of objects (what `--json` prints for a list of rows).
+func jsonRows(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [[String: Any]] {
+    let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
+    return try #require(object as? [[String: Any]], sourceLocation: sourceLocation)
+}
+
 /// Every full PAN of the built-in virtual cards: none may ever be printed.
 let fullPANs: [String] = CardProfiles.all.flatMap { p in p.applications.map { $0.pan.digits } }
 
@@ -156,7 +162,7 @@ struct ChargesPendingTests {
 
         let r = await runCLI(["charges", "--pending", "--data-dir", dir, "--json"])
         #expect(r.status == 75)
-        let rows = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [[String: Any]])
+        let rows = try jsonRows(r.out)
         let byOrder = Dictionary(uniqueKeysWithValues: rows.compactMap { row in (row["orderId"] as? String).map { ($0, row) } })
         #expect(byOrder["cp-lost"]?["finding"] as? String == "approved")
         #expect(byOrder["cp-lost"]?["removedFromDevice"] as? Bool == true)
@@ -164,7 +170,7 @@ struct ChargesPendingTests {
         #expect(byOrder["cp-never"]?["removedFromDevice"] as? Bool == false)
 
         let again = await runCLI(["charges", "--pending", "--data-dir", dir, "--json"])
-        let left = try #require(try JSONSerialization.jsonObject(with: Data(again.out.utf8)) as? [[String: Any]])
+        let left = try jsonRows(again.out)
         #expect(left.compactMap { $0["orderId"] as? String } == ["cp-never"])
     }
 

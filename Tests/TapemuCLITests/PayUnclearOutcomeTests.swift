@@ -55,7 +55,7 @@ struct PayUnclearOutcomeTests {
         }
         // Every outcomeUnknown leaves a record for recovery; a typed failure leaves none.
         let pending = await runCLI(["pending", "--all", "--json", "--data-dir", dir])
-        let records = try #require(try JSONSerialization.jsonObject(with: Data(pending.out.utf8)) as? [[String: Any]])
+        let records = try jsonRows(pending.out)
         #expect(records.map { $0["orderId"] as? String } == (c.status == 4 ? ["u-1"] : []))
         let charges = await runCLI(["charges", "--order-id", "u-1", "--json", "--data-dir", dir])
         let items = try #require(try jsonObject(charges.out)["items"] as? [[String: Any]])

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import tapemu
 import TestSupport
 
 /// The "What you can do with it" block of docs/CLI.md, command by command, with the exit status
@@ -24,7 +23,7 @@ struct ReadmeCommandsTests {
         // charges --pending: order-1045 is found (charged) and leaves the device; order-1044 (torn
         // after early submission, approved by the gateway) too.
         let pendingPay = await run(["charges", "--pending", "--json"])
-        let rows = try #require(try JSONSerialization.jsonObject(with: Data(pendingPay.out.utf8)) as? [[String: Any]])
+        let rows = try jsonRows(pendingPay.out)
         #expect(Set(rows.compactMap { $0["orderId"] as? String }) == ["order-1044", "order-1045"])
         #expect(rows.allSatisfy { $0["removedFromDevice"] as? Bool == true })
         #expect(pendingPay.status == 0)

@@ -67,7 +67,7 @@ struct ResolveCommandTests {
         }
         let r = await runCLI(["resolve", "--data-dir", dir, "--json"])
         #expect(r.status == (resolved ? 0 : 75), "\(r.err)")
-        let rows = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [[String: Any]])
+        let rows = try jsonRows(r.out)
         #expect(rows.first?["outcome"] as? String == "refunded", "\(r.out)")
         #expect(rows.first?["refundedAmount"] as? Int == refund ?? 1092)
         #expect(rows.first?["resolved"] as? Bool == resolved)

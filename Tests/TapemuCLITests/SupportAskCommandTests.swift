@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import tapemu
 
 @Suite("tapemu support ask: seed 000's step 4 from the ledger, after the settle window", .temporaryDirectories)
 struct SupportAskCommandTests {

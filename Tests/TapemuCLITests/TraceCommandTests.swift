@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import tapemu
 import TestSupport
 
 @Suite("tapemu trace show", .temporaryDirectories)

@@ -2,22 +2,23 @@ import Foundation
 @testable import PaymentGateway
 import Testing
 import TestSupport
-@testable import tapemu
 import Storage
+
+/// `tapemu pay` of `orderId` with the callback URL https://merchant.test/hooks in a new data dir
+/// (inside a test with `.temporaryDirectories`); the dir and the order's webhook row from
+/// `gateway webhooks --json`.
+func paidOrder(_ orderId: String = "wh-1") async throws -> (dir: String, hook: [String: Any]) {
+    let dir = try temporaryDirectory()
+    let pay = await runCLI(["pay", "--amount", "1000", "--order-id", orderId, "--callback-url",
+                            "https://merchant.test/hooks", "--data-dir", dir])
+    #expect(pay.status == 0)
+    let r = await runCLI(["gateway", "webhooks", "--order-id", orderId, "--data-dir", dir, "--json"])
+    #expect(r.status == 0)
+    return (dir, try #require(try jsonRows(r.out).first))
+}
 
 @Suite("tapemu gateway secret, webhook verify, gateway webhooks", .temporaryDirectories)
 struct WebhookCommandTests {
-    /// Pays with a callback URL; returns the data dir and the webhook row (JSON).
-    func paidOrder() async throws -> (dir: String, hook: [String: Any]) {
-        let dir = try temporaryDirectory()
-        let pay = await runCLI(["pay", "--amount", "1000", "--order-id", "wh-1", "--callback-url",
-                                "https://merchant.test/hooks", "--data-dir", dir])
-        #expect(pay.status == 0)
-        let r = await runCLI(["gateway", "webhooks", "--order-id", "wh-1", "--data-dir", dir, "--json"])
-        #expect(r.status == 0)
-        let rows = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [[String: Any]])
-        return (dir, try #require(rows.first))
-    }
 
     @Test("the key it prints (the merchant API key, MONEI's rule) verifies the webhook it stored; a changed byte or a stale t does not")
     func secretAndVerify() async throws {

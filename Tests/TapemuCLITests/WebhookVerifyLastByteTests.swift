@@ -2,7 +2,6 @@ import Foundation
 import PaymentGateway
 import Testing
 import TestSupport
-@testable import tapemu
 
 /// `tapemu webhook verify` refuses a signature wrong only in its last hex digit and a body
 /// changed only in its last byte (exit 1, `noMatchingSignature`), and accepts the right pair.
