@@ -53,6 +53,10 @@ public struct GatewayError: Error, Hashable, Sendable, CustomStringConvertible {
         /// MONEI's cancel of a payment that is not AUTHORIZED: a captured sale is refunded (or
         /// reversed through the CoreAPI), not cancelled. Nothing was done.
         public static let notCancelable = Code("notCancelable")
+        /// A test control (`/admin/test/…`: an expired token, another account's token, a blocked
+        /// SDK version) asked of a served gateway whose operator did not enable them
+        /// (`tapemu gateway serve --test-controls`). Nothing was done; retrying does not help.
+        public static let testControlsOff = Code("testControlsOff")
 
         // Transport faults: the outcome is unknown to the caller.
 
@@ -129,7 +133,7 @@ extension GatewayError.Code {
     public var httpStatus: Int {
         switch self {
         case .invalidRequest: return 400
-        case .orderNotOwned: return 403
+        case .orderNotOwned, .testControlsOff: return 403
         case .notFound: return 404
         case .orderConflict, .alreadyReversed: return 409
         case .notReversible, .notRefundable, .refundExceedsRemaining, .notCapturable, .notCancelable: return 422

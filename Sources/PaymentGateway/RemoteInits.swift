@@ -60,6 +60,7 @@ extension GatewayError.Code {
         .invalidRequest, .sdkUpgradeRequired, .orderConflict, .notFound, .alreadyReversed, .notReversible,
         .notRefundable, .refundExceedsRemaining, .timeout, .connectionLost, .serverError, .cancelled, .storage,
         .busy, .corruptLedger, .unsupportedLedgerVersion, .readOnlyStorage, .noDataDirectory, .storeMissing,
+        .testControlsOff,
     ]
 
     /// The code named `name` (its `description`); nil for a name this version does not know.
