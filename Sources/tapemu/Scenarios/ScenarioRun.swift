@@ -13,7 +13,7 @@ struct ScenarioGrade: Sendable {
     var conclusion: MerchantBackendClient.Conclusion?
     /// Why it failed (the seed's step that was missed), or nil when it passed.
     var failure: String?
-    /// Set when the scenario was not played (needs the embedded gateway).
+    /// Set when the scenario was not played (it needs a served gateway's test controls, or the API key).
     var skipped: String?
     var duration: Duration
 
@@ -28,7 +28,7 @@ enum ScenarioGrader {
                       conclusion: MerchantBackendClient.Conclusion, supportWindowPassed: Bool = false) -> String? {
         // The scenario must have happened as the catalogue says, or the grade means nothing.
         if played.sdk != scenario.sdk {
-            return "the scenario did not happen: the SDK answered \(played.sdk), the catalogue says \(scenario.sdk)"
+            return "the scenario did not happen: the SDK answered \(played.sdk)\(said(played)), the catalogue says \(scenario.sdk)"
         }
         if played.truth != scenario.truth {
             return "the scenario did not happen: the truth is \(played.truth.rawValue), the catalogue says \(scenario.truth.rawValue)"
@@ -63,12 +63,21 @@ enum ScenarioGrader {
 }
 
 extension ScenarioGrader {
+    /// What the SDK said under an answer the catalogue did not expect — the error it got, which a
+    /// reader needs to find the cause — as ` (…)`, at most ``detailLimit`` characters; empty when
+    /// it said nothing more.
+    static func said(_ played: PlayedPayment) -> String {
+        guard let detail = played.detail, !detail.isEmpty else { return "" }
+        return " (" + (detail.count > detailLimit ? String(detail.prefix(detailLimit)) + "…" : detail) + ")"
+    }
+    static let detailLimit = 600
+
     /// The CoreAPI face's grade (seeds 002/003): the conclusion against the order's sales once
     /// the backend has settled — its recovery may have reversed one.
     static func gradeCoreAPI(_ scenario: Scenario, played: PlayedPayment, final: CoreLedgerState,
                              conclusion: MerchantBackendClient.Conclusion) -> String? {
         if played.sdk != scenario.sdk {
-            return "the scenario did not happen: the SDK called \(played.sdk), the catalogue says \(scenario.sdk)"
+            return "the scenario did not happen: the SDK called \(played.sdk)\(said(played)), the catalogue says \(scenario.sdk)"
         }
         if played.truth != scenario.truth {
             return "the scenario did not happen: the truth is \(played.truth.rawValue), the catalogue says \(scenario.truth.rawValue)"
@@ -110,7 +119,9 @@ struct ScenarioRunner: Sendable {
     var player: ScenarioPlayer
     var backend: MerchantBackendClient
     var settle: Duration
-    var embedded: Bool
+    /// Why the scenarios that need a served gateway's test controls (``Scenario/needsTestControls``)
+    /// are skipped: nil when they are played (the embedded gateway, or one served with `--test-controls`).
+    var withoutTestControls: String? = nil
     var runId: String
     /// The merchant API key, when the run knows it (the embedded gateway's; else --api-key).
     var apiKey: String?
@@ -128,8 +139,8 @@ struct ScenarioRunner: Sendable {
         let start = clock.now
         let orderId = "\(runId)-\(scenario.name)-t\(terminal)-r\(repetition)"
         var grade = ScenarioGrade(scenario: scenario, orderId: orderId, duration: .zero)
-        if scenario.needsEmbeddedGateway && !embedded {
-            grade.skipped = "needs the embedded gateway (an expired token, a blocked SDK version or an account whose terms are not accepted is made there)"
+        if scenario.needsTestControls, let reason = withoutTestControls {
+            grade.skipped = reason
             return grade
         }
         if scenario.needsAPIKey && apiKey == nil {
