@@ -41,6 +41,9 @@ public struct ScenarioPayment: Sendable {
     /// What happened under the SDK's answer (``PaymentDiagnostics/cause``: the gateway's error,
     /// the card's…), nil when there is nothing more to say. Never holds a PAN.
     public var detail: String?
+    /// The attempt as the emulated device saw it (nil when `acceptPayment` made none): what
+    /// ``ScenarioPlayer/settledTruth(of:terminal:)`` reads the truth of again.
+    public var attempt: PaymentDiagnostics?
 
     public init(orderId: String, amount: Int, sdk: Scenario.SDKOutcome, result: Result<PaymentResult, TapToPayError>? = nil,
                 paymentId: String?, submitted: Bool, charged: Bool, recorded: Bool, refunded: Bool = false,
@@ -213,6 +216,7 @@ public struct ScenarioPlayer: Sendable {
             .filter { $0.kind == .sale }
         var played = ScenarioPayment(orderId: orderId, amount: amount, sdk: sdk, result: outcome, paymentId: paymentId,
                                      submitted: submitted, charged: charged, recorded: !sales.isEmpty, detail: attempt?.cause)
+        played.attempt = attempt
         if setup.refundAfterApproval, charged, let sale = sales.first(where: { $0.status == .approved }) {
             // The merchant refunds the sale in full: the ledger no longer holds its money.
             let refund = try await asker.refund(uniqueRef: sale.uniqueRef, amount: nil,
@@ -225,6 +229,31 @@ public struct ScenarioPlayer: Sendable {
 }
 
 extension ScenarioPlayer {
+    /// `payment`'s truth read again now, for an attempt whose request had left: whether the ledger
+    /// holds its charge, and any sale of its order.
+    ///
+    /// ``play(_:orderId:terminal:amountOverride:)`` reads the truth as soon as the SDK answered.
+    /// After an unclear outcome a served gateway may still be handling the request then: the
+    /// SDK gave up on a slow answer at 500 ms, and a loaded server records the sale later (over
+    /// `gateway serve`, `unknown-slow-answer` was once graded "declined in the ledger": its charge
+    /// read before the commit, its order's sales after it). `scenarios run` reads it again once the
+    /// backend has concluded, and grades that. An attempt that never left is returned as it is.
+    public func settledTruth(of payment: ScenarioPayment, terminal: String = "scenarios") async throws -> ScenarioPayment {
+        guard let attempt = payment.attempt, attempt.submitted else { return payment }
+        let asker = Self.gateway(gateway, token: try await issueToken(
+            TokenRequest(expired: false, accountId: "acct_\(payment.orderId)", needsOwnAccount: false, pointOfSaleId: terminal)))
+        let sales = try await asker.charges(orderId: payment.orderId, options: GatewayRequestOptions(fault: GatewayFault.none))
+            .filter { $0.kind == .sale }
+        // The one rule of "charged" (TapToPay's ground truth), asked as this terminal, after the sales.
+        let reader = TapToPay(configuration: TapToPay.Configuration(cardSource: NoCardSource(), gateway: asker,
+                                                                    pendingStore: pendingStore))
+        let truth = try await reader.groundTruth(of: attempt)
+        var settled = payment
+        settled.charged = truth.charged && !payment.refunded
+        settled.recorded = !sales.isEmpty
+        return settled
+    }
+
     /// The gateway as this terminal sees it: a served one sends this terminal's token on every
     /// request (terminals playing at once must not share the token one of them prepared with).
     public static func gateway(_ gateway: any Gateway, token: String?) -> any Gateway {

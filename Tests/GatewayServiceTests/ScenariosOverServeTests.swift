@@ -1,6 +1,7 @@
 import DeviceStore
 import Foundation
 import GatewayService
+import HTTPServer
 import PaymentGateway
 import TapToPayTesting
 import Testing
@@ -43,6 +44,38 @@ struct ScenariosOverServeTests {
         }
         #expect(try s.service.gateway.ledger.termsAccepted(accountId: s.service.accountId))
         await s.server.stop()
+    }
+
+    @Test("unknown-slow-answer on a loaded server (the sale recorded after the SDK gave up): the truth read at once says nothing recorded; the settled truth, once the server is done, says charged")
+    func slowAnswerRecordedLate() async throws {
+        let s = try TestControlsTests.Served(testControls: false)
+        let key = s.service.apiKey
+        let gw = RemoteGateway(baseURL: s.url)
+        let player = try Self.player(gw, apiKey: key)
+        var scenario = try #require(ScenarioCatalogue.named("unknown-slow-answer"))
+        // The catalogue's payment, its slow answer shortened: the server is "loaded" instead — it
+        // handles the authorisation 3 s after it arrived, long after the SDK gave up at 500 ms.
+        scenario.setup.fault = .slow(.milliseconds(100))
+        s.service.armFault(.delay(.seconds(3)))
+        let played = try await player.play(scenario, orderId: "sc-slow-late", terminal: "run-t1")
+        #expect(played.sdk == .error("outcomeUnknown"))
+        #expect(played.truth == .nothingRecorded, "read at once, before the server recorded it: \(played.truth.rawValue)")
+        // Every request under way ends (the late commit, then the answer nobody waits for); the
+        // truth again, through a server of the same gateway.
+        await s.server.stop()
+        let again = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(2)),
+                                   handler: GatewayServeCommand.makeHandler(s.service, listenHost: "127.0.0.1"))
+        let gw2 = RemoteGateway(baseURL: again.url)
+        var later = player
+        later.gateway = gw2
+        later.issueToken = ScenariosRunCommand.servedTokens(gw2, apiKey: key)
+        let settled = try await later.settledTruth(of: played, terminal: "run-t1")
+        #expect(settled.truth == scenario.truth, "\(settled.truth.rawValue)")
+        // An attempt that never left is as it was.
+        let neverLeft = try await later.settledTruth(of: try await later.play(try #require(ScenarioCatalogue.named("cancelled")),
+                                                                                 orderId: "sc-never-left", terminal: "run-t1"), terminal: "run-t1")
+        #expect(neverLeft.truth == .nothingSent)
+        await again.stop()
     }
 
     @Test("a gateway without test controls: the run says how to enable them and skips exactly those scenarios, naming the flag")

@@ -153,8 +153,15 @@ struct ScenarioRunner: Sendable {
             player.callbackUrl = relayURL + WebhookRelay.callbackPath(scenario.webhook)
             // The terminal's own point of sale: a served gateway lets it act only on its own orders.
             let pos = "\(runId)-t\(terminal)"
-            let played = scenario.face == .coreapi ? try await player.playCoreAPI(scenario, orderId: orderId, terminal: pos)
-                : PlayedPayment(try await player.play(scenario, orderId: orderId, terminal: pos))
+            // The MONEI face's payment as the library played it (its attempt, for the settled truth).
+            var payment: ScenarioPayment?
+            var played: PlayedPayment
+            if scenario.face == .monei {
+                let p = try await player.play(scenario, orderId: orderId, terminal: pos)
+                (payment, played) = (p, PlayedPayment(p))
+            } else {
+                played = try await player.playCoreAPI(scenario, orderId: orderId, terminal: pos)
+            }
             grade.played = played
             try await sendFakeWebhook(scenario.webhook, orderId: orderId, amount: played.amount)
             let reported = clock.now
@@ -181,6 +188,13 @@ struct ScenarioRunner: Sendable {
                 conclusion = try await backend.conclusion(orderId)
             }
             grade.conclusion = conclusion
+            if let payment, payment.sdk == .error("outcomeUnknown"), payment.submitted {
+                // The truth once the gateway is done with the request (a served one may have
+                // recorded it after the SDK gave up): read again now the backend has concluded.
+                let settled = try await player.settledTruth(of: payment, terminal: pos)
+                (played.charged, played.recorded) = (settled.charged, settled.recorded)
+                grade.played = played
+            }
             if let core = played.core {
                 let final = try await player.coreLedgerState(orderId, amount: played.amount, play: core)
                 grade.failure = ScenarioGrader.gradeCoreAPI(scenario, played: played, final: final, conclusion: conclusion)
