@@ -95,11 +95,11 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // The emulated acquirer. VirtualCard: it is also the issuer host of the virtual cards and
         // verifies their cryptograms with the keys they were made with (IssuerKeys.swift alone).
-        .target(name: "PaymentGateway", dependencies: ["Storage", "Cryptography", "BERTLV", "VirtualCard", "Timing", "PaymentRules"],
+        .target(name: "PaymentGateway", dependencies: ["Storage", "Cryptography", "BERTLV", "VirtualCard", "Timing", "PaymentRules", "CodedErrors"],
                 swiftSettings: swiftSettings),
         // The device's durable store of pending payments (leases, recovery lock), on Storage as
         // the ledger is; the gateway's answer a record keeps is its own value (no gateway here).
-        .target(name: "DeviceStore", dependencies: ["Storage", "BERTLV", "PaymentRules"], swiftSettings: swiftSettings),
+        .target(name: "DeviceStore", dependencies: ["Storage", "BERTLV", "PaymentRules", "CodedErrors"], swiftSettings: swiftSettings),
         // The payment flow both SDK faces run: the configuration, the engine (card, kernel, the
         // pending record durable before the request leaves, the authorisation), one payment at a
         // time, the hand-over step, timeouts and providers.

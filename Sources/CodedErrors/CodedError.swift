@@ -56,3 +56,17 @@ public struct ErrorCode<Owner>: Hashable, Sendable, CustomStringConvertible {
     package init(_ name: String) { self.name = name }
     public var description: String { name }
 }
+
+/// A ``CodedError`` that carries nothing but its core (no byte offset, no trace line): made as
+/// `StorageError(.busy, "the ledger is locked")`, the place filled in. Its type says only
+/// `public let core: ErrorCore<ErrorCode<Self>>` and `public init(core:)`.
+public protocol PlainCodedError: CodedError where Code == ErrorCode<Self> {
+    init(core: ErrorCore<Code>)
+}
+
+extension PlainCodedError {
+    /// The error `code`, for `reason`, made here.
+    public init(_ code: Code, _ reason: String, file: String = #fileID, line: Int = #line) {
+        self.init(core: ErrorCore(code, reason, file: file, line: line))
+    }
+}

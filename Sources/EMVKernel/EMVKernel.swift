@@ -597,23 +597,20 @@ public struct EMVKernel: Sendable {
 
     private mutating func conclude(_ read: consuming CardRead, onlineDataWasReady: Bool) -> Action {
         state = .done
-        if let reason = Self.readerDeclines(read) {
-            var error = KernelError(.cardDeclinedOffline, step: read.cryptogram.source == .gpo ? .gpo : .generateAC,
-                                    "the reader declined offline: \(reason)")
+        // An offline decline at the step that brought the cryptogram, with all that was read.
+        func declinedOffline(_ reason: String) -> Action {
+            var error = KernelError(.cardDeclinedOffline, step: read.cryptogram.source == .gpo ? .gpo : .generateAC, reason)
             error.partial = PartialCardRead(step: error.step, application: read.application, card: read.card,
                                             cryptogram: read.cryptogram, cvm: read.cvm,
                                             onlineDataWasReady: onlineDataWasReady)
             error.partial?.oda = read.oda
             return .fail(error)
         }
+        if let reason = Self.readerDeclines(read) {
+            return declinedOffline("the reader declined offline: \(reason)")
+        }
         guard read.cryptogram.kind != .aac else {
-            var error = KernelError(.cardDeclinedOffline, step: read.cryptogram.source == .gpo ? .gpo : .generateAC,
-                                    "the card declined offline (AAC, CID \(Hex.encode([read.cryptogram.cid])))")
-            error.partial = PartialCardRead(step: error.step, application: read.application, card: read.card,
-                                            cryptogram: read.cryptogram, cvm: read.cvm,
-                                            onlineDataWasReady: onlineDataWasReady)
-            error.partial?.oda = read.oda
-            return .fail(error)
+            return declinedOffline("the card declined offline (AAC, CID \(Hex.encode([read.cryptogram.cid])))")
         }
         return .complete(read)
     }

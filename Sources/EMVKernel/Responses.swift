@@ -30,6 +30,20 @@ func parseTemplate(_ data: [UInt8], _ tag: Tag, step: KernelStep, what: String) 
     return first
 }
 
+/// Parses the one object of an answer that may be one of several templates (a GPO or GENERATE AC
+/// answer: 80 or 77, told apart by the caller); none, or anything after it, is `malformedResponse`.
+func parseOneTemplate(_ data: [UInt8], step: KernelStep, what: String) throws(KernelError) -> TLV {
+    let objects = try parseTLV(data, step: step, what: what)
+    guard let first = objects.first else {
+        throw KernelError(.malformedResponse, step: step, "\(what) is empty")
+    }
+    guard objects.count == 1 else {
+        throw KernelError(.malformedResponse, step: step,
+                          "\(what) has \(objects.count - 1) data object(s) after template \(first.tag.hex)")
+    }
+    return first
+}
+
 /// Text of an `an`/`ans` field (a label, a preferred name, a cardholder name): bytes read as
 /// ISO 8859-1, control characters dropped, trailing spaces trimmed, and a card number in it
 /// masked by the one policy (``SensitiveData/maskedText(_:)``), so no display, log or store of
@@ -285,14 +299,7 @@ struct ProcessingOptions {
 
 /// Parses a GPO answer: format 1 (80: AIP + AFL) or format 2 (77 with 82, 94 and more).
 func parseProcessingOptions(_ data: [UInt8]) throws(KernelError) -> ProcessingOptions {
-    let objects = try parseTLV(data, step: .gpo, what: "the GPO answer")
-    guard let first = objects.first else {
-        throw KernelError(.malformedResponse, step: .gpo, "the GPO answer is empty")
-    }
-    guard objects.count == 1 else {
-        throw KernelError(.malformedResponse, step: .gpo,
-                          "the GPO answer has \(objects.count - 1) data object(s) after template \(first.tag.hex)")
-    }
+    let first = try parseOneTemplate(data, step: .gpo, what: "the GPO answer")
     switch first.tag {
     case .responseMessageTemplateFormat1:
         let v = first.valueBytes
@@ -333,14 +340,7 @@ func parseProcessingOptions(_ data: [UInt8]) throws(KernelError) -> ProcessingOp
 /// given as its template (whose primitive objects ``CardDataStore/add(_:step:)`` takes).
 /// `cda`: CDA was asked for, so a format 2 answer may hold the signature 9F4B instead of the AC.
 func parseGenerateAC(_ data: [UInt8], cda: Bool = false) throws(KernelError) -> [TLV] {
-    let objects = try parseTLV(data, step: .generateAC, what: "the GENERATE AC answer")
-    guard let first = objects.first else {
-        throw KernelError(.malformedResponse, step: .generateAC, "the GENERATE AC answer is empty")
-    }
-    guard objects.count == 1 else {
-        throw KernelError(.malformedResponse, step: .generateAC,
-                          "the GENERATE AC answer has \(objects.count - 1) data object(s) after template \(first.tag.hex)")
-    }
+    let first = try parseOneTemplate(data, step: .generateAC, what: "the GENERATE AC answer")
     switch first.tag {
     case .responseMessageTemplateFormat1:
         let v = first.valueBytes

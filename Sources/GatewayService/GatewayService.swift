@@ -44,7 +44,7 @@ public final class GatewayService: Sendable {
     /// The dashboard's session cookie value: random per process (``authenticate(_:for:)``).
     let dashboardSession: String = {
         var g = SystemRandomNumberGenerator()
-        return Wire.hex((0..<32).map { _ in UInt8.random(in: 0...255, using: &g) })
+        return Encoding.hex((0..<32).map { _ in UInt8.random(in: 0...255, using: &g) })
     }()
 
     /// Opens (or creates) the ledger in `dataDirectory`; `fault` hits every authorisation.
@@ -427,7 +427,7 @@ public final class GatewayService: Sendable {
             guard let p = PAN(body.card.pan) else {
                 throw RouteError(400, "invalidRequest", "card.pan must be 12 to 19 digits")
             }
-            guard let e = Wire.unhex(body.card.emvData ?? "") else {
+            guard let e = Encoding.unhex(body.card.emvData ?? "") else {
                 throw RouteError(400, "invalidRequest", "card.emvData must be hex")
             }
             guard let n = UInt8(exactly: body.card.panSequenceNumber ?? 0) else {

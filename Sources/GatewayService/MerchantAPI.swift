@@ -37,37 +37,6 @@ import PaymentGateway
 struct MerchantAPI {
     let service: GatewayService
 
-    struct Card: Codable {
-        var brand: String
-        var last4: String
-        /// Unix seconds (int64 in MONEI's model).
-        var expiration: Int64?
-    }
-    struct PaymentMethod: Codable {
-        var method: String
-        var card: Card
-    }
-    struct MoneiPayment: Codable {
-        var id: String
-        var amount: Int
-        var currency: String
-        var orderId: String
-        var accountId: String
-        var authorizationCode: String?
-        var livemode: Bool
-        var status: String
-        var statusCode: String
-        var statusMessage: String
-        var refundedAmount: Int
-        var lastRefundAmount: Int?
-        var lastRefundReason: String?
-        var cancellationReason: String?
-        var paymentMethod: PaymentMethod
-        var createdAt: Int64
-        var updatedAt: Int64
-        /// tapemu's: the emulated issuer's ISO 8583 response code (`00`, `51`, …).
-        var issuerResponseCode: String
-    }
     struct RefundBody: Codable {
         var amount: Int?
         var refundReason: String?
@@ -103,20 +72,6 @@ struct MerchantAPI {
     struct PaymentList: Codable {
         var items: [MoneiPayment]
         var total: Int
-    }
-
-    static func shape(_ p: Payment, lastRefundAmount: Int? = nil) -> MoneiPayment {
-        let code = MoneiStatusCode.of(p.statusCode)
-        return MoneiPayment(
-            id: p.paymentId, amount: p.amount, currency: p.currency, orderId: p.orderId, accountId: MoneiAccount.id(p),
-            authorizationCode: p.authorisationCode, livemode: false, status: MoneiStatus.of(p),
-            statusCode: code.code, statusMessage: code.message, refundedAmount: p.refundedAmount,
-            lastRefundAmount: p.lastRefundAmount ?? lastRefundAmount, lastRefundReason: p.lastRefundReason,
-            cancellationReason: p.cancellationReason,
-            paymentMethod: PaymentMethod(method: "card", card: Card(brand: MoneiCard.brand(p.cardBrand), last4: p.last4,
-                                                                     expiration: MoneiCard.expiration(p.expiry))),
-            createdAt: Int64(p.createdAt.timeIntervalSince1970), updatedAt: Int64(p.updatedAt.timeIntervalSince1970),
-            issuerResponseCode: p.statusCode)
     }
 
     /// `reason` when it is one of `allowed` (or absent), else 400.
@@ -155,12 +110,12 @@ struct MerchantAPI {
     /// `p` in MONEI's shape as a read answers it. A sale refunded before ledger version 3 keeps
     /// no `lastRefundAmount` of its own: its newest refund row says it (as GraphQL's `charges`).
     func shapeRead(_ p: Payment) async throws(RouteError) -> MoneiPayment {
-        guard p.refundedAmount > 0, p.lastRefundAmount == nil else { return Self.shape(p) }
+        guard p.refundedAmount > 0, p.lastRefundAmount == nil else { return MoneiPayment(p) }
         let ledger = service.gateway.ledger
         let children = try await service.call { () async throws(GatewayError) in
             try ledger.children(ofPaymentId: p.paymentId)
         }
-        return Self.shape(p, lastRefundAmount: Payment.lastRefund(among: children)?.amount)
+        return MoneiPayment(p, lastRefundAmount: Payment.lastRefund(among: children)?.amount)
     }
 
     /// The sale as it stands after a refund the ledger recorded: read again, or — when that
@@ -250,7 +205,7 @@ struct MerchantAPI {
                     $0.lastRefundAmount = refund.amount
                     $0.lastRefundReason = body.refundReason
                 }
-                return Wire.json(Self.shape(after))
+                return Wire.json(MoneiPayment(after))
             }
         }
         r.add("POST", "/v1/payments/{id}/cancel", .apiKey) { req, params in

@@ -186,8 +186,7 @@ public struct RemoteGateway: Gateway {
                                 + "it was not handled (request \(requestId))")
         }
         if let name = decoded?.code, let code = GatewayError.Code(named: name) {
-            let transport = code == .timeout || code == .connectionLost || code == .serverError || code == .cancelled
-            if response.status >= 500 && transport {
+            if response.status >= 500 && code.isTransportFault {
                 return GatewayError(.serverError, "the gateway answered HTTP \(response.status): \(message) (request \(requestId))")
             }
             return GatewayError(code, "\(message) (request \(requestId))")

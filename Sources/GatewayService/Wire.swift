@@ -17,38 +17,6 @@ enum Wire {
     static func millis(_ d: Date) -> Int64 { Int64((d.timeIntervalSince1970 * 1000).rounded(.down)) }
     static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(ms) / 1000) }
 
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func unhex(_ text: String) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count % 2 == 0 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: return c - 0x30
-            case 0x61...0x66: return c - 0x61 + 10
-            case 0x41...0x46: return c - 0x41 + 10
-            default: return nil
-            }
-        }
-        var out: [UInt8] = []
-        var i = 0
-        while i < utf8.count {
-            guard let h = nibble(utf8[i]), let l = nibble(utf8[i + 1]) else { return nil }
-            out.append(h << 4 | l)
-            i += 2
-        }
-        return out
-    }
-
     // MARK: Terminal API
 
     struct Card: Codable {
@@ -243,7 +211,7 @@ enum Wire {
         Authorisation(orderId: r.orderId, amount: r.amount, currency: r.currency, callbackUrl: r.callbackUrl,
                       card: Card(pan: r.card.pan.digits, expiry: r.card.expiry,
                                  panSequenceNumber: Int(r.card.panSequenceNumber), brand: r.card.brand?.rawValue,
-                                 emvData: hex(r.card.emvData)),
+                                 emvData: Encoding.hex(r.card.emvData)),
                       sdkVersion: r.sdkVersion, accountId: r.accountId)
     }
 
@@ -276,7 +244,7 @@ enum Wire {
                     statusCode: p.statusCode, statusMessage: p.statusMessage,
                     authorisationCode: p.authorisationCode, uniqueRef: p.uniqueRef,
                     cardBrand: p.cardBrand.rawValue, last4: p.last4, maskedPAN: p.maskedPAN, expiry: p.expiry,
-                    panSequenceNumber: p.panSequenceNumber.map(Int.init), emvData: hex(p.emvData),
+                    panSequenceNumber: p.panSequenceNumber.map(Int.init), emvData: Encoding.hex(p.emvData),
                     cryptogram: p.cryptogram, callbackUrl: p.callbackUrl, accountId: p.accountId,
                     sdkVersion: p.sdkVersion, reversed: p.reversed, refundedAmount: p.refundedAmount,
                     transactionCode: p.transactionCode.rawValue, createdAt: millis(p.createdAt),
@@ -289,7 +257,7 @@ enum Wire {
                 statusMessage: i.statusMessage, authorisationCode: i.authorisationCode, uniqueRef: i.uniqueRef,
                 cardBrand: CardBrand(rawValue: i.cardBrand), last4: i.last4, maskedPAN: i.maskedPAN,
                 expiry: i.expiry, panSequenceNumber: i.panSequenceNumber.map { UInt8(clamping: $0) },
-                emvData: unhex(i.emvData) ?? [], cryptogram: i.cryptogram, callbackUrl: i.callbackUrl,
+                emvData: Encoding.unhex(i.emvData) ?? [], cryptogram: i.cryptogram, callbackUrl: i.callbackUrl,
                 accountId: i.accountId, sdkVersion: i.sdkVersion, reversed: i.reversed,
                 refundedAmount: i.refundedAmount, createdAt: date(i.createdAt), updatedAt: date(i.updatedAt))
             .withCaptured(i.state != .authorized)

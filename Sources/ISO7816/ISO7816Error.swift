@@ -3,13 +3,10 @@ public import CodedErrors
 /// An error of the ISO 7816-4 layer: a command or response APDU that cannot be what it claims.
 ///
 /// Tests compare ``code`` only; ``reason`` is for people.
-public struct ISO7816Error: CodedError {
+public struct ISO7816Error: PlainCodedError {
     public typealias Code = ErrorCode<ISO7816Error>
     public let core: ErrorCore<Code>
-
-    public init(_ code: Code, _ reason: String, file: String = #fileID, line: Int = #line) {
-        core = ErrorCore(code, reason, file: file, line: line)
-    }
+    public init(core: ErrorCore<Code>) { self.core = core }
 }
 
 extension ErrorCode<ISO7816Error> {

@@ -1,9 +1,10 @@
 import Cryptography
 
 /// Small encoders the gateway needs (hex for the ledger and signatures, base64url for tokens)
-/// and its random identifiers.
-enum Encoding {
-    static func hex(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
+/// and its random identifiers; the gateway service's wire shares its hex.
+package enum Encoding {
+    /// Lower-case hex (upper with `uppercase`), no separators.
+    package static func hex(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
         let digits = Array((uppercase ? "0123456789ABCDEF" : "0123456789abcdef").utf8)
         var out: [UInt8] = []
         for b in bytes {
@@ -14,7 +15,7 @@ enum Encoding {
     }
 
     /// Hex digits (either case, no separators) to bytes; nil for anything else.
-    static func unhex(_ text: some StringProtocol) -> [UInt8]? {
+    package static func unhex(_ text: some StringProtocol) -> [UInt8]? {
         let utf8 = Array(text.utf8)
         guard utf8.count % 2 == 0 else { return nil }
         func nibble(_ c: UInt8) -> UInt8? {

@@ -294,7 +294,7 @@ public enum LedgerRules {
     /// The body and `MONEI-Signature` header of the webhook announcing `sale`'s new state.
     public static func webhookMessage(for sale: Payment, event: WebhookEvent, at now: Date,
                                       secret: [UInt8]) -> (body: String, signature: String) {
-        let body = WebhookBody(sale: sale, event: event).json()
+        let body = MoneiPayment(webhookOf: sale, event: event).json()
         let t = Int64(now.timeIntervalSince1970.rounded(.down))
         return (body, WebhookSignature.header(body: Array(body.utf8), secret: secret, timestamp: t))
     }

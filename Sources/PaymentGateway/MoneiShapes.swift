@@ -119,6 +119,81 @@ public enum MoneiAccount {
     public static func id(_ p: Payment) -> String { p.accountId ?? defaultId }
 }
 
+/// A payment as MONEI's `Payment` object, in the merchant REST's answers and in every webhook's
+/// body alike (the official Python SDK 2.8.0, Monei/model/payment.py; ``MoneiStatus``,
+/// ``MoneiStatusCode``, ``MoneiCard``): `statusCode` is MONEI's E-code. Never a full PAN.
+///
+/// tapemu adds `issuerResponseCode` (the emulated issuer's ISO 8583 answer: `00`, `51`, …)
+/// everywhere, and in a webhook's body `event` (the final state announced: approved,
+/// authorized, declined, reversed, canceled, captured, refunded, partiallyRefunded) and
+/// `uniqueRef` (the CoreAPI reference), which MONEI's Payment does not have.
+package struct MoneiPayment: Codable, Sendable {
+    package struct Card: Codable, Sendable {
+        package var brand: String
+        package var last4: String
+        /// Unix seconds (int64 in MONEI's model).
+        package var expiration: Int64?
+    }
+    package struct PaymentMethod: Codable, Sendable {
+        package var method: String
+        package var card: Card
+    }
+
+    package var id: String
+    package var amount: Int
+    package var currency: String
+    package var orderId: String
+    package var accountId: String
+    package var authorizationCode: String?
+    package var livemode: Bool
+    package var status: String
+    package var statusCode: String
+    package var statusMessage: String
+    package var refundedAmount: Int
+    package var lastRefundAmount: Int?
+    package var lastRefundReason: String?
+    package var cancellationReason: String?
+    package var paymentMethod: PaymentMethod
+    package var createdAt: Int64
+    package var updatedAt: Int64
+    package var issuerResponseCode: String
+    /// A webhook's only (absent from the merchant REST's answers).
+    package var event: String?
+    package var uniqueRef: String?
+
+    /// `p` as MONEI shows it; `lastRefundAmount` when the ledger does not hold one (the refund
+    /// the merchant REST has just made).
+    package init(_ p: Payment, lastRefundAmount: Int? = nil) {
+        let code = MoneiStatusCode.of(p.statusCode)
+        id = p.paymentId
+        amount = p.amount
+        currency = p.currency
+        orderId = p.orderId
+        accountId = MoneiAccount.id(p)
+        authorizationCode = p.authorisationCode
+        livemode = false
+        status = MoneiStatus.of(p)
+        statusCode = code.code
+        statusMessage = code.message
+        refundedAmount = p.refundedAmount
+        self.lastRefundAmount = p.lastRefundAmount ?? lastRefundAmount
+        lastRefundReason = p.lastRefundReason
+        cancellationReason = p.cancellationReason
+        paymentMethod = PaymentMethod(method: "card", card: Card(brand: MoneiCard.brand(p.cardBrand), last4: p.last4,
+                                                                 expiration: MoneiCard.expiration(p.expiry)))
+        createdAt = Int64(p.createdAt.timeIntervalSince1970.rounded(.down))
+        updatedAt = Int64(p.updatedAt.timeIntervalSince1970.rounded(.down))
+        issuerResponseCode = p.statusCode
+    }
+
+    /// The body of the webhook that announces `event` of the sale `p`.
+    package init(webhookOf p: Payment, event: WebhookEvent) {
+        self.init(p)
+        self.event = event.rawValue
+        uniqueRef = p.uniqueRef
+    }
+}
+
 /// The merchant API key: `tpk_test_` and 64 hex digits of the ledger's `merchant_api_key`
 /// setting (made once per ledger). It authenticates the merchant REST and GraphQL, and its
 /// UTF-8 bytes are the HMAC key of every webhook signature (`MONEI-Signature`), as MONEI signs

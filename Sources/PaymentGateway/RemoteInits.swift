@@ -1,5 +1,6 @@
 public import Foundation
 public import PaymentRules
+public import CodedErrors
 
 // Public initialisers for the gateway's answers, so a `Gateway` in another module (the HTTP
 // client of the gateway service) can rebuild what the server sent. Labelled `reported…` so they
@@ -54,14 +55,14 @@ extension TokenClaims {
     }
 }
 
-extension GatewayError.Code {
+extension ErrorCode<GatewayError> {
     /// Every code this version knows, for decoding a code a remote gateway sent by name.
-    public static let known: [GatewayError.Code] = [
-        .invalidRequest, .sdkUpgradeRequired, .orderConflict, .notFound, .alreadyReversed, .notReversible,
-        .notRefundable, .refundExceedsRemaining, .timeout, .connectionLost, .serverError, .cancelled, .storage,
-        .busy, .corruptLedger, .unsupportedLedgerVersion, .readOnlyStorage, .noDataDirectory, .storeMissing,
-        .testControlsOff,
-    ]
+    public static var known: [Self] {
+        [.invalidRequest, .sdkUpgradeRequired, .orderConflict, .notFound, .alreadyReversed, .notReversible,
+         .notRefundable, .refundExceedsRemaining, .timeout, .connectionLost, .serverError, .cancelled, .storage,
+         .busy, .corruptLedger, .unsupportedLedgerVersion, .readOnlyStorage, .noDataDirectory, .storeMissing,
+         .testControlsOff]
+    }
 
     /// The code named `name` (its `description`); nil for a name this version does not know.
     public init?(named name: String) {

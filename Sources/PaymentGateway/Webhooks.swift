@@ -1,3 +1,4 @@
+public import CodedErrors
 public import Foundation
 import Cryptography
 
@@ -52,33 +53,27 @@ public struct Webhook: Sendable, Hashable {
 }
 
 /// A reason a webhook signature does not verify. Tests compare ``code`` only.
-public struct WebhookSignatureError: Error, Hashable, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        let name: String
-        private init(_ name: String) { self.name = name }
-        public var description: String { name }
+public struct WebhookSignatureError: PlainCodedError {
+    public typealias Code = ErrorCode<WebhookSignatureError>
+    public let core: ErrorCore<Code>
+    public init(core: ErrorCore<Code>) { self.core = core }
 
-        /// No `MONEI-Signature` header, or an empty one.
-        public static let missingHeader = Code("missingHeader")
-        /// The header is not `key=value` pairs separated by commas, or its `t` is missing, not
-        /// a whole number of seconds, or given twice.
-        public static let malformedHeader = Code("malformedHeader")
-        /// `t` is further from now than the tolerance (a replayed or delayed delivery).
-        public static let staleTimestamp = Code("staleTimestamp")
-        /// No `v1` signature matches the body under the secret (or the header has none).
-        public static let noMatchingSignature = Code("noMatchingSignature")
-        /// The signature holds, but the body is not strict JSON (a key named twice in one
-        /// object, which parsers read differently): `tapemu webhook verify` refuses it.
-        public static let malformedBody = Code("malformedBody")
-    }
-
-    public var code: Code
-    public var reason: String
-    public init(_ code: Code, _ reason: String) {
-        self.code = code
-        self.reason = reason
-    }
     public var description: String { "\(code): \(reason)" }
+}
+
+extension ErrorCode<WebhookSignatureError> {
+    /// No `MONEI-Signature` header, or an empty one.
+    public static var missingHeader: Self { Self("missingHeader") }
+    /// The header is not `key=value` pairs separated by commas, or its `t` is missing, not
+    /// a whole number of seconds, or given twice.
+    public static var malformedHeader: Self { Self("malformedHeader") }
+    /// `t` is further from now than the tolerance (a replayed or delayed delivery).
+    public static var staleTimestamp: Self { Self("staleTimestamp") }
+    /// No `v1` signature matches the body under the secret (or the header has none).
+    public static var noMatchingSignature: Self { Self("noMatchingSignature") }
+    /// The signature holds, but the body is not strict JSON (a key named twice in one
+    /// object, which parsers read differently): `tapemu webhook verify` refuses it.
+    public static var malformedBody: Self { Self("malformedBody") }
 }
 
 /// Webhook signatures as MONEI makes them: header `MONEI-Signature: t=<unix>,v1=<hex>`, where
@@ -166,74 +161,11 @@ public enum WebhookSignature {
     }
 }
 
-/// The JSON body of a webhook: the sale as it stands after the event, as MONEI's Payment object.
-///
-/// MONEI POSTs the payment to its `callbackUrl` and its SDKs' `verifySignature` returns that
-/// payment (https://docs.monei.com/guides/verify-signature: `payment.id`, `payment.status ===
-/// PaymentStatus.SUCCEEDED`), so the body has the fields and values of MONEI's `Payment` (the
-/// official Python SDK 2.8.0, Monei/model/payment.py; ``MoneiStatus``, ``MoneiStatusCode``,
-/// ``MoneiCard``): `statusCode` is MONEI's E-code. tapemu adds `event` (the final state
-/// announced: approved, authorized, declined, reversed, canceled, captured, refunded,
-/// partiallyRefunded), `uniqueRef` (the CoreAPI reference) and `issuerResponseCode` (the emulated
-/// issuer's ISO 8583 answer), which MONEI's Payment does not have. Never a full PAN.
-struct WebhookBody: Encodable {
-    struct Card: Encodable {
-        var brand: String
-        var last4: String
-        var expiration: Int64?
-    }
-    struct PaymentMethod: Encodable {
-        var method: String
-        var card: Card
-    }
-
-    var id: String
-    var amount: Int
-    var currency: String
-    var orderId: String
-    var accountId: String
-    var authorizationCode: String?
-    var livemode: Bool
-    var status: String
-    var statusCode: String
-    var statusMessage: String
-    var refundedAmount: Int
-    var lastRefundAmount: Int?
-    var lastRefundReason: String?
-    var cancellationReason: String?
-    var paymentMethod: PaymentMethod
-    var createdAt: Int64
-    var updatedAt: Int64
-    /// tapemu's own.
-    var event: String
-    var uniqueRef: String
-    var issuerResponseCode: String
-
-    init(sale p: Payment, event: WebhookEvent) {
-        id = p.paymentId
-        amount = p.amount
-        currency = p.currency
-        orderId = p.orderId
-        accountId = MoneiAccount.id(p)
-        authorizationCode = p.authorisationCode
-        livemode = false
-        status = MoneiStatus.of(p)
-        let code = MoneiStatusCode.of(p.statusCode)
-        statusCode = code.code
-        statusMessage = code.message
-        refundedAmount = p.refundedAmount
-        lastRefundAmount = p.lastRefundAmount
-        lastRefundReason = p.lastRefundReason
-        cancellationReason = p.cancellationReason
-        paymentMethod = PaymentMethod(method: "card", card: Card(brand: MoneiCard.brand(p.cardBrand), last4: p.last4,
-                                                                 expiration: MoneiCard.expiration(p.expiry)))
-        createdAt = Int64(p.createdAt.timeIntervalSince1970.rounded(.down))
-        updatedAt = Int64(p.updatedAt.timeIntervalSince1970.rounded(.down))
-        self.event = event.rawValue
-        uniqueRef = p.uniqueRef
-        issuerResponseCode = p.statusCode
-    }
-
+extension MoneiPayment {
+    /// The JSON of a webhook's body: the sale as it stands after the event. MONEI POSTs the
+    /// payment to its `callbackUrl` and its SDKs' `verifySignature` return that payment
+    /// (https://docs.monei.com/guides/verify-signature: `payment.id`, `payment.status ===
+    /// PaymentStatus.SUCCEEDED`), so the body is MONEI's `Payment` with tapemu's fields.
     func json() -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

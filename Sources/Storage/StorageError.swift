@@ -4,13 +4,10 @@ public import CodedErrors
 /// be opened, read or written, a lock held elsewhere, a store the directory held that is gone.
 ///
 /// Tests compare ``code`` only (`==` too). The ``reason`` is for people.
-public struct StorageError: CodedError {
+public struct StorageError: PlainCodedError {
     public typealias Code = ErrorCode<StorageError>
     public let core: ErrorCore<Code>
-
-    public init(_ code: Code, _ reason: String, file: String = #fileID, line: Int = #line) {
-        core = ErrorCore(code, reason, file: file, line: line)
-    }
+    public init(core: ErrorCore<Code>) { self.core = core }
 
     public var description: String { "\(code): \(reason)" }
 }
@@ -32,12 +29,26 @@ extension ErrorCode<StorageError> {
 }
 
 /// The error type of a store built on the storage pieces (the gateway's ledger, the device's
-/// store): the storage's failures reach its callers in it, with their meaning.
-public protocol StorageFailure: Error {
-    init(_ storage: StorageError)
+/// store): the storage's failures reach its callers in it, with their meaning. Such a type has
+/// codes named as the storage's (`storage`, `busy`, `readOnlyStorage`, `noDataDirectory`,
+/// `storeMissing`) and its own name for a damaged file.
+public protocol StorageFailure: PlainCodedError {
+    /// The store's code for a file that is not a database or is damaged (the storage's `corrupt`).
+    static var corruptCode: Code { get }
 }
 
 extension StorageFailure {
+    /// A failure of the storage pieces (SQLite, the data directory, file locks) under the
+    /// store, as the store's error of the same meaning.
+    public init(_ storage: StorageError) {
+        let code: Code = switch storage.code {
+        case .corrupt: Self.corruptCode
+        case .busy, .readOnlyStorage, .noDataDirectory, .storeMissing: Code(storage.code.name)
+        default: Code(StorageError.Code.storage.name)
+        }
+        self.init(core: ErrorCore(code, storage.reason, file: storage.file, line: storage.line))
+    }
+
     /// A storage failure, made where it happens.
     package init(storage code: StorageError.Code, _ reason: String, file: String = #fileID, line: Int = #line) {
         self.init(StorageError(code, reason, file: file, line: line))

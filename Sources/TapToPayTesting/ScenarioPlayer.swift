@@ -281,18 +281,6 @@ public struct AuthorisationTimeout: ForwardingGateway {
         o.timeout = timeout
         return try await inner.authorize(request, options: o)
     }
-    public func validateToken(_ token: String, options: GatewayRequestOptions) async throws(GatewayError) -> TokenValidation {
-        try await inner.validateToken(token, options: options)
-    }
-    public func checkSDKVersion(_ version: String, options: GatewayRequestOptions) async throws(GatewayError) {
-        try await inner.checkSDKVersion(version, options: options)
-    }
-    public func termsAccepted(accountId: String, options: GatewayRequestOptions) async throws(GatewayError) -> Bool {
-        try await inner.termsAccepted(accountId: accountId, options: options)
-    }
-    public func setTermsAccepted(_ accepted: Bool, accountId: String, options: GatewayRequestOptions) async throws(GatewayError) {
-        try await inner.setTermsAccepted(accepted, accountId: accountId, options: options)
-    }
 }
 
 /// The terminal and its payment task, for the scenario's events to reach them.

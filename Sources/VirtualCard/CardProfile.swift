@@ -41,30 +41,30 @@ public struct CardProfile: Codable, Sendable, Hashable {
     /// A copy that leaves the field after answering exchange `n` (exchange `n + 1` gets
     /// ``CardReply/removed``); `0` tears before the first answer.
     public func withTear(afterExchange n: Int) -> CardProfile {
-        var p = self
-        p.behaviour.tearAfterExchange = n
-        return p
+        changing { $0.behaviour.tearAfterExchange = n }
     }
 
     /// A copy that never answers exchange `n` (1-based) and stays mute until powered on again.
     public func withMute(atExchange n: Int) -> CardProfile {
-        var p = self
-        p.behaviour.muteAtExchange = n
-        return p
+        changing { $0.behaviour.muteAtExchange = n }
     }
 
     /// A copy that spends `time` on every command (reported in ``CardReply/response(_:cardTime:)``).
     public func withCardTime(_ time: Duration) -> CardProfile {
-        var p = self
-        p.behaviour.cardTime = time
-        return p
+        changing { $0.behaviour.cardTime = time }
     }
 
     /// A copy that answers every command beginning with `commandPrefix` with `response`
     /// (data + SW1 SW2) verbatim — a card that lies, for testing readers.
     public func withScriptedResponse(commandPrefix: [UInt8], response: [UInt8]) -> CardProfile {
+        changing { $0.behaviour.scriptedResponses.append(ScriptedResponse(commandPrefix: commandPrefix, response: response)) }
+    }
+
+    /// A copy with `change` made to it: how a built-in variant says what else it changes
+    /// (`p.hasPPSE = false`, a behaviour, an application's field), after ``variant(name:summary:atc:pan:)``.
+    public func changing(_ change: (inout CardProfile) -> Void) -> CardProfile {
         var p = self
-        p.behaviour.scriptedResponses.append(ScriptedResponse(commandPrefix: commandPrefix, response: response))
+        change(&p)
         return p
     }
 
@@ -131,24 +131,32 @@ public struct CardProfile: Codable, Sendable, Hashable {
     /// built-in that is another scheme's card (or a second application) derives from a base.
     func relabelling(application index: Int = 0, aid: String, label: String, preferredName: String,
                      kernel: String? = nil, priority: UInt8? = nil) -> CardProfile {
-        var p = self
-        p.applications[index].aid = Self.bytes(aid)
-        p.applications[index].label = label
-        p.applications[index].preferredName = preferredName
-        if let kernel { p.applications[index].kernelIdentifier = Self.bytes(kernel) }
-        if let priority { p.applications[index].priority = priority }
-        return p
+        changing { p in
+            p.applications[index].aid = Self.bytes(aid)
+            p.applications[index].label = label
+            p.applications[index].preferredName = preferredName
+            if let kernel { p.applications[index].kernelIdentifier = Self.bytes(kernel) }
+            if let priority { p.applications[index].priority = priority }
+        }
+    }
+
+    /// A copy whose first application is another product of the same card: its own PAN, AID,
+    /// label and priority. How a built-in with two applications (`two-apps`, `no-ppse-partial`)
+    /// makes the ones it lists (`.applications[0]` of the result).
+    func sibling(pan: String, aid: String, label: String, preferredName: String, priority: UInt8) -> CardProfile {
+        variant(name: name, summary: summary, atc: atc, pan: PAN(pan)!)
+            .relabelling(aid: aid, label: label, preferredName: preferredName, priority: priority)
     }
 
     /// A copy personalised by another issuer: its master key (hex) and, where given, the issuer
     /// application data (hex) of every application.
     func issued(masterKey: String, issuerApplicationData: String? = nil) -> CardProfile {
-        var p = self
-        p.issuerMasterKey = Self.bytes(masterKey)
-        if let issuerApplicationData {
-            for i in p.applications.indices { p.applications[i].issuerApplicationData = Self.bytes(issuerApplicationData) }
+        changing { p in
+            p.issuerMasterKey = Self.bytes(masterKey)
+            if let issuerApplicationData {
+                for i in p.applications.indices { p.applications[i].issuerApplicationData = Self.bytes(issuerApplicationData) }
+            }
         }
-        return p
     }
 
     /// A built-in's hex: ours, so a typo traps (and the tests load every built-in).

@@ -3,13 +3,10 @@ public import CodedErrors
 /// An error of the virtual card layer: a profile that cannot be read or does not make a card.
 ///
 /// Tests compare ``code`` only; ``reason`` is for people (it never holds a full PAN).
-public struct VirtualCardError: CodedError {
+public struct VirtualCardError: PlainCodedError {
     public typealias Code = ErrorCode<VirtualCardError>
     public let core: ErrorCore<Code>
-
-    public init(_ code: Code, _ reason: String, file: String = #fileID, line: Int = #line) {
-        core = ErrorCore(code, reason, file: file, line: line)
-    }
+    public init(core: ErrorCore<Code>) { self.core = core }
 }
 
 extension ErrorCode<VirtualCardError> {

@@ -7,25 +7,24 @@ import PaymentRules
 // requires a CVM): only partial-AID selection with next occurrence finds the second.
 
 extension CardProfiles {
-    static let noPPSEPartial: CardProfile = {
-        var p = visaQVSDC.variant(
-            name: "no-ppse-partial",
-            summary: "No PPSE, two Visa applications under one AID prefix: only partial-AID selection with next occurrence finds the second (priority 1)",
-            atc: 30, pan: PAN("4000056655665556")!)
-        p.hasPPSE = false
-        func application(_ pan: String, aid: String, product: String, priority: UInt8) -> CardApplication {
-            var app = p.variant(name: p.name, summary: p.summary, atc: p.atc, pan: PAN(pan)!)
-                .relabelling(aid: aid, label: "VISA " + product.uppercased(), preferredName: "Visa " + product, priority: priority)
-                .replacingObjects(Tag(0x5F20), text: "VISA \(product.uppercased())/CARD")
-                .replacingObjects(Tag(0x9F6C), hex: "0000").applications[0]
-            app.fciIssuerDiscretionaryData = []
-            app.cardTransactionQualifiersWhenCVMRequired = [0x16, 0x00]
-            return app
+    static let noPPSEPartial = visaQVSDC.variant(
+        name: "no-ppse-partial",
+        summary: "No PPSE, two Visa applications under one AID prefix: only partial-AID selection with next occurrence finds the second (priority 1)",
+        atc: 30, pan: PAN("4000056655665556")!)
+        .changing { p in
+            p.hasPPSE = false
+            func application(_ pan: String, aid: String, product: String, priority: UInt8) -> CardApplication {
+                var app = p.sibling(pan: pan, aid: aid, label: "VISA " + product.uppercased(), preferredName: "Visa " + product,
+                                    priority: priority)
+                    .replacingObjects(Tag(0x5F20), text: "VISA \(product.uppercased())/CARD")
+                    .replacingObjects(Tag(0x9F6C), hex: "0000").applications[0]
+                app.fciIssuerDiscretionaryData = []
+                app.cardTransactionQualifiersWhenCVMRequired = [0x16, 0x00]
+                return app
+            }
+            p.applications = [
+                application("4000056655665556", aid: "A000000003101001", product: "Debit", priority: 2),
+                application("4242424242424242", aid: "A000000003101002", product: "Credit", priority: 1),
+            ]
         }
-        p.applications = [
-            application("4000056655665556", aid: "A000000003101001", product: "Debit", priority: 2),
-            application("4242424242424242", aid: "A000000003101002", product: "Credit", priority: 1),
-        ]
-        return p
-    }()
 }

@@ -5,12 +5,13 @@ import PaymentRules
 // one (its own AID and label, priority 2) listed in the PPSE before the credit one (priority 1).
 
 extension CardProfiles {
-    static let twoApps: CardProfile = {
-        let summary = "Two Visa applications in the PPSE: debit (priority 2) listed before credit (priority 1)"
-        var p = visaQVSDC.variant(name: "two-apps", summary: summary, atc: 12, pan: PAN("4761739001010135")!)
-        let debit = p.variant(name: p.name, summary: summary, atc: p.atc, pan: PAN("4761739001010119")!)
-            .relabelling(aid: "A0000000032010", label: "VISA DEBIT", preferredName: "Visa Debit", priority: 2)
-        p.applications.insert(debit.applications[0], at: 0)
-        return p
-    }()
+    static let twoApps = visaQVSDC.variant(
+        name: "two-apps",
+        summary: "Two Visa applications in the PPSE: debit (priority 2) listed before credit (priority 1)",
+        atc: 12, pan: PAN("4761739001010135")!)
+        .changing { p in
+            let debit = p.sibling(pan: "4761739001010119", aid: "A0000000032010", label: "VISA DEBIT",
+                                  preferredName: "Visa Debit", priority: 2)
+            p.applications.insert(debit.applications[0], at: 0)
+        }
 }

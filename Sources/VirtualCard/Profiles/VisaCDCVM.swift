@@ -9,6 +9,6 @@ extension CardProfiles {
         name: "visa-cdcvm",
         summary: "Visa qVSDC on a phone: the CTQ says the consumer device CVM was performed (no PIN above the limit)",
         atc: 230, pan: PAN("4761739001010150")!)
-        .replacingObjects(Tag(0x9F6C), with: [0x00, 0x80])
-        .replacingObjects(Tag(0x5F20), with: Array("VISA MOBILE/CARD".utf8))
+        .replacingObjects(Tag(0x9F6C), hex: "0080")
+        .replacingObjects(Tag(0x5F20), text: "VISA MOBILE/CARD")
 }

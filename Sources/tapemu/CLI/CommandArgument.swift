@@ -82,11 +82,7 @@ struct Option<Value: Sendable>: CommandArgument {
 
     init(_ names: String..., value valueName: String, help: String, required: Bool = false,
          parse: @escaping @Sendable (_ text: String, _ name: String) throws(UsageError) -> Value) {
-        self.names = names
-        self.valueName = valueName
-        self.help = help
-        self.isRequired = required
-        self.parse = parse
+        self.init(names: names, valueName: valueName, help: help, required: required, parse: parse)
     }
 
     var name: String { names[0] }
@@ -114,11 +110,19 @@ struct Option<Value: Sendable>: CommandArgument {
 extension Option where Value == String {
     /// A text option taken as given.
     init(_ names: String..., value valueName: String, help: String, required: Bool = false) {
-        self.names = names
-        self.valueName = valueName
-        self.help = help
-        self.isRequired = required
-        self.parse = { text, _ in text }
+        self.init(names: names, valueName: valueName, help: help, required: required) { text, _ in text }
+    }
+}
+
+extension Option where Value == String {
+    /// A text option that may not be empty: `--name ''` is the usage error "`<name> <ifEmpty>`"
+    /// (`--api-key needs the merchant API key`).
+    static func nonEmpty(_ names: String..., value valueName: String, help: String, required: Bool = false,
+                         ifEmpty: String) -> Self {
+        Self(names: names, valueName: valueName, help: help, required: required) { text, name throws(UsageError) in
+            guard !text.isEmpty else { throw UsageError("\(name) \(ifEmpty)") }
+            return text
+        }
     }
 }
 

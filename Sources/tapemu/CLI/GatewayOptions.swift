@@ -17,13 +17,10 @@ struct GatewayOptions: Sendable {
     /// `--data-dir`: where the ledger and the device's pending payments live.
     var dataDirectory: String
 
-    static let dataDir = Option<String>(
+    static let dataDir = Option<String>.nonEmpty(
         "--data-dir", value: "<dir>",
-        help: "Where the embedded gateway keeps its ledger and the device its pending payments (default $XDG_DATA_HOME/tapemu, else ~/.local/share/tapemu).") {
-        text, _ throws(UsageError) in
-        guard !text.isEmpty else { throw UsageError("--data-dir needs a directory path") }
-        return text
-    }.environment(TapToPay.dataDirectoryEnvironmentVariable)
+        help: "Where the embedded gateway keeps its ledger and the device its pending payments (default $XDG_DATA_HOME/tapemu, else ~/.local/share/tapemu).",
+        ifEmpty: "needs a directory path").environment(TapToPay.dataDirectoryEnvironmentVariable)
     static let arguments: [any CommandArgument] = [dataDir]
 
     /// What opening the data directory can end with, for the commands that do not create it.
@@ -134,13 +131,10 @@ struct RemoteGatewayOption: Sendable {
         if let problem = RemoteGateway.validate(url: text) { throw UsageError("\(name): \(problem)") }
         return text
     }.environment(TapToPay.gatewayEnvironmentVariable)
-    static let apiKeyOption = Option<String>(
+    static let apiKeyOption = Option<String>.nonEmpty(
         "--api-key", value: "<key>",
-        help: "The merchant API key of the --gateway (gateway serve prints it): the terminal gets its token with it (POST /v1/pos/auth-token).") {
-        text, name throws(UsageError) in
-        guard !text.isEmpty else { throw UsageError("\(name) needs the merchant API key") }
-        return text
-    }.environment("TAPEMU_API_KEY")
+        help: "The merchant API key of the --gateway (gateway serve prints it): the terminal gets its token with it (POST /v1/pos/auth-token).",
+        ifEmpty: "needs the merchant API key").environment("TAPEMU_API_KEY")
     static let cacert = Option<String>(
         "--cacert", value: "<file>",
         help: "The CA certificate(s) (PEM) an https:// --gateway's certificate must chain to (default: the system's).") {

@@ -12,3 +12,15 @@ struct OutputOptions: Sendable, Hashable {
         json = arguments.isSet(Self.json)
     }
 }
+
+extension OutputOptions {
+    /// The one rule of `--json`: one JSON document of `json` on stdout, else `text` for people.
+    func print(json: @autoclosure () throws -> some Encodable, text: @autoclosure () -> String,
+               to console: Console) throws {
+        if self.json {
+            try JSONOutput.print(json(), to: console)
+        } else {
+            console.write(text())
+        }
+    }
+}

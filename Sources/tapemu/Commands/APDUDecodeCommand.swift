@@ -40,22 +40,14 @@ struct APDUDecodeCommand: TapemuCommand {
             do { r = try ResponseAPDU(bytes: bytes) } catch {
                 throw CommandFailure.dataError("not a response APDU: \(error.reason)")
             }
-            if output.json {
-                try JSONOutput.print(APDUExplainer.json(r), to: console)
-            } else {
-                console.write(APDUExplainer.text(r))
-            }
+            try output.print(json: APDUExplainer.json(r), text: APDUExplainer.text(r), to: console)
         } else {
             let c: CommandAPDU
             do { c = try CommandAPDU(bytes: bytes) } catch {
                 let hint = bytes.count == 2 ? " (for a status word or response, add --response)" : ""
                 throw CommandFailure.dataError("not a command APDU: \(error.reason)\(hint)")
             }
-            if output.json {
-                try JSONOutput.print(APDUExplainer.json(c), to: console)
-            } else {
-                console.write(APDUExplainer.text(c))
-            }
+            try output.print(json: APDUExplainer.json(c), text: APDUExplainer.text(c), to: console)
         }
         return ExitCode.success
     }

@@ -122,13 +122,9 @@ struct BenchCommand: TapemuCommand {
                 throw CommandFailure.ioError("cannot write the plot to \(plot): \(Console.ReadError.describing(error))")
             }
         }
-        if output.json {
-            try JSONOutput.print(BenchRender.json(report, runner: runner, warmup: warm, pay: pay, plot: plot,
-                                                                overhead: overhead), to: console)
-        } else {
-            console.write(BenchRender.text(report, runner: runner, warmup: warm, pay: pay, plot: plot,
-                                                   overhead: overhead))
-        }
+        try output.print(json: BenchRender.json(report, runner: runner, warmup: warm, pay: pay, plot: plot, overhead: overhead),
+                         text: BenchRender.text(report, runner: runner, warmup: warm, pay: pay, plot: plot, overhead: overhead),
+                         to: console)
         return ExitCode.success
     }
 }

@@ -115,13 +115,11 @@ struct ReadCommand: TapemuCommand {
         }
         switch result {
         case .success(let read):
-            if output.json {
-                try JSONOutput.print(CardReadRender.json(read, source: cardSource.name, transaction: transaction,
-                                                                 configuration: configuration), to: console)
-            } else {
-                console.write(CardReadRender.text(read, source: cardSource.name, transaction: transaction,
-                                                        configuration: configuration))
-            }
+            try output.print(json: CardReadRender.json(read, source: cardSource.name, transaction: transaction,
+                                                       configuration: configuration),
+                             text: CardReadRender.text(read, source: cardSource.name, transaction: transaction,
+                                                       configuration: configuration),
+                             to: console)
             return ExitCode.success
         case .failure(let error):
             let code = ExitCode.of(error)

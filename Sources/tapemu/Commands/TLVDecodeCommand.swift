@@ -45,11 +45,7 @@ struct TLVDecodeCommand: TapemuCommand {
             console.printError("tapemu: note: the last bytes 9000 look like a status word; "
                                + "'tapemu apdu decode --response' decodes a whole response")
         }
-        if output.json {
-            try JSONOutput.print(TLVRender.json(objects), to: console)
-        } else {
-            console.write(TLVRender.text(objects))
-        }
+        try output.print(json: TLVRender.json(objects), text: TLVRender.text(objects), to: console)
         return ExitCode.success
     }
 }

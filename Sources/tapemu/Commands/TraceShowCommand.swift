@@ -40,11 +40,8 @@ struct TraceShowCommand: TapemuCommand {
 
     func run(_ console: Console) async throws -> Int32 {
         let trace = try TraceFiles.load(path)
-        if output.json {
-            try JSONOutput.print(TraceShowRender.json(trace, file: path), to: console)
-        } else {
-            console.write(TraceShowRender.text(trace, hex: hex))
-        }
+        try output.print(json: TraceShowRender.json(trace, file: path), text: TraceShowRender.text(trace, hex: hex),
+                         to: console)
         return ExitCode.success
     }
 }

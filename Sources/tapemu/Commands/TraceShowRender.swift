@@ -16,31 +16,20 @@ enum TraceShowRender {
         let width = headers.map(\.key.count).max() ?? 0
         for h in headers { s += "\(h.key)\(String(repeating: " ", count: width - h.key.count))  \(h.value)\n" }
         s += "\n"
-        var number = 0
-        var pending: (bytes: [UInt8], time: Duration)?
-        for e in trace.entries {
-            switch e.kind {
-            case .command(let bytes):
-                pending = (bytes, e.time)
-            case .response(let r):
-                guard let p = pending else { continue }
-                number += 1
-                s += line(number, p.time, e.time - p.time, p.bytes,
+        for step in steps(trace) {
+            switch step {
+            case .exchange(let n, let command, let start, let end, .response(let r)):
+                s += line(n, start, end - start, command,
                           "\(r.statusWord.hex) \(r.statusWord.name)\(r.data.isEmpty ? "" : " (\(r.data.count) bytes)")")
                 if hex {
-                    s += "      > \(SensitiveData.displayHex(p.bytes, knownPANs: pans))\n"
+                    s += "      > \(SensitiveData.displayHex(command, knownPANs: pans))\n"
                     s += "      < \(SensitiveData.displayHex(r.bytes, knownPANs: pans))\n"
                 }
-                pending = nil
-            case .event(let ev):
-                if let p = pending {
-                    number += 1
-                    s += line(number, p.time, e.time - p.time, p.bytes, "! \(masked(ev.description, knownPANs: pans))")
-                    if hex { s += "      > \(SensitiveData.displayHex(p.bytes, knownPANs: pans))\n" }
-                    pending = nil
-                } else {
-                    s += "    \(pad(APDUTrace.formatTime(e.time), 12))            ! \(masked(ev.description, knownPANs: pans))\n"
-                }
+            case .exchange(let n, let command, let start, let end, .event(let ev)):
+                s += line(n, start, end - start, command, "! \(masked(ev.description, knownPANs: pans))")
+                if hex { s += "      > \(SensitiveData.displayHex(command, knownPANs: pans))\n" }
+            case .event(let time, let ev):
+                s += "    \(pad(APDUTrace.formatTime(time), 12))            ! \(masked(ev.description, knownPANs: pans))\n"
             }
         }
         if trace.entries.isEmpty { s += "(no exchange: the trace holds headers only)\n" }
@@ -50,37 +39,24 @@ enum TraceShowRender {
     /// The trace as one JSON document (see `tapemu help trace show`).
     static func json(_ trace: APDUTrace, file: String) -> JSONValue {
         let pans = knownPANs(trace)
-        var exchanges: [JSONValue] = []
-        var number = 0
-        var pending: (bytes: [UInt8], time: Duration)?
-        func exchange(_ p: (bytes: [UInt8], time: Duration), end: Duration) -> [String: JSONValue] {
-            number += 1
-            return ["number": .int(number), "time": .double(seconds(p.time)), "cardTime": .double(seconds(end - p.time)),
-                    "command": .string(SensitiveData.displayHex(p.bytes, knownPANs: pans)), "instruction": .string(name(p.bytes))]
-        }
-        for e in trace.entries {
-            switch e.kind {
-            case .command(let bytes):
-                pending = (bytes, e.time)
-            case .response(let r):
-                guard let p = pending else { continue }
-                var x = exchange(p, end: e.time)
-                x["response"] = .string(SensitiveData.displayHex(r.bytes, knownPANs: pans))
-                x["sw"] = .string(r.statusWord.hex)
-                x["status"] = .string(r.statusWord.name)
-                exchanges.append(.object(x))
-                pending = nil
-            case .event(let ev):
-                var x: [String: JSONValue]
-                if let p = pending {
-                    x = exchange(p, end: e.time)
-                    pending = nil
-                } else {
-                    x = ["number": .null, "time": .double(seconds(e.time))]
+        let exchanges: [JSONValue] = steps(trace).map { step in
+            var x: [String: JSONValue]
+            switch step {
+            case .exchange(let n, let command, let start, let end, let answer):
+                x = ["number": .int(n), "time": .double(seconds(start)), "cardTime": .double(seconds(end - start)),
+                     "command": .string(SensitiveData.displayHex(command, knownPANs: pans)), "instruction": .string(name(command))]
+                switch answer {
+                case .response(let r):
+                    x["response"] = .string(SensitiveData.displayHex(r.bytes, knownPANs: pans))
+                    x["sw"] = .string(r.statusWord.hex)
+                    x["status"] = .string(r.statusWord.name)
+                case .event(let ev):
+                    x["event"] = .string(masked(ev.description, knownPANs: pans))
                 }
-                x["event"] = .string(masked(ev.description, knownPANs: pans))
-                exchanges.append(.object(x))
+            case .event(let time, let ev):
+                x = ["number": .null, "time": .double(seconds(time)), "event": .string(masked(ev.description, knownPANs: pans))]
             }
+            return .object(x)
         }
         return .object([
             "file": .string(file),
@@ -90,6 +66,49 @@ enum TraceShowRender {
             "comments": .array(trace.comments.map { .string(masked($0, knownPANs: pans)) }),
             "exchanges": .array(exchanges),
         ])
+    }
+
+    /// What ended a command: the card's response, or an event (card-removed, timeout, …).
+    private enum Answer {
+        case response(ResponseAPDU)
+        case event(TraceEvent)
+    }
+
+    /// One row of `trace show`, text and JSON alike.
+    private enum Step {
+        /// Command `number` (from 1), sent at `start`, and what ended it at `end`.
+        case exchange(number: Int, command: [UInt8], start: Duration, end: Duration, Answer)
+        /// An event no command was waiting for.
+        case event(time: Duration, TraceEvent)
+    }
+
+    /// The trace's rows: each command paired with the response or event that follows it. A
+    /// command nothing answered before the next command or the end, and a response with no
+    /// command before it, are not rows.
+    private static func steps(_ trace: APDUTrace) -> [Step] {
+        var steps: [Step] = []
+        var number = 0
+        var pending: (bytes: [UInt8], time: Duration)?
+        for e in trace.entries {
+            let answer: Answer
+            switch e.kind {
+            case .command(let bytes):
+                pending = (bytes, e.time)
+                continue
+            case .response(let r):
+                answer = .response(r)
+            case .event(let ev):
+                answer = .event(ev)
+            }
+            if let p = pending {
+                number += 1
+                steps.append(.exchange(number: number, command: p.bytes, start: p.time, end: e.time, answer))
+                pending = nil
+            } else if case .event(let ev) = answer {
+                steps.append(.event(time: e.time, ev))
+            }
+        }
+        return steps
     }
 
     private static func seconds(_ d: Duration) -> Double {

@@ -25,20 +25,14 @@ struct WebhookVerifyCommand: TapemuCommand {
             (ExitCode.ioError, "the --body-file cannot be read"),
         ])
 
-    static let apiKey = Option<String>(
+    static let apiKey = Option<String>.nonEmpty(
         "--api-key", value: "<key>",
-        help: "The merchant API key (`tapemu gateway secret`): the HMAC key is its UTF-8 bytes, as MONEI signs.") {
-        text, name throws(UsageError) in
-        guard !text.isEmpty else { throw UsageError("\(name) is empty (tapemu gateway secret prints the API key)") }
-        return text
-    }.environment("TAPEMU_API_KEY")
-    static let secret = Option<String>(
+        help: "The merchant API key (`tapemu gateway secret`): the HMAC key is its UTF-8 bytes, as MONEI signs.",
+        ifEmpty: "is empty (tapemu gateway secret prints the API key)").environment("TAPEMU_API_KEY")
+    static let secret = Option<String>.nonEmpty(
         "--secret", value: "<secret>",
-        help: "A signing secret instead of the API key (`gateway secret --legacy`: 64 hex digits; other text is used as its UTF-8 bytes).") {
-        text, name throws(UsageError) in
-        guard !text.isEmpty else { throw UsageError("\(name) is empty (tapemu gateway secret --legacy prints it)") }
-        return text
-    }
+        help: "A signing secret instead of the API key (`gateway secret --legacy`: 64 hex digits; other text is used as its UTF-8 bytes).",
+        ifEmpty: "is empty (tapemu gateway secret --legacy prints it)")
     static let header = Option<String>(
         "--header", value: "<value>",
         help: "The MONEI-Signature header's value (`t=…,v1=…`); the `MONEI-Signature:` name may be included.",
@@ -50,12 +44,9 @@ struct WebhookVerifyCommand: TapemuCommand {
         }
         return value
     }
-    static let bodyFile = Option<String>(
-        "--body-file", value: "<file>|-", help: "The raw body as received; - reads stdin.", required: true) {
-        text, name throws(UsageError) in
-        guard !text.isEmpty else { throw UsageError("\(name) is required (- for stdin)") }
-        return text
-    }
+    static let bodyFile = Option<String>.nonEmpty(
+        "--body-file", value: "<file>|-", help: "The raw body as received; - reads stdin.", required: true,
+        ifEmpty: "is required (- for stdin)")
     static let tolerance = Option<Duration>.duration("--tolerance", help: "How far t may be from now (default 300s).")
     static let now = Option<Date>(
         "--now", value: "<unix>", help: "The time to check against, in unix seconds (default the clock).") {
