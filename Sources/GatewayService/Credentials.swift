@@ -6,6 +6,8 @@ public import PaymentGateway
 ///
 /// - API key: `Authorization: <key>` exactly (MONEI's API takes the key so), compared in
 ///   constant time.
+/// - Test controls: the API key, on a gateway served with `--test-controls` (else 403
+///   `testControlsOff`, once the key is right).
 /// - Device token: `Authorization: Bearer <token>`, a token of this gateway
 ///   (`POST /v1/pos/auth-token`) that has not expired. Its ``TokenClaims/terminal`` owns the
 ///   orders it sends; another terminal's token gets 403 on them.
@@ -24,12 +26,18 @@ extension GatewayService: RouteAuthenticator {
         switch credential {
         case .none:
             return .success(nil)
-        case .apiKey:
+        case .apiKey, .testControls:
             guard let given = authorization, Self.constantTimeEqual(Array(given.utf8), Array(apiKey.utf8)) else {
                 return .failure(refusal(request, 401, "unauthorized",
                                         authorization == nil ? "the Authorization header with the API key is missing"
                                                              : "the API key is not valid",
                                         challenge: "ApiKey"))
+            }
+            // The key first: whether a gateway has test controls is no business of a caller without it.
+            if credential == .testControls && !testControls {
+                let code = GatewayError.Code.testControlsOff
+                return .failure(refusal(request, code.httpStatus, code.description,
+                                        "this gateway's test controls are off: its operator enables them with `tapemu gateway serve --test-controls`"))
             }
             return .success(nil)
         case .deviceToken:

@@ -35,6 +35,9 @@ public final class GatewayService: Sendable {
     /// Seed 000 step 4's support desk (`GET /support/v1/orders/{orderId}`): how long after an
     /// order's last attempt it waits before saying that no payment was received.
     public let supportSettleWindow: Duration
+    /// Whether the test controls (``RouteCredential/testControls``: `/admin/test/…`) answer:
+    /// off unless the operator enables them (`gateway serve --test-controls`).
+    public let testControls: Bool
     /// The deliverer of ``makeWebhookDeliverer(policy:timeout:pollInterval:faults:)``, for the
     /// admin route that changes its faults.
     let webhookDeliverer = Mutex<WebhookDeliverer?>(nil)
@@ -52,9 +55,10 @@ public final class GatewayService: Sendable {
     public init(gateway: EmbeddedGateway, fault: ServerFault? = nil,
                 noAnswerGrace: Duration = .milliseconds(500),
                 accountId: String = GatewayService.defaultAccountId,
-                supportSettleWindow: Duration = .seconds(60)) throws(GatewayError) {
+                supportSettleWindow: Duration = .seconds(60), testControls: Bool = false) throws(GatewayError) {
         self.gateway = gateway
         self.supportSettleWindow = supportSettleWindow
+        self.testControls = testControls
         self.accountId = accountId
         self.noAnswerGrace = noAnswerGrace
         // The ledger's key (``MerchantAPIKey``): it also signs the webhooks.
@@ -213,6 +217,7 @@ public final class GatewayService: Sendable {
         let merchant = MerchantAPI(service: self)
         merchant.register(&r)
         registerPOSAuthToken(&r)
+        registerTestControls(&r)
         // Admin: the API key.
         r.add("GET", "/admin/faults", .apiKey) { [self] req, _ in
             await respond(req) { () throws(RouteError) in

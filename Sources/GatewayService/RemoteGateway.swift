@@ -208,6 +208,28 @@ public struct RemoteGateway: Gateway {
                        as: GatewayService.POSAuthTokenAnswer.self).token
     }
 
+    /// A terminal token from the gateway's test controls (``GatewayService/registerTestControls(_:)``,
+    /// `gateway serve --test-controls`): for `accountId` (nil: the merchant's account; another
+    /// starts with its terms not accepted), already expired when `expired`. A gateway without
+    /// test controls throws ``GatewayError/Code/testControlsOff``.
+    public func testToken(apiKey: String, pointOfSaleId: String?, accountId: String? = nil,
+                          expired: Bool = false) async throws(GatewayError) -> String {
+        try await send("POST", "/admin/test/tokens",
+                       body: GatewayService.TestTokenRequest(pointOfSaleId: pointOfSaleId, accountId: accountId, expired: expired),
+                       options: GatewayRequestOptions(), authorization: apiKey,
+                       as: GatewayService.TestTokenAnswer.self).token
+    }
+
+    /// Blocks SDK `version` through the gateway's test controls (its check then answers
+    /// `sdkUpgradeRequired`). A gateway without test controls throws
+    /// ``GatewayError/Code/testControlsOff``.
+    public func blockSDKVersion(_ version: String, apiKey: String) async throws(GatewayError) {
+        _ = try await send("POST", "/admin/test/blocked-sdk-versions",
+                           body: GatewayService.BlockedSDKVersion(version: version, blocked: true), idempotent: true,
+                           options: GatewayRequestOptions(), authorization: apiKey,
+                           as: GatewayService.BlockedSDKVersion.self)
+    }
+
     // MARK: Gateway
 
     public func authorize(_ request: AuthorisationRequest,

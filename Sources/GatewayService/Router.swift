@@ -18,6 +18,10 @@ public enum RouteCredential: String, Sendable, Hashable, CaseIterable {
     /// The dashboard's session cookie (HttpOnly, SameSite=Strict; set by opening the URL
     /// `gateway serve` prints, which carries the key once) or the API key in `Authorization`.
     case dashboard
+    /// The merchant API key, on a gateway whose operator enabled its test controls
+    /// (`gateway serve --test-controls`, ``GatewayService/testControls``): without the key 401 as
+    /// ``apiKey``; with it, on a gateway without them, 403 `testControlsOff`.
+    case testControls
 }
 
 /// A matched route's path parameters and, on a ``RouteCredential/deviceToken`` route, the

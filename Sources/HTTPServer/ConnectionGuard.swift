@@ -9,7 +9,8 @@ import Foundation
 /// and slow senders are here) or *handling* one (the handler runs, the answer is sent).
 /// - **Total deadline**: a connection reading longer than
 ///   ``HTTPServerConfiguration/requestTimeout`` in all — however many bytes trickle in, unlike
-///   libmicrohttpd's idle timeout, which each byte restarts — is answered `408` and closed.
+///   libmicrohttpd's idle timeout, which each byte restarts — is answered `408` and closed; a kept
+///   connection idle since its last answer (no new request begun) is closed without an answer.
 /// - **Room for newcomers**: past ``HTTPServerConfiguration/maxConnections`` (or
 ///   ``HTTPServerConfiguration/maxConnectionsPerAddress`` from one address), the oldest
 ///   connection still reading (the same address's, for the per-address limit) is answered
@@ -40,6 +41,13 @@ final class ConnectionGuard: @unchecked Sendable {
         /// ends the target with a NUL just before the HTTP version, so an earlier end is a raw NUL
         /// byte inside it (``headersIn(_:version:)``).
         var rawTargetEnd: UInt = 0
+        /// Requests answered on this connection so far (a kept connection has one or more).
+        var served = 0
+        /// The current reading phase has a request line: a request has begun.
+        var requestBegun = false
+        /// A kept connection waiting, idle, for its client's next request: answered at least once,
+        /// nothing of a new request read. Closed without an answer (``evict(_:status:)``).
+        var idleKept: Bool { served > 0 && !requestBegun }
     }
 
     let configuration: HTTPServerConfiguration
@@ -136,6 +144,7 @@ final class ConnectionGuard: @unchecked Sendable {
         lock.lock()
         if holdsNUL { entries[key]?.pathHoldsNUL = true }
         entries[key]?.rawTargetEnd = targetEnd
+        entries[key]?.requestBegun = true
         lock.unlock()
     }
 
@@ -175,7 +184,11 @@ final class ConnectionGuard: @unchecked Sendable {
     func requestDone(_ connection: OpaquePointer) {
         let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
         lock.lock()
-        if entries[key] != nil { entries[key]?.readingSince = .now }
+        if entries[key] != nil {
+            entries[key]?.readingSince = .now
+            entries[key]?.served += 1
+            entries[key]?.requestBegun = false
+        }
         lock.unlock()
     }
 
@@ -192,11 +205,22 @@ final class ConnectionGuard: @unchecked Sendable {
         return best?.key
     }
 
+    /// Answers `key`'s connection `status` and shuts it down — or, a kept connection idle between
+    /// two requests (``Entry/idleKept``), shuts it down without an answer: its client may be
+    /// writing its next request over it at this very moment, and an answer written now would be
+    /// read as the answer to that request, which the server never read (an authorisation sent on
+    /// a kept connection at its 10 s deadline got this 408 and was reported
+    /// `onTransactionCommError`). A closed kept connection is what clients expect: libcurl notices
+    /// it before reusing it, or sends the request again on a new one.
     private func evict(_ key: UInt, status: Int) {
         guard var e = entries[key], !e.evicted, e.fd >= 0 else { return }
         e.evicted = true
         entries[key] = e
         release(e)
+        if e.idleKept {
+            shutdown(e.fd, Int32(SHUT_RDWR))
+            return
+        }
         let response = status == 408
             ? HTTPResponse.jsonError(status: 408, code: "requestTimeout",
                                      message: "the request was not complete within \(configuration.requestTimeout)", requestId: "")

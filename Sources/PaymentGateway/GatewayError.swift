@@ -61,6 +61,10 @@ extension ErrorCode<GatewayError> {
     /// MONEI's cancel of a payment that is not AUTHORIZED: a captured sale is refunded (or
     /// reversed through the CoreAPI), not cancelled. Nothing was done.
     public static var notCancelable: Self { Self("notCancelable") }
+    /// A test control (`/admin/test/…`: an expired token, another account's token, a blocked
+    /// SDK version) asked of a served gateway whose operator did not enable them
+    /// (`tapemu gateway serve --test-controls`). Nothing was done; retrying does not help.
+    public static var testControlsOff: Self { Self("testControlsOff") }
 
     // Transport faults: the outcome is unknown to the caller.
 
@@ -114,7 +118,7 @@ extension ErrorCode<GatewayError> {
     public var httpStatus: Int {
         switch self {
         case .invalidRequest: return 400
-        case .orderNotOwned: return 403
+        case .orderNotOwned, .testControlsOff: return 403
         case .notFound: return 404
         case .orderConflict, .alreadyReversed: return 409
         case .notReversible, .notRefundable, .refundExceedsRemaining, .notCapturable, .notCancelable: return 422

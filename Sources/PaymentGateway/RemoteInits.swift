@@ -60,7 +60,8 @@ extension ErrorCode<GatewayError> {
     public static var known: [Self] {
         [.invalidRequest, .sdkUpgradeRequired, .orderConflict, .notFound, .alreadyReversed, .notReversible,
          .notRefundable, .refundExceedsRemaining, .timeout, .connectionLost, .serverError, .cancelled, .storage,
-         .busy, .corruptLedger, .unsupportedLedgerVersion, .readOnlyStorage, .noDataDirectory, .storeMissing]
+         .busy, .corruptLedger, .unsupportedLedgerVersion, .readOnlyStorage, .noDataDirectory, .storeMissing,
+         .testControlsOff]
     }
 
     /// The code named `name` (its `description`); nil for a name this version does not know.

@@ -156,10 +156,11 @@ public struct Scenario: Sendable {
         return "pending passes only until support's settle window (--support-window) has passed since the app's report; then step 4 (ask support: GET /support/v1/orders/{orderId}) answers noPaymentReceived, and the order is not paid"
     }
 
-    /// Whether it needs the embedded gateway: an expired token or a blocked SDK version is made
-    /// there, and so is an account of its own whose terms are not accepted yet (a served gateway's
-    /// tokens share the merchant's one account, whose terms the first scenario accepts).
-    public var needsEmbeddedGateway: Bool { setup.token == .expired || setup.sdkBlocked || !setup.acceptsTerms }
+    /// Whether a served gateway needs its test controls (`gateway serve --test-controls`) to
+    /// make it: an expired token, a blocked SDK version, or an account of its own whose terms are
+    /// not accepted yet (a served gateway's POS tokens share the merchant's one account, whose
+    /// terms the first scenario accepts). The embedded gateway makes them itself.
+    public var needsTestControls: Bool { setup.token == .expired || setup.sdkBlocked || !setup.acceptsTerms }
 
     /// Whether the run needs the merchant API key to play it (a webhook signed with it, stale).
     public var needsAPIKey: Bool { webhook == .stale }

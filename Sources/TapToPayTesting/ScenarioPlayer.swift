@@ -38,9 +38,16 @@ public struct ScenarioPayment: Sendable {
     public var recorded: Bool
     /// Whether the approved sale was then refunded in full (``Scenario/Setup/refundAfterApproval``).
     public var refunded = false
+    /// What happened under the SDK's answer (``PaymentDiagnostics/cause``: the gateway's error,
+    /// the card's…), nil when there is nothing more to say. Never holds a PAN.
+    public var detail: String?
+    /// The attempt as the emulated device saw it (nil when `acceptPayment` made none): what
+    /// ``ScenarioPlayer/settledTruth(of:terminal:)`` reads the truth of again.
+    public var attempt: PaymentDiagnostics?
 
     public init(orderId: String, amount: Int, sdk: Scenario.SDKOutcome, result: Result<PaymentResult, TapToPayError>? = nil,
-                paymentId: String?, submitted: Bool, charged: Bool, recorded: Bool, refunded: Bool = false) {
+                paymentId: String?, submitted: Bool, charged: Bool, recorded: Bool, refunded: Bool = false,
+                detail: String? = nil) {
         self.orderId = orderId
         self.amount = amount
         self.sdk = sdk
@@ -50,6 +57,7 @@ public struct ScenarioPayment: Sendable {
         self.charged = charged
         self.recorded = recorded
         self.refunded = refunded
+        self.detail = detail
     }
 
     /// What the emulator knows beside the SDK's answer (``TapToPay/groundTruth(of:)``): whether the
@@ -68,14 +76,35 @@ public struct ScenarioPayment: Sendable {
 /// Plays one scenario's payment as a terminal running the MONEI face: its own `TapToPay`
 /// over the given gateway and the device's pending store.
 public struct ScenarioPlayer: Sendable {
+    /// What a payment asks ``issueToken`` for.
+    public struct TokenRequest: Sendable, Hashable {
+        /// Already expired (`tokenExpired`).
+        public var expired: Bool
+        /// The payment's own account. The embedded gateway gives each payment one, so one's answer
+        /// to the terms is not another's; a served gateway's POS tokens are the merchant's one
+        /// account, each terminal of the run its own point of sale (a terminal acts only on the
+        /// orders it sent itself).
+        public var accountId: String
+        /// The scenario needs ``accountId`` to be its own, its terms not accepted yet
+        /// (`termsDeclined`: the seed's terms are the account's, and the merchant's one account
+        /// accepted them at its first payment). A served gateway makes that token, and an expired
+        /// one, with its test controls (`gateway serve --test-controls`).
+        public var needsOwnAccount: Bool
+        /// The terminal's point of sale.
+        public var pointOfSaleId: String
+
+        public init(expired: Bool, accountId: String, needsOwnAccount: Bool, pointOfSaleId: String) {
+            self.expired = expired
+            self.accountId = accountId
+            self.needsOwnAccount = needsOwnAccount
+            self.pointOfSaleId = pointOfSaleId
+        }
+    }
+
     /// The gateway the terminal pays through, and a way to issue it tokens.
     public var gateway: any Gateway
-    /// A token for the terminal `pointOfSaleId` of `accountId`. In the embedded gateway each payment
-    /// has an account of its own, so one's answer to the terms is not another's; a served gateway's
-    /// tokens are the merchant's one account (the seed's terms are the account's: `termsDeclined`
-    /// needs the embedded gateway), each terminal of the run its own point of sale, so a terminal
-    /// acts only on the orders it sent itself.
-    public var issueToken: @Sendable (_ expired: Bool, _ accountId: String, _ pointOfSaleId: String) async throws -> String
+    /// A token for the terminal of ``TokenRequest``.
+    public var issueToken: @Sendable (TokenRequest) async throws -> String
     public var pendingStore: PendingPaymentStore
     public var callbackUrl: String?
     /// The gateway the CoreAPI face pays through: always a served one (the run's embedded
@@ -84,7 +113,7 @@ public struct ScenarioPlayer: Sendable {
     public var coreGateway: (any Gateway)? = nil
 
     public init(gateway: any Gateway,
-                issueToken: @escaping @Sendable (_ expired: Bool, _ accountId: String, _ pointOfSaleId: String) async throws -> String,
+                issueToken: @escaping @Sendable (TokenRequest) async throws -> String,
                 pendingStore: PendingPaymentStore, callbackUrl: String?, coreGateway: (any Gateway)? = nil) {
         self.gateway = gateway
         self.issueToken = issueToken
@@ -110,8 +139,9 @@ public struct ScenarioPlayer: Sendable {
         } ?? NoCardSource()
         let holder = TapToPayHolder()
         let token: String? = switch setup.token {
-        case .valid: try await issueToken(false, "acct_\(orderId)", terminal)
-        case .expired: try await issueToken(true, "acct_\(orderId)", terminal)
+        case .valid, .expired:
+            try await issueToken(TokenRequest(expired: setup.token == .expired, accountId: "acct_\(orderId)",
+                                              needsOwnAccount: !setup.acceptsTerms, pointOfSaleId: terminal))
         case .unreadable: "not-a-token"
         case .none: nil
         }
@@ -173,17 +203,20 @@ public struct ScenarioPlayer: Sendable {
             sdk = .error(error.code)
         }
         var submitted = false, charged = false
-        if let attempt = tapToPay.diagnostics(for: orderId) {
+        let attempt = tapToPay.diagnostics(for: orderId)
+        if let attempt {
             let truth = try await tapToPay.groundTruth(of: attempt)
             (submitted, charged) = (truth.submitted, truth.charged)
         }
         // Asked as this terminal (a served gateway answers a terminal about its own orders); a
         // scenario whose SDK had no valid token asks with one of its own.
-        let asker = Self.gateway(gateway, token: setup.token == .valid ? token : try await issueToken(false, "acct_\(orderId)", terminal))
+        let asker = Self.gateway(gateway, token: setup.token == .valid ? token : try await issueToken(
+            TokenRequest(expired: false, accountId: "acct_\(orderId)", needsOwnAccount: false, pointOfSaleId: terminal)))
         let sales = try await asker.charges(orderId: orderId, options: GatewayRequestOptions(fault: GatewayFault.none))
             .filter { $0.kind == .sale }
         var played = ScenarioPayment(orderId: orderId, amount: amount, sdk: sdk, result: outcome, paymentId: paymentId,
-                                     submitted: submitted, charged: charged, recorded: !sales.isEmpty)
+                                     submitted: submitted, charged: charged, recorded: !sales.isEmpty, detail: attempt?.cause)
+        played.attempt = attempt
         if setup.refundAfterApproval, charged, let sale = sales.first(where: { $0.status == .approved }) {
             // The merchant refunds the sale in full: the ledger no longer holds its money.
             let refund = try await asker.refund(uniqueRef: sale.uniqueRef, amount: nil,
@@ -196,6 +229,31 @@ public struct ScenarioPlayer: Sendable {
 }
 
 extension ScenarioPlayer {
+    /// `payment`'s truth read again now, for an attempt whose request had left: whether the ledger
+    /// holds its charge, and any sale of its order.
+    ///
+    /// ``play(_:orderId:terminal:amountOverride:)`` reads the truth as soon as the SDK answered.
+    /// After an unclear outcome a served gateway may still be handling the request then: the
+    /// SDK gave up on a slow answer at 500 ms, and a loaded server records the sale later (over
+    /// `gateway serve`, `unknown-slow-answer` was once graded "declined in the ledger": its charge
+    /// read before the commit, its order's sales after it). `scenarios run` reads it again once the
+    /// backend has concluded, and grades that. An attempt that never left is returned as it is.
+    public func settledTruth(of payment: ScenarioPayment, terminal: String = "scenarios") async throws -> ScenarioPayment {
+        guard let attempt = payment.attempt, attempt.submitted else { return payment }
+        let asker = Self.gateway(gateway, token: try await issueToken(
+            TokenRequest(expired: false, accountId: "acct_\(payment.orderId)", needsOwnAccount: false, pointOfSaleId: terminal)))
+        let sales = try await asker.charges(orderId: payment.orderId, options: GatewayRequestOptions(fault: GatewayFault.none))
+            .filter { $0.kind == .sale }
+        // The one rule of "charged" (TapToPay's ground truth), asked as this terminal, after the sales.
+        let reader = TapToPay(configuration: TapToPay.Configuration(cardSource: NoCardSource(), gateway: asker,
+                                                                    pendingStore: pendingStore))
+        let truth = try await reader.groundTruth(of: attempt)
+        var settled = payment
+        settled.charged = truth.charged && !payment.refunded
+        settled.recorded = !sales.isEmpty
+        return settled
+    }
+
     /// The gateway as this terminal sees it: a served one sends this terminal's token on every
     /// request (terminals playing at once must not share the token one of them prepared with).
     public static func gateway(_ gateway: any Gateway, token: String?) -> any Gateway {

@@ -55,8 +55,8 @@ public final class TestingTapToPay: @unchecked Sendable {
             throw GatewayError(.storage, "cannot open the pending payments in \(directory): \(error)")
         }
         self.gateway = gateway
-        player = ScenarioPlayer(gateway: gateway, issueToken: { expired, account, pos in
-            gateway.issueToken(accountId: account, ttl: expired ? .zero : .seconds(3600), pointOfSaleId: pos)
+        player = ScenarioPlayer(gateway: gateway, issueToken: { t in
+            gateway.issueToken(accountId: t.accountId, ttl: t.expired ? .zero : .seconds(3600), pointOfSaleId: t.pointOfSaleId)
         }, pendingStore: store, callbackUrl: nil)
     }
 

@@ -73,6 +73,30 @@ struct ConnectionGuardTests {
         await server.stop()
     }
 
+    @Test("a kept connection idle past the deadline after its answer is closed without an answer; one that began its next request still gets 408")
+    func idleKeptConnectionClosedWithoutAnswer() async throws {
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(30),
+                                                                           requestTimeout: .seconds(1)),
+                                    handler: Holding())
+        // Answered, then idle: a client may be writing its next request at the deadline, and
+        // an answer written then would be read as that request's (a 408 for an authorisation
+        // the server never read: onTransactionCommError under load). Everything until the
+        // server closes it: the one answer, nothing after it.
+        let kept = try RawConnection(port: server.port)
+        kept.send("GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let text = String(decoding: kept.readAll(timeoutMs: 20_000) ?? [], as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 200") && text.hasSuffix("ok /hello"), "got: \(text.prefix(200))")
+        #expect(!text.contains("408"), "an answer after the answer: \(text.suffix(200))")
+        // Answered, then its next request begun and stalled: 408 at the deadline, as before.
+        let stalled = try RawConnection(port: server.port)
+        stalled.send("GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /next HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        let second = String(decoding: stalled.readAll(timeoutMs: 20_000) ?? [], as: UTF8.self)
+        #expect(second.hasPrefix("HTTP/1.1 200") && second.contains("HTTP/1.1 408") && second.contains(#""code":"requestTimeout""#),
+                "got: \(second.prefix(400))")
+        #expect(server.connectionCounts.timedOut == 2)
+        await server.stop()
+    }
+
     @Test("when every connection is handling a request, a newcomer is answered 503 with Retry-After, never reset")
     func shedWhenAllBusy() async throws {
         let handler = Holding()

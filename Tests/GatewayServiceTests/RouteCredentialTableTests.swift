@@ -84,6 +84,14 @@ struct RouteCredentialTableTests {
         Decision(route: "POST /admin/webhook-faults", credential: .apiKey, method: "POST", path: "/admin/webhook-faults",
                  body: #"{"faults":"duplicate"}"#, right: 409),
         Decision(route: "DELETE /admin/webhook-faults", credential: .apiKey, method: "DELETE", path: "/admin/webhook-faults", right: 409),
+        // The test controls: the key, on a gateway served with --test-controls (the fixture's);
+        // `testControlsOffIsRefused` probes a gateway without them.
+        Decision(route: "POST /admin/test/tokens", credential: .testControls, method: "POST", path: "/admin/test/tokens",
+                 body: #"{"pointOfSaleId":"pos-t","expired":true}"#, right: 200),
+        Decision(route: "POST /admin/test/blocked-sdk-versions", credential: .testControls, method: "POST",
+                 path: "/admin/test/blocked-sdk-versions", body: #"{"version":"0.0.1-blocked"}"#, right: 200),
+        Decision(route: "DELETE /admin/test/blocked-sdk-versions/{version}", credential: .testControls, method: "DELETE",
+                 path: "/admin/test/blocked-sdk-versions/0.0.1-blocked", right: 200),
         Decision(route: "* /graphql", credential: .apiKey, method: "POST", path: "/graphql",
                  body: #"{"query":"{ charges(filter: {orderId: {eq: \"{order}\"}}) { total } }"}"#, right: 200),
         Decision(route: "* /", credential: .dashboard, method: "GET", path: "/", right: 200),
@@ -118,7 +126,7 @@ struct RouteCredentialTableTests {
     func readmeListsEveryRoute() throws {
         let readme = try String(contentsOf: DashboardBrowserTests.packageRoot.appendingPathComponent("docs/GATEWAY.md"), encoding: .utf8)
         let words: [RouteCredential: String] = [.none: "none", .apiKey: "API key", .deviceToken: "terminal token",
-                                                .dashboard: "dashboard session"]
+                                                .dashboard: "dashboard session", .testControls: "API key, `--test-controls`"]
         for d in Self.decisions {
             let parts = d.route.split(separator: " ", maxSplits: 1)
             let method = parts[0] == "*" ? "any" : String(parts[0])
@@ -137,8 +145,9 @@ struct RouteCredentialTableTests {
         let sale: AuthorisationResponse
         let cookie: String
 
-        init() async throws {
-            service = try GatewayService(dataDirectory: try temporaryDirectory())
+        init(testControls: Bool = true) async throws {
+            service = try GatewayService(gateway: EmbeddedGateway(dataDirectory: try temporaryDirectory()),
+                                         testControls: testControls)
             server = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(2)),
                                     handler: GatewayServeCommand.makeHandler(service, listenHost: "127.0.0.1"))
             mine = service.gateway.issueToken(accountId: service.accountId, pointOfSaleId: "pos-a")
@@ -169,7 +178,7 @@ struct RouteCredentialTableTests {
             case (.wrong, _): return [("Authorization", flip(service.apiKey))]
             case (.right, .deviceToken): return [("Authorization", "Bearer \(mine)")]
             case (.right, .dashboard): return [("Cookie", cookie)]
-            case (.right, .apiKey): return [("Authorization", service.apiKey)]
+            case (.right, .apiKey), (.right, .testControls): return [("Authorization", service.apiKey)]
             case (.right, .none): return []
             }
         }
@@ -213,6 +222,20 @@ struct RouteCredentialTableTests {
             }
         }
         print("security table: \(d.route) [\(d.credential.rawValue)]: \(seen.joined(separator: ", "))")
+        await f.server.stop()
+    }
+
+    @Test("a gateway served without --test-controls: each test control is 401 without the key or with a wrong one, 403 testControlsOff with it, and does nothing",
+          arguments: decisions.filter { $0.credential == .testControls })
+    func testControlsOffIsRefused(_ d: Decision) async throws {
+        let f = try await Fixture(testControls: false)
+        for given in Fixture.Given.allCases {
+            let r = try await f.send(d, given)
+            let want = given == .right ? 403 : 401
+            #expect(r.status == want, "\(d.route) with \(given.rawValue): \(r.status) \(String(decoding: r.body.prefix(300), as: UTF8.self))")
+            if given == .right { #expect(try jsonObject(r.body)["code"] as? String == "testControlsOff") }
+        }
+        #expect(try f.service.gateway.ledger.blockedSDKVersions().isEmpty)
         await f.server.stop()
     }
 

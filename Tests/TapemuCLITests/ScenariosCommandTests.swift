@@ -158,6 +158,27 @@ struct ScenariosCommandTests {
         #expect(failure?.contains("did not happen") == true)
     }
 
+    @Test("a scenario that did not happen names what the SDK got under its answer (the gateway's error), on both faces")
+    func didNotHappenNamesTheError() throws {
+        let cause = "connectionLost: the connection was closed before an answer: Recv failure"
+        let core = try #require(ScenarioCatalogue.named("coreapi-approved"))
+        var played = Self.played(.nothingRecorded, sdk: .error("onTransactionCommError.networkError"))
+        played.detail = "onTransactionCommError.networkError: \(cause); the outcome of order o-1 is unknown"
+        played.core = CorePlay(token: "t", cardLastFour: "0010", uniqueRef: nil, prior: nil)
+        let coreFailure = ScenarioGrader.gradeCoreAPI(core, played: played, final: CoreLedgerState(),
+                                                      conclusion: .init(state: "not_paid", amount: 1000))
+        #expect(coreFailure?.contains("did not happen") == true && coreFailure?.contains(cause) == true, "\(coreFailure ?? "passed")")
+        let monei = try #require(ScenarioCatalogue.named("approved"))
+        var unclear = Self.played(.nothingRecorded, sdk: .error("outcomeUnknown"))
+        unclear.detail = cause
+        let moneiFailure = ScenarioGrader.grade(monei, played: unclear, again: nil, conclusion: .init(state: "not_paid", amount: nil))
+        #expect(moneiFailure?.contains("outcomeUnknown (\(cause))") == true, "\(moneiFailure ?? "passed")")
+        // A long one is cut.
+        unclear.detail = String(repeating: "x", count: 5000)
+        let cut = try #require(ScenarioGrader.grade(monei, played: unclear, again: nil, conclusion: .init(state: "not_paid", amount: nil)))
+        #expect(cut.count < 1000 && cut.contains("…"))
+    }
+
     @Test("JUnit text escapes what XML cannot hold as it is")
     func junitEscapes() {
         #expect(ScenarioReport.escape("a<b & \"c\"\n\u{1}") == "a&lt;b &amp; &quot;c&quot;&#10;?")

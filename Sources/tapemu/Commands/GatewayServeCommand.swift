@@ -14,7 +14,7 @@ struct GatewayServeCommand: TapemuCommand {
         commandName: "gateway serve",
         abstract: "Serve the gateway over HTTP (terminal API, merchant REST, CoreAPI REST, GraphQL, dashboard) and deliver its webhooks until SIGINT or SIGTERM.",
         arguments: [Self.listen, Self.tlsCert, Self.tlsKey, Self.insecureListen, Self.fault, Self.webhookFault, Self.maxBody,
-                    Self.accessLog, Self.ledger, Self.ledgerWait, Self.supportSettleWindow] + GatewayOptions.arguments,
+                    Self.accessLog, Self.ledger, Self.ledgerWait, Self.supportSettleWindow, Self.testControls] + GatewayOptions.arguments,
         discussion: """
             Prints its URL, the merchant API key (kept in the ledger: the same on every run \
             on this --data-dir; it also signs every webhook, as MONEI signs with the API key) and \
@@ -97,6 +97,11 @@ struct GatewayServeCommand: TapemuCommand {
     static let supportSettleWindow = Option<Duration>.duration(
         "--support-settle-window",
         help: "How long after an order's last attempt GET /support/v1/orders/{orderId} waits before answering noPaymentReceived (default 60s).")
+    /// `--test-controls`: the routes a test run needs to make seed 000's setup errors on a
+    /// served gateway (``GatewayService/testControls``); off by default.
+    static let testControls = Flag(
+        "--test-controls",
+        help: "Serve the test controls under /admin/test/ (with the API key): an expired token, a token of another account (its terms not accepted), a blocked SDK version — what `tapemu scenarios run --gateway` needs for tokenExpired, termsDeclined and sdkUpgradeRequired. Off: 403 testControlsOff.")
     static let accessLog = Flag(
         "--access-log",
         help: "One stderr line when a request arrives and one when it is answered (method, path, status, X-Request-Id; never a body).")
@@ -122,6 +127,7 @@ struct GatewayServeCommand: TapemuCommand {
     var ledgerURL: String?
     var ledgerWait: Duration
     var supportSettleWindow: Duration
+    var testControls: Bool
 
     init(arguments: inout Arguments) throws(UsageError) {
         gateway = try GatewayOptions(arguments: &arguments)
@@ -129,6 +135,7 @@ struct GatewayServeCommand: TapemuCommand {
         ledgerWait = try arguments.value(Self.ledgerWait, default: .seconds(30))
         supportSettleWindow = try arguments.value(Self.supportSettleWindow, default: .seconds(60))
         accessLog = arguments.isSet(Self.accessLog)
+        testControls = arguments.isSet(Self.testControls)
         listen = try arguments.value(Self.listen, default: ListenAddress(host: "127.0.0.1", port: 8080))
         tlsCert = try arguments.value(Self.tlsCert)
         tlsKey = try arguments.value(Self.tlsKey)
@@ -246,7 +253,8 @@ struct GatewayServeCommand: TapemuCommand {
         }
         let service: GatewayService
         do throws(GatewayError) {
-            service = try GatewayService(gateway: opened, fault: fault, supportSettleWindow: supportSettleWindow)
+            service = try GatewayService(gateway: opened, fault: fault, supportSettleWindow: supportSettleWindow,
+                                         testControls: testControls)
         } catch {
             guard ledgerURL == nil else {
                 throw CommandFailure.ioError("cannot open the gateway ledger: \(error.reason)")
@@ -293,6 +301,9 @@ struct GatewayServeCommand: TapemuCommand {
             let faultList = GatewayService.faultNames(webhookFaults)
             console.print("webhooks: delivered to each payment's callbackUrl" + (faultList.isEmpty ? "" : " (faults: \(faultList))"))
             if let fault { console.print("fault on every authorisation: \(fault.name)") }
+            if testControls {
+                console.print("test controls: on (POST \(server.url)/admin/test/tokens, POST …/admin/test/blocked-sdk-versions; Authorization: <merchant API key>)")
+            }
             for await _ in stopped {}
             console.printError("tapemu: stopping (letting \(server.requestsInFlight) request(s) under way finish)")
             await server.stop()

@@ -26,7 +26,7 @@ struct ScenariosListCommand: TapemuCommand {
             "name": .string(s.name), "face": .string(s.face.rawValue), "seed": .string(s.seed), "how": .string(s.how),
             "integratorAction": .string(s.integratorAction), "sdk": .string(s.sdk.description),
             "truth": .string(s.truth.rawValue), "accepted": .array(s.acceptedStates.map(JSONValue.string)),
-            "embeddedGatewayOnly": .bool(s.needsEmbeddedGateway),
+            "needsTestControls": .bool(s.needsTestControls),
             "rule": s.pendingRule.map(JSONValue.string) ?? .null,
         ])
     }

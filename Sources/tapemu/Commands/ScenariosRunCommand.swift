@@ -104,12 +104,17 @@ struct ScenariosRunCommand: TapemuCommand {
         var apiKey: String? = remote.apiKey
         var delivery: Task<Void, Never>?
         let player: ScenarioPlayer
+        var withoutTestControls: String?
         if let url = remote.url {
             let gw = RemoteGateway(baseURL: url, requestTimeout: .seconds(30), caCertificateFile: remote.caFile)
             // The --api-key is the run's one credential: each terminal's token comes from the
             // gateway's POST /v1/pos/auth-token with it, for the terminal's own point of sale.
             player = ScenarioPlayer(gateway: gw, issueToken: Self.servedTokens(gw, apiKey: remote.apiKey),
                                     pendingStore: store, callbackUrl: callbackUrl, coreGateway: gw)
+            if scenarios.contains(where: \.needsTestControls) {
+                withoutTestControls = await Self.prepareTestControls(gw, apiKey: remote.apiKey)
+                if let withoutTestControls { console.printError("tapemu: \(withoutTestControls)") }
+            }
         } else {
             let embedded: EmbeddedGateway
             do {
@@ -142,8 +147,8 @@ struct ScenariosRunCommand: TapemuCommand {
                 delivery?.cancel()
                 throw CommandFailure.unavailable("the backend refused the gateway: \(error)")
             }
-            player = ScenarioPlayer(gateway: embedded, issueToken: { expired, account, pos in
-                embedded.issueToken(accountId: account, ttl: expired ? .zero : .seconds(3600), pointOfSaleId: pos)
+            player = ScenarioPlayer(gateway: embedded, issueToken: { t in
+                embedded.issueToken(accountId: t.accountId, ttl: t.expired ? .zero : .seconds(3600), pointOfSaleId: t.pointOfSaleId)
             }, pendingStore: store, callbackUrl: callbackUrl,
                coreGateway: RemoteGateway(baseURL: url, requestTimeout: .seconds(30)))
         }
@@ -158,8 +163,8 @@ struct ScenariosRunCommand: TapemuCommand {
             delivery?.cancel()
             throw CommandFailure.unavailable("cannot serve the webhook relay: \(error.reason)")
         }
-        let runner = ScenarioRunner(player: player, backend: backend, settle: settle, embedded: remote.url == nil, runId: runId,
-                                    apiKey: apiKey, callbackUrl: callbackUrl, relayURL: relay.url, relay: relayHandler,
+        let runner = ScenarioRunner(player: player, backend: backend, settle: settle, withoutTestControls: withoutTestControls,
+                                    runId: runId, apiKey: apiKey, callbackUrl: callbackUrl, relayURL: relay.url, relay: relayHandler,
                                     supportWindow: supportWindow ?? (remote.url == nil ? .seconds(3) : .seconds(60)))
         let grades = await Self.play(scenarios, runner: runner, terminals: terminalCount, repeats: repeatCount)
         if let server { await server.stop() }
@@ -186,19 +191,42 @@ struct ScenariosRunCommand: TapemuCommand {
 
 extension ScenariosRunCommand {
     /// A served gateway's tokens: the merchant's one account (the --api-key's), each terminal its
-    /// own point of sale (MONEI's POS auth token), so a terminal sees and reverses only its own orders.
+    /// own point of sale (MONEI's POS auth token), so a terminal sees and reverses only its own
+    /// orders. An expired token, or one of the payment's own account (its terms not accepted
+    /// yet), comes from the gateway's test controls (`gateway serve --test-controls`).
     static func servedTokens(_ gateway: RemoteGateway, apiKey: String?)
-        -> @Sendable (_ expired: Bool, _ accountId: String, _ pointOfSaleId: String) async throws -> String {
-        { _, _, pointOfSaleId in
+        -> @Sendable (ScenarioPlayer.TokenRequest) async throws -> String {
+        { t in
             guard let apiKey else {
                 throw CommandFailure.usage("--gateway needs the merchant API key (--api-key KEY, printed by `tapemu gateway serve`)")
             }
             do {
-                return try await gateway.posAuthToken(apiKey: apiKey, pointOfSaleId: pointOfSaleId)
+                if t.expired || t.needsOwnAccount {
+                    return try await gateway.testToken(apiKey: apiKey, pointOfSaleId: t.pointOfSaleId,
+                                                       accountId: t.needsOwnAccount ? t.accountId : nil, expired: t.expired)
+                }
+                return try await gateway.posAuthToken(apiKey: apiKey, pointOfSaleId: t.pointOfSaleId)
             } catch {
-                throw ScenarioRunError("cannot get a token for terminal \(pointOfSaleId) from \(gateway.baseURL): \(error)")
+                throw ScenarioRunError("cannot get a token for terminal \(t.pointOfSaleId) from \(gateway.baseURL): \(error)")
             }
         }
+    }
+
+    /// Readies a served gateway for the scenarios that need its test controls
+    /// (``Scenario/needsTestControls``): blocks ``ScenarioPlayer/blockedSDKVersion`` there. Returns
+    /// why they are skipped when the gateway has no test controls (or the run no API key); nil
+    /// when they are played — any other failure here is left to show in their grades.
+    static func prepareTestControls(_ gateway: RemoteGateway, apiKey: String?) async -> String? {
+        let played = "tokenExpired, termsDeclined and sdkUpgradeRequired"
+        guard let apiKey else { return "--gateway without --api-key: the scenarios of \(played) need the gateway's test controls, which take the API key" }
+        do {
+            try await gateway.blockSDKVersion(ScenarioPlayer.blockedSDKVersion, apiKey: apiKey)
+        } catch where error.code == .testControlsOff {
+            return "the gateway's test controls are off: the scenarios of \(played) are skipped (serve it with `tapemu gateway serve --test-controls` to play them)"
+        } catch {
+            return nil
+        }
+        return nil
     }
 
     /// Plays every scenario: each on its own terminal, all at once (`terminals` nil), or on

@@ -16,6 +16,9 @@ struct PlayedPayment: Sendable {
     var refunded = false
     /// CoreAPI: the terminal's token, the card and the earlier sale (nil on the MONEI face).
     var core: CorePlay? = nil
+    /// What the SDK said under its answer: the MONEI face's cause (the gateway's error, the
+    /// card's…), the CoreAPI callbacks' descriptions. Never a PAN (the SDKs mask it).
+    var detail: String? = nil
 
     var truth: Scenario.Truth {
         ScenarioPayment(orderId: orderId, amount: amount, sdk: sdk, paymentId: paymentId, submitted: submitted,
@@ -26,6 +29,6 @@ struct PlayedPayment: Sendable {
 extension PlayedPayment {
     init(_ p: ScenarioPayment) {
         self.init(orderId: p.orderId, amount: p.amount, sdk: p.sdk, paymentId: p.paymentId, submitted: p.submitted,
-                  charged: p.charged, recorded: p.recorded, refunded: p.refunded)
+                  charged: p.charged, recorded: p.recorded, refunded: p.refunded, detail: p.detail)
     }
 }

@@ -55,7 +55,8 @@ extension ScenarioPlayer {
     func playCoreAPI(_ scenario: Scenario, orderId: String, terminal: String = "scenarios") async throws -> PlayedPayment {
         guard let served = coreGateway else { throw ScenarioRunError("no gateway for the CoreAPI face") }
         let setup = scenario.setup
-        let token = try await issueToken(false, "acct_\(orderId)", terminal)
+        let token = try await issueToken(TokenRequest(expired: false, accountId: "acct_\(orderId)", needsOwnAccount: false,
+                                                      pointOfSaleId: terminal))
         let gateway = Self.gateway(served, token: token)
         var prior: CoreTransactionSummary?
         if let p = setup.priorSale {
@@ -89,6 +90,7 @@ extension ScenarioPlayer {
                                    submitted: state.this != nil || commError || sdk == .approved || sdk == .declined,
                                    charged: state.this?.code == TransactionCode.approved.rawValue, recorded: state.this != nil)
         played.core = play
+        played.detail = log.messages.joined(separator: "; ")
         return played
     }
 

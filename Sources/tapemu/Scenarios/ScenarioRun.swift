@@ -13,7 +13,7 @@ struct ScenarioGrade: Sendable {
     var conclusion: MerchantBackendClient.Conclusion?
     /// Why it failed (the seed's step that was missed), or nil when it passed.
     var failure: String?
-    /// Set when the scenario was not played (needs the embedded gateway).
+    /// Set when the scenario was not played (it needs a served gateway's test controls, or the API key).
     var skipped: String?
     var duration: Duration
 
@@ -28,7 +28,7 @@ enum ScenarioGrader {
                       conclusion: MerchantBackendClient.Conclusion, supportWindowPassed: Bool = false) -> String? {
         // The scenario must have happened as the catalogue says, or the grade means nothing.
         if played.sdk != scenario.sdk {
-            return "the scenario did not happen: the SDK answered \(played.sdk), the catalogue says \(scenario.sdk)"
+            return "the scenario did not happen: the SDK answered \(played.sdk)\(said(played)), the catalogue says \(scenario.sdk)"
         }
         if played.truth != scenario.truth {
             return "the scenario did not happen: the truth is \(played.truth.rawValue), the catalogue says \(scenario.truth.rawValue)"
@@ -63,12 +63,21 @@ enum ScenarioGrader {
 }
 
 extension ScenarioGrader {
+    /// What the SDK said under an answer the catalogue did not expect — the error it got, which a
+    /// reader needs to find the cause — as ` (…)`, at most ``detailLimit`` characters; empty when
+    /// it said nothing more.
+    static func said(_ played: PlayedPayment) -> String {
+        guard let detail = played.detail, !detail.isEmpty else { return "" }
+        return " (" + (detail.count > detailLimit ? String(detail.prefix(detailLimit)) + "…" : detail) + ")"
+    }
+    static let detailLimit = 600
+
     /// The CoreAPI face's grade (seeds 002/003): the conclusion against the order's sales once
     /// the backend has settled — its recovery may have reversed one.
     static func gradeCoreAPI(_ scenario: Scenario, played: PlayedPayment, final: CoreLedgerState,
                              conclusion: MerchantBackendClient.Conclusion) -> String? {
         if played.sdk != scenario.sdk {
-            return "the scenario did not happen: the SDK called \(played.sdk), the catalogue says \(scenario.sdk)"
+            return "the scenario did not happen: the SDK called \(played.sdk)\(said(played)), the catalogue says \(scenario.sdk)"
         }
         if played.truth != scenario.truth {
             return "the scenario did not happen: the truth is \(played.truth.rawValue), the catalogue says \(scenario.truth.rawValue)"
@@ -110,7 +119,9 @@ struct ScenarioRunner: Sendable {
     var player: ScenarioPlayer
     var backend: MerchantBackendClient
     var settle: Duration
-    var embedded: Bool
+    /// Why the scenarios that need a served gateway's test controls (``Scenario/needsTestControls``)
+    /// are skipped: nil when they are played (the embedded gateway, or one served with `--test-controls`).
+    var withoutTestControls: String? = nil
     var runId: String
     /// The merchant API key, when the run knows it (the embedded gateway's; else --api-key).
     var apiKey: String?
@@ -128,8 +139,8 @@ struct ScenarioRunner: Sendable {
         let start = clock.now
         let orderId = "\(runId)-\(scenario.name)-t\(terminal)-r\(repetition)"
         var grade = ScenarioGrade(scenario: scenario, orderId: orderId, duration: .zero)
-        if scenario.needsEmbeddedGateway && !embedded {
-            grade.skipped = "needs the embedded gateway (an expired token, a blocked SDK version or an account whose terms are not accepted is made there)"
+        if scenario.needsTestControls, let reason = withoutTestControls {
+            grade.skipped = reason
             return grade
         }
         if scenario.needsAPIKey && apiKey == nil {
@@ -142,8 +153,15 @@ struct ScenarioRunner: Sendable {
             player.callbackUrl = relayURL + WebhookRelay.callbackPath(scenario.webhook)
             // The terminal's own point of sale: a served gateway lets it act only on its own orders.
             let pos = "\(runId)-t\(terminal)"
-            let played = scenario.face == .coreapi ? try await player.playCoreAPI(scenario, orderId: orderId, terminal: pos)
-                : PlayedPayment(try await player.play(scenario, orderId: orderId, terminal: pos))
+            // The MONEI face's payment as the library played it (its attempt, for the settled truth).
+            var payment: ScenarioPayment?
+            var played: PlayedPayment
+            if scenario.face == .monei {
+                let p = try await player.play(scenario, orderId: orderId, terminal: pos)
+                (payment, played) = (p, PlayedPayment(p))
+            } else {
+                played = try await player.playCoreAPI(scenario, orderId: orderId, terminal: pos)
+            }
             grade.played = played
             try await sendFakeWebhook(scenario.webhook, orderId: orderId, amount: played.amount)
             let reported = clock.now
@@ -160,7 +178,10 @@ struct ScenarioRunner: Sendable {
                 grade.again = PlayedPayment(try await player.play(second, orderId: orderId + "-again", terminal: pos))
             }
             var conclusion = try await backend.settledConclusion(orderId, settle: settle)
-            if scenario.webhooksBeforeGrade > 1, let relay {
+            // A late webhook not in yet: the backend waiting for it does what step 2 says, so it
+            // is graded once the webhook reached it (a pending read before that says nothing).
+            let lateAndPending = scenario.webhook == .late && conclusion.state == "pending"
+            if scenario.webhooksBeforeGrade > 1 || lateAndPending, let relay {
                 // Every webhook of the order delivered (both copies of a duplicate, a refund's
                 // after the sale's, in whatever order the cross sends them), then the conclusion again.
                 // The gateway delivers every webhook (at least once): on a loaded machine its queue
@@ -170,6 +191,13 @@ struct ScenarioRunner: Sendable {
                 conclusion = try await backend.conclusion(orderId)
             }
             grade.conclusion = conclusion
+            if let payment, payment.sdk == .error("outcomeUnknown"), payment.submitted {
+                // The truth once the gateway is done with the request (a served one may have
+                // recorded it after the SDK gave up): read again now the backend has concluded.
+                let settled = try await player.settledTruth(of: payment, terminal: pos)
+                (played.charged, played.recorded) = (settled.charged, settled.recorded)
+                grade.played = played
+            }
             if let core = played.core {
                 let final = try await player.coreLedgerState(orderId, amount: played.amount, play: core)
                 grade.failure = ScenarioGrader.gradeCoreAPI(scenario, played: played, final: final, conclusion: conclusion)

@@ -34,11 +34,23 @@ struct WebhookRelay: HTTPHandler {
             return HTTPResponse(status: status)
         }
         if cross == .late {
-            // Taken now, forwarded later (the gateway's delivery is not held up).
-            let (client, target, body) = (client, target, request.body)
+            // Taken now (the gateway's delivery is not held up), forwarded later — and, since the
+            // gateway will not deliver it again, at least once: again until the backend takes it
+            // (a late forward the loaded backend did not answer was lost, and a backend that waits
+            // for the webhook graded pending).
+            let (client, target, body, log) = (client, target, request.body, log)
+            let orderId = Self.orderId(request.body)
             Task {
-                try? await ContinuousClock().sleep(for: Self.lateBy)
-                _ = try? await client.send(HTTPClientRequest(method: "POST", url: target, headers: headers, body: body))
+                let clock = ContinuousClock()
+                try? await clock.sleep(for: Self.lateBy)
+                for _ in 0..<Self.lateAttempts {
+                    let r = try? await client.send(HTTPClientRequest(method: "POST", url: target, headers: headers, body: body))
+                    if let r, (200..<300).contains(r.status) {
+                        if let orderId { log.forwarded(orderId) }
+                        return
+                    }
+                    try? await clock.sleep(for: Self.lateRetryPause)
+                }
             }
             return HTTPResponse(status: 200)
         }
@@ -69,6 +81,9 @@ struct WebhookRelay: HTTPHandler {
 
     /// How late a `webhook-late` webhook arrives.
     static let lateBy: Duration = WebhookCross.lateBy
+    /// How many times a late webhook is forwarded until the backend takes it, a pause apart.
+    static let lateAttempts = 60
+    static let lateRetryPause: Duration = .seconds(1)
 
     static func callbackPath(_ cross: WebhookCross) -> String { "/relay/" + (cross == .asIs ? "as-is" : cross.rawValue) }
 
