@@ -58,10 +58,10 @@ extension TokenClaims {
 extension ErrorCode<GatewayError> {
     /// Every code this version knows, for decoding a code a remote gateway sent by name.
     public static var known: [Self] {
-        [.invalidRequest, .sdkUpgradeRequired, .orderConflict, .notFound, .alreadyReversed, .notReversible,
-         .notRefundable, .refundExceedsRemaining, .timeout, .connectionLost, .serverError, .cancelled, .storage,
-         .busy, .corruptLedger, .unsupportedLedgerVersion, .readOnlyStorage, .noDataDirectory, .storeMissing,
-         .testControlsOff]
+        [.invalidRequest, .sdkUpgradeRequired, .orderConflict, .orderNotOwned, .notFound, .alreadyReversed,
+         .notReversible, .notRefundable, .refundExceedsRemaining, .notCapturable, .notCancelable, .timeout,
+         .connectionLost, .serverError, .cancelled, .storage, .busy, .corruptLedger, .unsupportedLedgerVersion,
+         .readOnlyStorage, .noDataDirectory, .storeMissing, .testControlsOff]
     }
 
     /// The code named `name` (its `description`); nil for a name this version does not know.
