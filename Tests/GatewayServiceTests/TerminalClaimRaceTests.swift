@@ -11,17 +11,23 @@ import TestSupport
 /// (``TerminalClaim``), not in a commit of its own before it.
 @Suite("terminal claims in the group commit", .temporaryDirectories)
 struct TerminalClaimRaceTests {
-    @Test("two terminals race for one orderId into one batch (both past the read-only check): one charge, the other refused 403, the claim the winner's")
-    func raceInOneBatch() async throws {
+    /// A served gateway and two terminals of its account (points of sale pos-a and pos-b), each
+    /// with its own token over HTTP.
+    static func twoTerminals() throws -> (GatewayService, HTTPServer, [TerminalIdentity], [RemoteGateway]) {
         let service = try GatewayService(dataDirectory: try temporaryDirectory())
         let server = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(5)),
                                     handler: GatewayServeCommand.makeHandler(service, listenHost: "127.0.0.1"))
-        let terminals = [TerminalIdentity(accountId: service.accountId, pointOfSaleId: "pos-a"),
-                         TerminalIdentity(accountId: service.accountId, pointOfSaleId: "pos-b")]
+        let terminals = ["pos-a", "pos-b"].map { TerminalIdentity(accountId: service.accountId, pointOfSaleId: $0) }
         let remotes = terminals.map {
             RemoteGateway(baseURL: server.url,
                           deviceToken: service.gateway.issueToken(accountId: $0.accountId, pointOfSaleId: $0.pointOfSaleId))
         }
+        return (service, server, terminals, remotes)
+    }
+
+    @Test("two terminals race for one orderId into one batch (both past the read-only check): one charge, the other refused 403, the claim the winner's")
+    func raceInOneBatch() async throws {
+        let (service, server, terminals, remotes) = try Self.twoTerminals()
         // Each leader waits for one more sale: both requests of a round share one batch, so the
         // second meets the first's claim inside the commit, not in an earlier read.
         service.gateway.groupCommit.setGate(1)
@@ -60,15 +66,7 @@ struct TerminalClaimRaceTests {
     @Test("the terminal API's read-only checks answer while a group commit holds the ledger's writer before its COMMIT: another terminal's order refused 403, an SDK version checked; the held sale then commits",
           .timeLimit(.minutes(1)))
     func readChecksDoNotWaitForACommit() async throws {
-        let service = try GatewayService(dataDirectory: try temporaryDirectory())
-        let server = try HTTPServer(configuration: HTTPServerConfiguration(connectionTimeout: .seconds(5)),
-                                    handler: GatewayServeCommand.makeHandler(service, listenHost: "127.0.0.1"))
-        let terminals = [TerminalIdentity(accountId: service.accountId, pointOfSaleId: "pos-a"),
-                         TerminalIdentity(accountId: service.accountId, pointOfSaleId: "pos-b")]
-        let remotes = terminals.map {
-            RemoteGateway(baseURL: server.url,
-                          deviceToken: service.gateway.issueToken(accountId: $0.accountId, pointOfSaleId: $0.pointOfSaleId))
-        }
+        let (service, server, terminals, remotes) = try Self.twoTerminals()
         let card = CardData(pan: PAN("4012888888881881")!, expiry: "2812")
         _ = try await remotes[0].authorize(AuthorisationRequest(orderId: "own-a", amount: 1000, card: card))
         // The next group commit stops after writing its sale and before its COMMIT until
