@@ -199,8 +199,13 @@ public final class HTTPServer: Sendable {
     /// at once), closes the connections, then returns. Calling it again does nothing.
     public func stop() async {
         guard let d = daemon.withLock({ $0.take() }) else { return }
+        // The listening socket leaves libmicrohttpd's epoll sets; new connections are refused at
+        // once (shutdown ends the listening), but the descriptor is closed only after
+        // MHD_stop_daemon has joined the polling threads: a polling thread that saw the quiesce
+        // late still removes it from its own epoll set, and a descriptor closed under it made
+        // libmicrohttpd abort ("Failed to remove listen FD from epoll set", once in a full test run).
         let listenSocket = MHD_quiesce_daemon(d.daemon)
-        if listenSocket >= 0 { close(listenSocket) }
+        if listenSocket >= 0 { shutdown(listenSocket, Int32(SHUT_RDWR)) }
         core.beginStopping()
         await core.waitUntilIdle()
         // MHD_stop_daemon joins libmicrohttpd's threads: off the cooperative pool.
@@ -208,6 +213,7 @@ public final class HTTPServer: Sendable {
             // A request that came on a kept connection after the wait: closed unanswered.
             core.resumeAllForStop()
             MHD_stop_daemon(d.daemon)
+            if listenSocket >= 0 { close(listenSocket) }
         }
         core.connections.stop()
     }
